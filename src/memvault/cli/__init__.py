@@ -1,0 +1,5 @@
+"""The ``memvault`` command line."""
+
+from .app import cli, main
+
+__all__ = ["cli", "main"]

@@ -1,0 +1,315 @@
+"""Commands of the ``memvault`` CLI. Each accepts ``--json`` for machine-readable output.
+
+Exit codes: 0 success, 1 store or backend error, 2 bad input, 3 entry not found.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, TypeVar
+
+import click
+
+from ..config import Settings
+from ..core import UNSET
+from ..errors import ConfigError, MemvaultError, NotFoundError, ValidationError
+from ..memory import Memory
+from ..types import MemoryEntry, Provenance, Scope
+from . import render
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+EXIT_STORE, EXIT_INPUT, EXIT_NOT_FOUND = 1, 2, 3
+
+
+def _scope(ctx: click.Context, param: click.Parameter, value: str | None) -> Scope | None:
+    try:
+        return None if value is None else Scope.coerce(value)
+    except ValidationError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _datetime(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO-8601 datetime") from None
+    if parsed.tzinfo is None:
+        raise click.BadParameter(f"{value!r} needs a timezone, e.g. 2026-01-31T12:00:00+00:00")
+    return parsed
+
+
+def _json_object(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not valid JSON: {exc}") from None
+    if not isinstance(parsed, dict):
+        raise click.BadParameter("must be a JSON object")
+    return parsed
+
+
+def _parsed_option(
+    callback: Callable[..., Any], metavar: str
+) -> Callable[..., Callable[[Command], Command]]:
+    """An option factory whose values ``callback`` parses (click's types vary by version)."""
+
+    def option(*decls: str, **kwargs: Any) -> Callable[[Command], Command]:
+        return click.option(*decls, callback=callback, metavar=metavar, **kwargs)
+
+    return option
+
+
+scope_option = _parsed_option(_scope, "SCOPE")
+datetime_option = _parsed_option(_datetime, "DATETIME")
+json_object_option = _parsed_option(_json_object, "JSON")
+
+
+def _exit_code(error: MemvaultError) -> int:
+    if isinstance(error, NotFoundError):
+        return EXIT_NOT_FOUND
+    if isinstance(error, ValidationError | ConfigError):
+        return EXIT_INPUT
+    return EXIT_STORE
+
+
+@contextmanager
+def _translated_errors() -> Iterator[None]:
+    """Turn memvault errors into a one-line message and an exit code."""
+    try:
+        yield
+    except MemvaultError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(_exit_code(exc))
+
+
+def _memory(ctx: click.Context) -> Memory:
+    opener: Callable[[], Memory] = ctx.obj
+    memory = opener()
+    ctx.call_on_close(memory.close)
+    return memory
+
+
+def _emit(as_json: bool, data: Any, text: str) -> None:
+    click.echo(render.as_json(data) if as_json else text)
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+tag_option = click.option(
+    "--tag", "tags", multiple=True, help="A tag; repeat for several (filters need ALL of them)."
+)
+since_option = datetime_option("--since", help="Only entries created at or after.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--store",
+    envvar="MEMVAULT_STORE",
+    help="Store URL or path (default: $MEMVAULT_HOME/memvault.db). E.g. sqlite:///m.db, :memory:.",
+)
+@click.option("--tenant", envvar="MEMVAULT_TENANT", help="Tenant to act in (default: 'default').")
+@click.version_option(package_name="memvault")
+@click.pass_context
+def cli(ctx: click.Context, store: str | None, tenant: str | None) -> None:
+    """memvault: long-term memory for LLM agents.
+
+    Scopes are written kind:id — session:ID, user:ID, workspace:ID, org:ID or object:TYPE:ID.
+    Exit codes: 0 ok, 1 store error, 2 bad input, 3 entry not found.
+    """
+
+    def opener() -> Memory:
+        with _translated_errors():
+            settings = Settings.from_env()
+            return Memory(store or settings.store_url(), tenant=tenant, settings=settings)
+
+    ctx.obj = opener
+
+
+@cli.command()
+@click.argument("content")
+@scope_option("--scope", required=True, help="Scope to write into, e.g. user:alice.")
+@tag_option
+@click.option("--category", help="A category word, e.g. preference.")
+@click.option("--ttl", type=click.FloatRange(min=0, min_open=True), help="Expire after SECONDS.")
+@datetime_option("--expires-at", help="Expire at this instant.")
+@json_object_option("--metadata", help="A JSON object of extra fields.")
+@click.option("--source", help="Provenance: which process wrote it.")
+@click.option("--agent-id", help="Provenance: which agent wrote it.")
+@click.option("--confidence", type=click.FloatRange(0, 1), help="Provenance: confidence 0..1.")
+@json_option
+@click.pass_context
+def write(ctx: click.Context, content: str, scope: Scope, tags: tuple[str, ...],
+          category: str | None, ttl: float | None, expires_at: datetime | None,
+          metadata: dict[str, Any] | None, source: str | None, agent_id: str | None,
+          confidence: float | None, as_json: bool) -> None:  # fmt: skip
+    """Store CONTENT in a scope ('-' reads it from standard input)."""
+    if content == "-":
+        content = sys.stdin.read()
+    with _translated_errors():
+        provenance = Provenance(source=source, agent_id=agent_id, confidence=confidence)
+        entry = _memory(ctx).write(
+            content, scope=scope, tags=tags, category=category, ttl=ttl,
+            expires_at=expires_at, metadata=metadata, provenance=provenance,
+        )  # fmt: skip
+    _emit(as_json, entry.to_dict(), entry.id)
+
+
+@cli.command()
+@click.argument("entry_id")
+@json_option
+@click.pass_context
+def get(ctx: click.Context, entry_id: str, as_json: bool) -> None:
+    """Show one entry in full (exit 3 if it does not exist or has expired)."""
+    with _translated_errors():
+        entry = _memory(ctx).get(entry_id)
+        if entry is None:
+            raise NotFoundError(entry_id)
+    _emit(as_json, entry.to_dict(), render.entry_block(entry))
+
+
+@cli.command("list")
+@scope_option("--scope", help="Only this scope (default: every scope).")
+@tag_option
+@since_option
+@click.option("--order", type=click.Choice(["newest", "oldest"]), default="newest")
+@click.option("--limit", type=int, default=20, show_default=True, help="Entries per page.")
+@click.option("--cursor", help="Continue after a previous page (its next_cursor).")
+@click.option("--include-expired", is_flag=True, help="Show expired entries too.")
+@json_option
+@click.pass_context
+def list_(ctx: click.Context, scope: Scope | None, tags: tuple[str, ...], since: datetime | None,
+          order: str, limit: int, cursor: str | None, include_expired: bool,
+          as_json: bool) -> None:  # fmt: skip
+    """List entries, newest first, one page at a time."""
+    with _translated_errors():
+        page = _memory(ctx).list(
+            scope, tags=tags, since=since, order=order, limit=limit,  # type: ignore[arg-type]
+            cursor=cursor, include_expired=include_expired,
+        )  # fmt: skip
+    data = {"entries": [e.to_dict() for e in page.entries], "next_cursor": page.next_cursor}
+    text = render.entry_lines(page.entries) or "(no entries)"
+    if page.next_cursor:
+        text += f"\n(more: --cursor {page.next_cursor})"
+    _emit(as_json, data, text)
+
+
+@cli.command()
+@click.argument("entry_id")
+@click.option("--content", help="New content ('-' reads standard input).")
+@tag_option
+@click.option("--clear-tags", is_flag=True, help="Remove every tag.")
+@datetime_option("--expires-at", help="New expiry instant.")
+@click.option("--no-expiry", is_flag=True, help="Remove the expiry.")
+@json_object_option("--metadata", help="Replace the metadata with this JSON object.")
+@json_option
+@click.pass_context
+def update(ctx: click.Context, entry_id: str, content: str | None, tags: tuple[str, ...],
+           clear_tags: bool, expires_at: datetime | None, no_expiry: bool,
+           metadata: dict[str, Any] | None, as_json: bool) -> None:  # fmt: skip
+    """Change an entry's content, tags, expiry or metadata (scope never changes)."""
+    if tags and clear_tags:
+        raise click.UsageError("--tag and --clear-tags cannot be combined")
+    if expires_at and no_expiry:
+        raise click.UsageError("--expires-at and --no-expiry cannot be combined")
+    if content == "-":
+        content = sys.stdin.read()
+    changes: dict[str, Any] = {
+        "content": UNSET if content is None else content,
+        "tags": () if clear_tags else (tags or UNSET),
+        "expires_at": None if no_expiry else (expires_at or UNSET),
+        "metadata": UNSET if metadata is None else metadata,
+    }
+    if all(value is UNSET for value in changes.values()):
+        raise click.UsageError("nothing to change: give --content, --tag, --expires-at, ...")
+    with _translated_errors():
+        entry = _memory(ctx).update(entry_id, **changes)
+    _emit(as_json, entry.to_dict(), render.entry_block(entry))
+
+
+@cli.command()
+@click.argument("entry_id")
+@json_option
+@click.pass_context
+def delete(ctx: click.Context, entry_id: str, as_json: bool) -> None:
+    """Delete one entry (succeeds even if it was already gone)."""
+    with _translated_errors():
+        deleted = _memory(ctx).delete(entry_id)
+    _emit(as_json, {"id": entry_id, "deleted": deleted}, "deleted" if deleted else "not present")
+
+
+@cli.command("delete-scope")
+@click.argument("scope", callback=_scope, metavar="SCOPE")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+@click.pass_context
+def delete_scope(ctx: click.Context, scope: Scope, yes: bool, as_json: bool) -> None:
+    """Delete every entry of exactly one SCOPE (other scopes are untouched)."""
+    if not yes:
+        click.confirm(f"Delete every entry of {scope}?", abort=True)
+    with _translated_errors():
+        count = _memory(ctx).delete_by_scope(scope)
+    _emit(as_json, {"scope": str(scope), "deleted": count}, f"deleted {count}")
+
+
+@cli.command()
+@click.argument("entry_id")
+@scope_option("--to", "target", required=True, help="Broader scope to promote into.")
+@click.option("--delete-original", is_flag=True, help="Remove the source entry.")
+@click.option("--content", help="Override the content of the promoted entry.")
+@tag_option
+@json_option
+@click.pass_context
+def promote(ctx: click.Context, entry_id: str, target: Scope, delete_original: bool,
+            content: str | None, tags: tuple[str, ...], as_json: bool) -> None:  # fmt: skip
+    """Copy an entry into a broader scope (session → user → workspace → org)."""
+    with _translated_errors():
+        entry = _memory(ctx).promote(
+            entry_id, target, delete_original=delete_original, content=content, tags=tags or None
+        )
+    _emit(as_json, entry.to_dict(), entry.id)
+
+
+@cli.command()
+@scope_option("--scope", help="Only this scope (default: every scope).")
+@tag_option
+@since_option
+@click.option("--include-narrower", is_flag=True, help="With a user scope: add --session too.")
+@click.option("--session", "session_id", help="The session --include-narrower adds.")
+@json_option
+@click.pass_context
+def count(ctx: click.Context, scope: Scope | None, tags: tuple[str, ...], since: datetime | None,
+          include_narrower: bool, session_id: str | None, as_json: bool) -> None:  # fmt: skip
+    """Count unexpired entries."""
+    with _translated_errors():
+        if scope is None and (include_narrower or session_id):
+            raise ValidationError("--include-narrower and --session need --scope")
+        total = _memory(ctx).count(
+            scope, tags=tags, since=since, include_narrower=include_narrower, session_id=session_id
+        )
+    _emit(as_json, {"count": total}, str(total))
+
+
+@cli.command("purge-expired")
+@json_option
+@click.pass_context
+def purge_expired(ctx: click.Context, as_json: bool) -> None:
+    """Really delete expired entries (they are already hidden from every read)."""
+    with _translated_errors():
+        purged = _memory(ctx).purge_expired()
+    _emit(as_json, {"purged": purged}, f"purged {purged}")
+
+
+def main() -> None:
+    cli(prog_name="memvault")
+
+
+__all__ = ["MemoryEntry", "cli", "main"]

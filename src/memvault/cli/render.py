@@ -1,0 +1,50 @@
+"""Turning results into text or JSON for the terminal (pure)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from ..types import MemoryEntry
+
+
+def as_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False)
+
+
+def entry_line(entry: MemoryEntry, width: int = 60) -> str:
+    """One summary line; long or multi-line content is shortened with an ellipsis."""
+    text = " ".join(entry.content.split())
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    tags = f" [{', '.join(entry.tags)}]" if entry.tags else ""
+    stamp = entry.created_at.strftime("%Y-%m-%d %H:%M")
+    return f"{entry.id}  {stamp}  {entry.scope}{tags}  {text}"
+
+
+def entry_block(entry: MemoryEntry) -> str:
+    """Every field of an entry, content in full."""
+    lines = [
+        f"id:          {entry.id}",
+        f"scope:       {entry.scope}",
+        f"created:     {entry.created_at.isoformat()}",
+        f"updated:     {entry.updated_at.isoformat()}  (revision {entry.revision})",
+    ]
+    optional = {
+        "category:": entry.category,
+        "tags:": ", ".join(entry.tags),
+        "expires:": entry.expires_at and entry.expires_at.isoformat(),
+        "promoted from:": entry.promoted_from_id,
+        "compacted from:": ", ".join(entry.compacted_from_ids),
+        "metadata:": entry.metadata and json.dumps(dict(entry.metadata), ensure_ascii=False),
+    }
+    lines += [f"{label:<13}{value}" for label, value in optional.items() if value]
+    provenance = {k: v for k, v in entry.provenance.to_dict().items() if v not in (None, False)}
+    if provenance:
+        lines.append("provenance:  " + ", ".join(f"{k}={v}" for k, v in provenance.items()))
+    return "\n".join([*lines, "", entry.content])
+
+
+def entry_lines(entries: Iterable[MemoryEntry]) -> str:
+    return "\n".join(entry_line(e) for e in entries)

@@ -1,0 +1,86 @@
+"""The one error hierarchy of memvault.
+
+Every error memvault raises on purpose derives from :class:`MemvaultError`; the edges translate
+these *types* (never their message text) into HTTP statuses and CLI messages::
+
+    MemvaultError
+    ├── ValidationError            bad input; nothing was changed            (also a ValueError)
+    │   └── InvalidScopeError      malformed scope string, unknown scope kind
+    ├── NotFoundError              no live entry with that id in this tenant  (also a KeyError)
+    ├── InvalidScopePromotionError promotion that is not narrow → broad
+    ├── CompactionError            the compaction callback failed; nothing was changed
+    ├── ConflictError              a concurrent change won; retry the operation
+    ├── ConfigError                a setting is unknown or has a bad value
+    └── BackendError               the storage engine failed
+        ├── CapabilityError        the backend does not support this (also a NotImplementedError)
+        └── SchemaError            the store's schema is newer, altered, or unreadable
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class MemvaultError(Exception):
+    """Root of every error memvault raises on purpose."""
+
+
+class ValidationError(MemvaultError, ValueError):
+    """Input was rejected before anything was changed."""
+
+
+class InvalidScopeError(ValidationError):
+    """A scope string or scope value is malformed."""
+
+
+class NotFoundError(MemvaultError, KeyError):
+    """No live (existing, unexpired) entry has this id in this tenant."""
+
+    def __init__(self, entry_id: str) -> None:
+        super().__init__(entry_id)
+        self.entry_id = entry_id
+
+    def __str__(self) -> str:
+        return f"memory entry not found: {self.entry_id} (it may have expired or been deleted)"
+
+
+class InvalidScopePromotionError(MemvaultError):
+    """Promotion may only go from a narrower scope to a broader one."""
+
+
+class CompactionError(MemvaultError):
+    """The compaction callback failed or returned no usable content; nothing was changed."""
+
+    def __init__(self, source_entry_ids: Sequence[str], reason: str) -> None:
+        self.source_entry_ids = tuple(source_entry_ids)
+        super().__init__(
+            f"compaction failed for entries [{', '.join(self.source_entry_ids)}]: {reason}"
+        )
+
+
+class ConflictError(MemvaultError):
+    """Another writer changed or removed the entry first; re-read and retry."""
+
+
+class ConfigError(MemvaultError):
+    """A configuration key is unknown or its value is invalid."""
+
+
+class BackendError(MemvaultError):
+    """The storage engine failed."""
+
+
+class CapabilityError(BackendError, NotImplementedError):
+    """The backend does not support the requested capability."""
+
+    def __init__(self, backend: str, capability: str) -> None:
+        self.backend = backend
+        self.capability = capability
+        super().__init__(
+            f"the {backend!r} backend does not support {capability}; "
+            "use a backend that declares it (see memvault.store.Capabilities)"
+        )
+
+
+class SchemaError(BackendError):
+    """The store's schema cannot be used by this version of memvault."""

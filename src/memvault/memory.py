@@ -1,0 +1,224 @@
+"""``Memory`` and ``AsyncMemory``: thin drivers that run the core's plans against a backend.
+
+Both classes expose the same operations, each bound once from :class:`memvault.core.Planner`;
+only the way a step is executed differs (blocking call vs ``await``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar
+
+from .config import Settings
+from .core import Invoke, Plan, Planner, Step, utc_now
+from .errors import ValidationError
+from .store.base import Backend
+from .store.registry import open_backend
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    value: Any = None
+    error: Exception | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Finished:
+    value: Any
+
+
+def _resume(plan: Plan[Any], outcome: _Outcome) -> Step | _Finished:
+    """Feed the last step's outcome to the plan; return its next step or its result."""
+    try:
+        if outcome.error is not None:
+            return plan.throw(outcome.error)
+        return plan.send(outcome.value)
+    except StopIteration as stop:
+        return _Finished(stop.value)
+
+
+def _call_blocking(step: Invoke) -> Any:
+    result = step.fn(*step.args)
+    if not inspect.isawaitable(result):
+        return result
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(result))
+    if inspect.iscoroutine(result):
+        result.close()
+    raise ValidationError(
+        "an async callback cannot run inside a running event loop; use AsyncMemory"
+    )
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+def run_blocking(plan: Plan[T], backend: Backend) -> T:
+    """Run a plan to completion with blocking calls."""
+    step = _resume(plan, _Outcome())
+    while not isinstance(step, _Finished):
+        try:
+            value = _call_blocking(step) if isinstance(step, Invoke) else backend.batch(step)
+            outcome = _Outcome(value)
+        except Exception as exc:
+            outcome = _Outcome(error=exc)
+        step = _resume(plan, outcome)
+    return step.value  # type: ignore[no-any-return]
+
+
+async def run_awaiting(plan: Plan[T], backend: Backend) -> T:
+    """Run a plan to completion, awaiting the backend and async callbacks."""
+    step = _resume(plan, _Outcome())
+    while not isinstance(step, _Finished):
+        try:
+            if isinstance(step, Invoke):
+                value = step.fn(*step.args)
+                value = await value if inspect.isawaitable(value) else value
+            else:
+                value = await backend.abatch(step)
+            outcome = _Outcome(value)
+        except Exception as exc:
+            outcome = _Outcome(error=exc)
+        step = _resume(plan, outcome)
+    return step.value  # type: ignore[no-any-return]
+
+
+class _Base:
+    """What both drivers share: opening the store, tenancy, closing."""
+
+    def __init__(
+        self,
+        store: str | Backend | None = None,
+        *,
+        tenant: str | None = None,
+        settings: Settings | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        settings = settings if settings is not None else Settings.from_env()
+        if isinstance(store, Backend):
+            self._backend, self._owns_backend = store, False
+        else:
+            self._backend = open_backend(store or settings.store_url(), settings)
+            self._owns_backend = True
+        self._planner = Planner(tenant or settings.tenant, settings, clock or utc_now)
+
+    @property
+    def tenant(self) -> str:
+        return self._planner.tenant
+
+    @property
+    def backend(self) -> Backend:
+        return self._backend
+
+    @property
+    def settings(self) -> Settings:
+        return self._planner.settings
+
+    def with_tenant(self, tenant: str) -> Self:
+        """A view of the same store for another tenant; it shares (and does not own) the backend."""
+        view = object.__new__(type(self))
+        view._backend, view._owns_backend = self._backend, False
+        view._planner = Planner(tenant, self.settings, self._planner._clock)
+        return view
+
+    def close(self) -> None:
+        """Close the backend if this object opened it."""
+        if self._owns_backend:
+            self._backend.close()
+
+
+def _blocking(
+    plan: Callable[Concatenate[Planner, P], Plan[T]],
+) -> Callable[Concatenate[Memory, P], T]:
+    @functools.wraps(plan)
+    def operation(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return run_blocking(plan(self._planner, *args, **kwargs), self._backend)
+
+    return operation
+
+
+def _awaitable(
+    plan: Callable[Concatenate[Planner, P], Plan[T]],
+) -> Callable[Concatenate[AsyncMemory, P], Coroutine[Any, Any, T]]:
+    @functools.wraps(plan)
+    async def operation(self: AsyncMemory, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await run_awaiting(plan(self._planner, *args, **kwargs), self._backend)
+
+    return operation
+
+
+class Memory(_Base):
+    """A scoped memory store (blocking API). ``Memory()`` opens the default SQLite file.
+
+    ``store`` is a URL (``sqlite:///path.db``, ``:memory:``, ``memory://``), a path, or a
+    :class:`~memvault.store.Backend`.
+    """
+
+    write = _blocking(Planner.write)
+    write_many = _blocking(Planner.write_many)
+    retrieve = _blocking(Planner.retrieve)
+    get = _blocking(Planner.get)
+    update = _blocking(Planner.update)
+    delete = _blocking(Planner.delete)
+    delete_by_scope = _blocking(Planner.delete_by_scope)
+    promote = _blocking(Planner.promote)
+    compact = _blocking(Planner.compact)
+    count = _blocking(Planner.count)
+    list = _blocking(Planner.list)
+    purge_expired = _blocking(Planner.purge_expired)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AsyncMemory(_Base):
+    """The same store with an ``async`` API; use ``async with AsyncMemory(...) as memory``."""
+
+    write = _awaitable(Planner.write)
+    write_many = _awaitable(Planner.write_many)
+    retrieve = _awaitable(Planner.retrieve)
+    get = _awaitable(Planner.get)
+    update = _awaitable(Planner.update)
+    delete = _awaitable(Planner.delete)
+    delete_by_scope = _awaitable(Planner.delete_by_scope)
+    promote = _awaitable(Planner.promote)
+    compact = _awaitable(Planner.compact)
+    count = _awaitable(Planner.count)
+    list = _awaitable(Planner.list)
+    purge_expired = _awaitable(Planner.purge_expired)
+
+    async def aclose(self) -> None:
+        """Close the backend (off the event loop) if this object opened it."""
+        if self._owns_backend:
+            await asyncio.to_thread(self._backend.close)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

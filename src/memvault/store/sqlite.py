@@ -1,0 +1,345 @@
+"""The embedded SQLite backend: WAL, FTS5 kept in sync by triggers, one transaction per batch.
+
+SQL is built by pure functions (``*_sql``); :class:`SQLiteBackend` only executes it. The driver
+is ``sqlean.py``, which bundles a recent SQLite on every platform (FTS5 ``secure-delete`` needs
+3.42+), so deleted text leaves neither the table, the full-text index nor, after a checkpoint,
+the write-ahead log.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+import sqlean as sqlite3
+
+from .. import types as t
+from ..config import Settings
+from ..errors import BackendError, ConflictError
+from . import migrations
+from .base import Backend, Capabilities
+from .ops import (
+    CountOp,
+    DeleteOp,
+    DeleteScopeOp,
+    Filter,
+    GetOp,
+    ListOp,
+    Op,
+    PurgeExpiredOp,
+    PutOp,
+    ReplaceOp,
+)
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICRO = timedelta(microseconds=1)
+_DELETING = frozenset({"delete", "delete_scope", "purge_expired"})
+_COLUMNS = (
+    "e.id, e.scope, e.content, e.category, e.tags, e.created_at, e.updated_at, e.expires_at, "
+    "e.promoted_from_id, e.compacted_from_ids, e.metadata, e.provenance, e.revision"
+)
+SQL = tuple[str, list[Any]]
+
+
+def to_micros(value: datetime) -> int:
+    return (value - _EPOCH) // _MICRO
+
+
+def from_micros(value: int | None) -> datetime | None:
+    return None if value is None else _EPOCH + value * _MICRO
+
+
+@lru_cache(maxsize=4096)
+def _scope(text: str) -> t.Scope:
+    return t.Scope.parse(text)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def entry_from_row(row: Sequence[Any]) -> t.MemoryEntry:
+    """Rebuild an entry from the columns named by ``_COLUMNS``."""
+    return t.MemoryEntry(
+        id=row[0],
+        scope=_scope(row[1]),
+        content=row[2],
+        category=row[3],
+        tags=tuple(json.loads(row[4])),
+        created_at=from_micros(row[5]),  # type: ignore[arg-type]  # NOT NULL column
+        updated_at=from_micros(row[6]),  # type: ignore[arg-type]
+        expires_at=from_micros(row[7]),
+        promoted_from_id=row[8],
+        compacted_from_ids=tuple(json.loads(row[9])),
+        metadata=json.loads(row[10]),
+        provenance=t.Provenance.from_dict(json.loads(row[11])),
+        revision=row[12],
+    )
+
+
+def _mutable_values(entry: t.MemoryEntry) -> list[Any]:
+    return [
+        entry.content,
+        entry.category,
+        _json(list(entry.tags)),
+        to_micros(entry.updated_at),
+        None if entry.expires_at is None else to_micros(entry.expires_at),
+        _json(list(entry.compacted_from_ids)),
+        _json(dict(entry.metadata)),
+        _json(entry.provenance.to_dict()),
+        entry.revision,
+    ]
+
+
+def insert_sql(tenant: str, entry: t.MemoryEntry) -> SQL:
+    sql = (
+        "INSERT INTO entries (content, category, tags, updated_at, expires_at, "
+        "compacted_from_ids, metadata, provenance, revision, "
+        "id, tenant, scope, scope_kind, created_at, promoted_from_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    fixed = [
+        entry.id,
+        tenant,
+        str(entry.scope),
+        str(entry.scope.kind),
+        to_micros(entry.created_at),
+        entry.promoted_from_id,
+    ]
+    return sql, [*_mutable_values(entry), *fixed]
+
+
+def replace_sql(tenant: str, entry: t.MemoryEntry, expected_revision: int) -> SQL:
+    sql = (
+        "UPDATE entries SET content = ?, category = ?, tags = ?, updated_at = ?, expires_at = ?, "
+        "compacted_from_ids = ?, metadata = ?, provenance = ?, revision = ? "
+        "WHERE tenant = ? AND id = ? AND revision = ? RETURNING rowid"
+    )
+    return sql, [*_mutable_values(entry), tenant, entry.id, expected_revision]
+
+
+def where_sql(where: Filter) -> SQL:
+    """The WHERE clause (over alias ``e``) and parameters of a filter."""
+    clauses: list[str] = ["e.tenant = ?"]
+    params: list[Any] = [where.tenant]
+    if where.scopes is not None:
+        clauses.append(f"e.scope IN ({', '.join('?' * len(where.scopes))})")
+        params += [str(scope) for scope in where.scopes]
+    for tag in where.tags:
+        clauses.append(
+            "EXISTS (SELECT 1 FROM entry_tags g WHERE g.entry_rowid = e.rowid AND g.tag = ?)"
+        )
+        params.append(tag)
+    if where.since is not None:
+        clauses.append("e.created_at >= ?")
+        params.append(to_micros(where.since))
+    if where.live_at is not None:
+        clauses.append("(e.expires_at IS NULL OR e.expires_at > ?)")
+        params.append(to_micros(where.live_at))
+    return " AND ".join(clauses), params
+
+
+def list_sql(op: ListOp) -> SQL:
+    where, params = where_sql(op.filter)
+    direction, before = ("DESC", "<") if op.order == "newest" else ("ASC", ">")
+    if op.after is not None:
+        where += f" AND (e.created_at, e.id) {before} (?, ?)"
+        params += [to_micros(op.after[0]), op.after[1]]
+    sql = (
+        f"SELECT {_COLUMNS} FROM entries e WHERE {where} "
+        f"ORDER BY e.created_at {direction}, e.id {direction} LIMIT ?"
+    )
+    return sql, [*params, op.limit]
+
+
+def count_sql(op: CountOp) -> SQL:
+    where, params = where_sql(op.filter)
+    return f"SELECT count(*) FROM entries e WHERE {where}", params
+
+
+def split_statements(script: str) -> list[str]:
+    """Split a SQL script into complete statements (trigger bodies stay whole)."""
+    statements, current = [], ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            if current.strip():
+                statements.append(current.strip())
+            current = ""
+    if current.strip() and not current.strip().startswith("--"):
+        statements.append(current.strip())
+    return statements
+
+
+def path_from_url(url: str) -> str:
+    """``sqlite:///rel.db`` → ``rel.db``; ``sqlite:////abs.db`` → ``/abs.db``; ``:memory:``."""
+    prefix = "sqlite:///"
+    if not url.startswith(prefix) or len(url) == len(prefix):
+        raise BackendError(
+            f"malformed SQLite URL {url!r}: use sqlite:///relative.db, sqlite:////abs/path.db "
+            "or sqlite:///:memory:"
+        )
+    return url[len(prefix) :]
+
+
+class SQLiteBackend(Backend):
+    """One SQLite database file (or ``:memory:``); safe for several threads and processes."""
+
+    name: ClassVar[str] = "sqlite"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        persistent=True, multiprocess=True, full_text=True
+    )
+
+    def __init__(self, path: str, settings: Settings | None = None) -> None:
+        settings = settings or Settings()
+        self.path = path
+        self._lock = threading.RLock()
+        self._in_memory = path == ":memory:"
+        if not self._in_memory:
+            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = sqlite3.connect(
+                path,
+                timeout=settings.sqlite_busy_timeout_ms / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            self._configure(settings)
+            self._migrate()
+        except sqlite3.Error as exc:
+            raise BackendError(f"cannot open SQLite store {path!r}: {exc}") from exc
+
+    @classmethod
+    def from_url(cls, url: str, settings: Settings) -> SQLiteBackend:
+        return cls(path_from_url(url), settings)
+
+    def _configure(self, settings: Settings) -> None:
+        conn = self._conn
+        conn.execute(f"PRAGMA busy_timeout = {settings.sqlite_busy_timeout_ms}")
+        if not self._in_memory:
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA secure_delete = ON")
+        conn.execute(f"PRAGMA synchronous = {settings.sqlite_synchronous}")
+
+    def _migrate(self) -> None:
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                "name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)"
+            )
+            applied = dict(conn.execute("SELECT version, checksum FROM schema_migrations"))
+            for migration in migrations.pending(migrations.load("sqlite"), applied):
+                for statement in split_statements(migration.sql):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations VALUES (?, ?, ?, ?)",
+                    (
+                        migration.version,
+                        migration.name,
+                        migration.checksum,
+                        datetime.now(UTC).isoformat(),
+                    ),
+                )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def schema_version(self) -> int:
+        with self._lock:
+            row = self._conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return int(row[0] or 0)
+
+    def batch(self, ops: Sequence[Op]) -> list[Any]:
+        writes = any(op.writes for op in ops)
+        with self._lock:
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
+                try:
+                    results = [getattr(self, f"op_{op.kind}")(conn, op) for op in ops]
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise BackendError(f"SQLite store {self.path!r}: {exc}") from exc
+            if any(op.kind in _DELETING for op in ops):
+                self._truncate_log()
+        return results
+
+    def _truncate_log(self) -> None:
+        """Best effort: fold the write-ahead log so deleted rows leave no copy behind."""
+        if not self._in_memory:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @staticmethod
+    def _write_tags(conn: Any, rowid: int, tags: tuple[str, ...]) -> None:
+        conn.executemany(
+            "INSERT INTO entry_tags (entry_rowid, tag) VALUES (?, ?)",
+            [(rowid, tag) for tag in tags],
+        )
+
+    def op_put(self, conn: Any, op: PutOp) -> None:
+        try:
+            cursor = conn.execute(*insert_sql(op.tenant, op.entry))
+        except sqlite3.IntegrityError as exc:
+            raise BackendError(f"an entry with id {op.entry.id} already exists") from exc
+        self._write_tags(conn, cursor.lastrowid, op.entry.tags)
+
+    def op_get(self, conn: Any, op: GetOp) -> t.MemoryEntry | None:
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM entries e WHERE e.tenant = ? AND e.id = ?",
+            (op.tenant, op.entry_id),
+        ).fetchone()
+        return None if row is None else entry_from_row(row)
+
+    def op_list(self, conn: Any, op: ListOp) -> list[t.MemoryEntry]:
+        return [entry_from_row(row) for row in conn.execute(*list_sql(op))]
+
+    def op_count(self, conn: Any, op: CountOp) -> int:
+        return int(conn.execute(*count_sql(op)).fetchone()[0])
+
+    def op_replace(self, conn: Any, op: ReplaceOp) -> None:
+        row = conn.execute(*replace_sql(op.tenant, op.entry, op.expected_revision)).fetchone()
+        if row is None:
+            raise ConflictError(f"entry {op.entry.id} changed or was deleted concurrently")
+        conn.execute("DELETE FROM entry_tags WHERE entry_rowid = ?", (row[0],))
+        self._write_tags(conn, row[0], op.entry.tags)
+
+    def op_delete(self, conn: Any, op: DeleteOp) -> bool:
+        sql = "DELETE FROM entries WHERE tenant = ? AND id = ?"
+        params: list[Any] = [op.tenant, op.entry_id]
+        if op.expected_revision is not None:
+            sql += " AND revision = ?"
+            params.append(op.expected_revision)
+        deleted: bool = conn.execute(sql, params).rowcount > 0
+        if op.expected_revision is not None and not deleted:
+            raise ConflictError(f"entry {op.entry_id} changed or was deleted concurrently")
+        return deleted
+
+    def op_delete_scope(self, conn: Any, op: DeleteScopeOp) -> int:
+        cursor = conn.execute(
+            "DELETE FROM entries WHERE tenant = ? AND scope = ?", (op.tenant, str(op.scope))
+        )
+        return int(cursor.rowcount)
+
+    def op_purge_expired(self, conn: Any, op: PurgeExpiredOp) -> int:
+        cursor = conn.execute(
+            "DELETE FROM entries WHERE tenant = ? AND expires_at IS NOT NULL AND expires_at <= ?",
+            (op.tenant, to_micros(op.now)),
+        )
+        return int(cursor.rowcount)

@@ -1,0 +1,230 @@
+"""Frozen value types: scopes, provenance, entries and the requests that create them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from .errors import InvalidScopeError, ValidationError
+
+MAX_SCOPE_ID_CHARS = 256
+
+
+class ScopeKind(StrEnum):
+    """The five kinds of scope an entry can live in."""
+
+    SESSION = "session"
+    USER = "user"
+    WORKSPACE = "workspace"
+    ORG = "org"
+    OBJECT = "object"
+
+
+def _check_part(label: str, value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidScopeError(f"{label} must be a non-empty string, got {value!r}")
+    if len(value) > MAX_SCOPE_ID_CHARS:
+        raise InvalidScopeError(f"{label} is longer than {MAX_SCOPE_ID_CHARS} characters")
+    if value != value.strip():
+        raise InvalidScopeError(f"{label} {value!r} must not start or end with whitespace")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise InvalidScopeError(f"{label} {value!r} contains a control character")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where an entry lives: exactly one of session, user, workspace, org or object(type, id).
+
+    The string form is ``session:ID``, ``user:ID``, ``workspace:ID``, ``org:ID`` or
+    ``object:TYPE:ID``; :meth:`parse` reads it and ``str(scope)`` writes it.
+    """
+
+    kind: ScopeKind
+    id: str
+    object_type: str | None = None
+
+    def __post_init__(self) -> None:
+        try:
+            kind = ScopeKind(self.kind)
+        except ValueError:
+            raise InvalidScopeError(
+                f"unknown scope kind {self.kind!r}; use one of: {', '.join(ScopeKind)}"
+            ) from None
+        object.__setattr__(self, "kind", kind)
+        _check_part(f"{kind} scope id", self.id)
+        if kind is ScopeKind.OBJECT:
+            _check_part("object scope type", self.object_type)
+            if ":" in str(self.object_type):
+                raise InvalidScopeError("object scope type must not contain ':'")
+        elif self.object_type is not None:
+            raise InvalidScopeError(f"only object scopes have a type, not {kind} scopes")
+
+    @classmethod
+    def session(cls, session_id: str) -> Scope:
+        return cls(ScopeKind.SESSION, session_id)
+
+    @classmethod
+    def user(cls, user_id: str) -> Scope:
+        return cls(ScopeKind.USER, user_id)
+
+    @classmethod
+    def workspace(cls, workspace_id: str) -> Scope:
+        return cls(ScopeKind.WORKSPACE, workspace_id)
+
+    @classmethod
+    def org(cls, org_id: str) -> Scope:
+        return cls(ScopeKind.ORG, org_id)
+
+    @classmethod
+    def object(cls, object_type: str, object_id: str) -> Scope:
+        return cls(ScopeKind.OBJECT, object_id, object_type)
+
+    @classmethod
+    def parse(cls, text: str) -> Scope:
+        """Read ``kind:id`` (or ``object:type:id``); raise InvalidScopeError if malformed."""
+        if not isinstance(text, str):
+            raise InvalidScopeError(f"a scope string is expected, got {type(text).__name__}")
+        kind, sep, rest = text.partition(":")
+        if not sep:
+            raise InvalidScopeError(
+                f"malformed scope {text!r}: expected 'kind:id' such as 'user:alice' "
+                "or 'object:ticket:42'"
+            )
+        if kind == ScopeKind.OBJECT:
+            object_type, sep, object_id = rest.partition(":")
+            if not sep:
+                raise InvalidScopeError(f"malformed object scope {text!r}: use 'object:TYPE:ID'")
+            return cls(ScopeKind.OBJECT, object_id, object_type)
+        return cls(kind, rest)  # type: ignore[arg-type]  # validated in __post_init__
+
+    @classmethod
+    def coerce(cls, value: Scope | str) -> Scope:
+        """Accept a Scope or its string form."""
+        return value if isinstance(value, Scope) else cls.parse(value)
+
+    def __repr__(self) -> str:
+        return f"Scope({str(self)!r})"
+
+    def __str__(self) -> str:
+        if self.kind is ScopeKind.OBJECT:
+            return f"object:{self.object_type}:{self.id}"
+        return f"{self.kind}:{self.id}"
+
+
+def _check_optional_str(name: str, value: object) -> None:
+    if value is not None and not (isinstance(value, str) and value):
+        raise ValidationError(f"provenance.{name} must be a non-empty string or None")
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where an entry came from. Every operation carries it forward; none strips it."""
+
+    source: str | None = None
+    agent_id: str | None = None
+    confidence: float | None = None
+    created_in_session_id: str | None = None
+    source_turn_index: int | None = None
+    tool_originated: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("source", "agent_id", "created_in_session_id"):
+            _check_optional_str(name, getattr(self, name))
+        if self.confidence is not None:
+            if isinstance(self.confidence, bool) or not isinstance(self.confidence, int | float):
+                raise ValidationError("provenance.confidence must be a number between 0 and 1")
+            if not (math.isfinite(self.confidence) and 0.0 <= self.confidence <= 1.0):
+                raise ValidationError("provenance.confidence must be between 0 and 1")
+        turn = self.source_turn_index
+        if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int) or turn < 0):
+            raise ValidationError("provenance.source_turn_index must be an integer >= 0")
+        if not isinstance(self.tool_originated, bool):
+            raise ValidationError("provenance.tool_originated must be a bool")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Provenance:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValidationError(f"unknown provenance fields: {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+    @classmethod
+    def coerce(cls, value: Provenance | Mapping[str, Any] | None) -> Provenance:
+        if value is None:
+            return cls()
+        return value if isinstance(value, Provenance) else cls.from_dict(value)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEntry:
+    """One stored memory. Returned by the store; never built by hand except in backends."""
+
+    id: str
+    scope: Scope
+    content: str
+    created_at: datetime
+    updated_at: datetime
+    tags: tuple[str, ...] = ()
+    category: str | None = None
+    expires_at: datetime | None = None
+    promoted_from_id: str | None = None
+    compacted_from_ids: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    provenance: Provenance = field(default_factory=Provenance)
+    revision: int = 1
+
+    def is_expired(self, now: datetime) -> bool:
+        """True when the entry has an expiry at or before ``now``."""
+        return self.expires_at is not None and self.expires_at <= now
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (timestamps as ISO-8601 strings)."""
+        return {
+            "id": self.id,
+            "scope": str(self.scope),
+            "content": self.content,
+            "tags": list(self.tags),
+            "category": self.category,
+            "created_at": _iso(self.created_at),
+            "updated_at": _iso(self.updated_at),
+            "expires_at": _iso(self.expires_at),
+            "promoted_from_id": self.promoted_from_id,
+            "compacted_from_ids": list(self.compacted_from_ids),
+            "metadata": dict(self.metadata),
+            "provenance": self.provenance.to_dict(),
+            "revision": self.revision,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class NewEntry:
+    """A request to write one entry (the unit of :meth:`Memory.write_many`)."""
+
+    content: str
+    scope: Scope | str
+    tags: tuple[str, ...] | list[str] = ()
+    category: str | None = None
+    expires_at: datetime | None = None
+    metadata: Mapping[str, Any] | None = None
+    provenance: Provenance | Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of :meth:`Memory.list`; pass ``next_cursor`` back to get the next page."""
+
+    entries: tuple[MemoryEntry, ...]
+    next_cursor: str | None
