@@ -185,9 +185,7 @@ class Planner:
         ``ttl`` (seconds or a timedelta) is a shorthand for ``expires_at``. A session-scoped entry
         records its session as ``provenance.created_in_session_id`` unless one is given.
         """
-        request = NewEntry(
-            content, scope, tuple(tags or ()), category, expires_at, metadata, provenance
-        )
+        request = NewEntry(content, scope, tags, category, expires_at, metadata, provenance)
         entry = self._new_entry(request, self.now(), ttl)
         yield (PutOp(self.tenant, entry),)
         return entry
@@ -363,7 +361,7 @@ class Planner:
         request = NewEntry(
             text,
             target,
-            tuple(merged) if tags is None else tuple(tags),
+            tuple(merged) if tags is None else tags,
             category,
             None,
             metadata,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
@@ -215,7 +215,7 @@ class NewEntry:
 
     content: str
     scope: Scope | str
-    tags: tuple[str, ...] | list[str] = ()
+    tags: Iterable[str] | None = None
     category: str | None = None
     expires_at: datetime | None = None
     metadata: Mapping[str, Any] | None = None

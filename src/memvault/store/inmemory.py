@@ -110,7 +110,10 @@ class InMemoryBackend(Backend):
         rows = sorted(self._select(op.filter), key=lambda e: (e.created_at, e.id), reverse=newest)
         if op.after is not None:
             after = op.after
-            rows = [e for e in rows if ((e.created_at, e.id) < after) == newest]
+            if newest:
+                rows = [e for e in rows if (e.created_at, e.id) < after]
+            else:
+                rows = [e for e in rows if (e.created_at, e.id) > after]
         return [_detached(e) for e in rows[: op.limit]]
 
     def op_count(self, op: CountOp, undo: Undo) -> int:

@@ -1,0 +1,552 @@
+"""One behavioural suite that every storage backend must pass.
+
+Subclass :class:`MemoryConformance` in a test module and provide a ``backend`` fixture that
+yields a fresh, empty backend; every test then runs through both the blocking ``Memory`` and the
+``AsyncMemory`` driver::
+
+    class TestMyBackend(MemoryConformance):
+        @pytest.fixture
+        def backend(self):
+            backend = MyBackend(...)
+            yield backend
+            backend.close()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from ..errors import (
+    CompactionError,
+    InvalidScopeError,
+    InvalidScopePromotionError,
+    NotFoundError,
+    ValidationError,
+)
+from ..memory import AsyncMemory, Memory
+from ..scopes import PROMOTION_TARGETS
+from ..store.base import Backend
+from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
+from . import ManualClock
+
+SAMPLE_SCOPES = {
+    ScopeKind.SESSION: Scope.session("s1"),
+    ScopeKind.USER: Scope.user("alice"),
+    ScopeKind.WORKSPACE: Scope.workspace("w1"),
+    ScopeKind.ORG: Scope.org("acme"),
+    ScopeKind.OBJECT: Scope.object("ticket", "T-42"),
+}
+ALLOWED = [(a, b) for a, targets in PROMOTION_TARGETS.items() for b in targets]
+FORBIDDEN = [
+    (a, b) for a, b in itertools.product(ScopeKind, ScopeKind) if b not in PROMOTION_TARGETS[a]
+]
+
+
+class BlockingAsync:
+    """Drives an AsyncMemory with the blocking call style, so one suite covers both drivers."""
+
+    def __init__(self, memory: AsyncMemory, runner: asyncio.Runner) -> None:
+        self._memory, self._runner = memory, runner
+
+    def with_tenant(self, tenant: str) -> BlockingAsync:
+        return BlockingAsync(self._memory.with_tenant(tenant), self._runner)
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._memory, name)
+        if not callable(attribute):
+            return attribute
+        return lambda *args, **kwargs: self._runner.run(attribute(*args, **kwargs))
+
+
+def _contents(entries: Sequence[MemoryEntry]) -> list[str]:
+    return [e.content for e in entries]
+
+
+class MemoryConformance:
+    """The behaviour every backend must show (seed 003 §15 is the floor)."""
+
+    @pytest.fixture
+    def backend(self) -> Iterator[Backend]:
+        raise NotImplementedError("subclasses provide a fresh, empty backend")
+
+    @pytest.fixture
+    def clock(self) -> ManualClock:
+        return ManualClock()
+
+    @pytest.fixture(params=["sync", "async"])
+    def memory(self, request: pytest.FixtureRequest, backend: Backend, clock: ManualClock) -> Any:
+        if request.param == "sync":
+            return Memory(backend, clock=clock)
+        runner = asyncio.Runner()
+        request.addfinalizer(runner.close)
+        return BlockingAsync(AsyncMemory(backend, clock=clock), runner)
+
+    # -- write and get ----------------------------------------------------------------------
+
+    def test_write_assigns_id_and_utc_timestamps(self, memory: Any, clock: ManualClock) -> None:
+        entry = memory.write("likes tea", scope="user:alice")
+        assert entry.id
+        assert entry.created_at == entry.updated_at == clock()
+        assert entry.created_at.tzinfo is not None
+        assert entry.created_at.utcoffset() == timedelta(0)
+        assert entry.revision == 1
+
+    def test_get_round_trips_every_field(self, memory: Any, clock: ManualClock) -> None:
+        written = memory.write(
+            "prefers metric units",
+            scope=Scope.object("doc", "d:1"),
+            tags=["pref", "units"],
+            category="preference",
+            expires_at=clock() + timedelta(days=3),
+            metadata={"lang": "en", "nested": {"n": [1, 2.5, None, True]}},
+            provenance=Provenance(
+                source="user_turn",
+                agent_id="agent-7",
+                confidence=0.75,
+                created_in_session_id="s9",
+                source_turn_index=4,
+                tool_originated=True,
+            ),
+        )
+        assert memory.get(written.id) == written
+
+    def test_get_missing_returns_none(self, memory: Any) -> None:
+        assert memory.get("no-such-id") is None
+
+    def test_ids_sort_by_creation(self, memory: Any, clock: ManualClock) -> None:
+        ids = []
+        for n in range(5):
+            ids.append(memory.write(f"e{n}", scope="user:a").id)
+            if n % 2:
+                clock.advance(seconds=1)
+        assert ids == sorted(ids)
+        assert len(set(ids)) == 5
+
+    @pytest.mark.parametrize("kind", list(ScopeKind))
+    def test_every_scope_kind_round_trips(self, memory: Any, kind: ScopeKind) -> None:
+        scope = SAMPLE_SCOPES[kind]
+        entry = memory.write("x", scope=str(scope))
+        assert memory.get(entry.id).scope == scope
+        assert _contents(memory.retrieve(scope)) == ["x"]
+
+    def test_tags_are_stripped_and_deduplicated(self, memory: Any) -> None:
+        entry = memory.write("x", scope="user:a", tags=[" a", "b", "a ", "b"])
+        assert entry.tags == ("a", "b")
+        assert memory.get(entry.id).tags == ("a", "b")
+
+    def test_session_write_records_its_session(self, memory: Any) -> None:
+        entry = memory.write("x", scope="session:s7")
+        assert entry.provenance.created_in_session_id == "s7"
+
+    @pytest.mark.parametrize(
+        ("content", "kwargs"),
+        [
+            ("", {}),
+            ("   \n", {}),
+            ("nul\x00byte", {}),
+            ("x" * 100_001, {}),
+            ("x", {"expires_at": datetime(2030, 1, 1)}),
+            ("x", {"expires_at": datetime(2000, 1, 1, tzinfo=UTC)}),
+            ("x", {"ttl": -5}),
+            ("x", {"metadata": {"bad": {1, 2}}}),
+            ("x", {"metadata": {"n": float("nan")}}),
+            ("x", {"tags": ["ok", ""]}),
+            ("x", {"tags": "not-a-list"}),
+            ("x", {"category": "Not A Word"}),
+            ("x", {"provenance": {"confidence": 1.5}}),
+            ("x", {"provenance": {"unknown_field": 1}}),
+        ],
+    )
+    def test_bad_input_is_rejected_and_nothing_written(
+        self, memory: Any, content: str, kwargs: dict[str, Any]
+    ) -> None:
+        with pytest.raises(ValidationError):
+            memory.write(content, scope="user:a", **kwargs)
+        assert memory.count() == 0
+
+    @pytest.mark.parametrize("scope", ["user", "user:", "planet:x", "object:ticket", "user: a"])
+    def test_malformed_scope_is_rejected(self, memory: Any, scope: str) -> None:
+        with pytest.raises(InvalidScopeError):
+            memory.write("x", scope=scope)
+
+    def test_ttl_sets_expiry(self, memory: Any, clock: ManualClock) -> None:
+        entry = memory.write("x", scope="user:a", ttl=60)
+        assert entry.expires_at == clock() + timedelta(seconds=60)
+
+    def test_write_many_writes_all_in_order(self, memory: Any) -> None:
+        entries = memory.write_many(
+            [NewEntry("one", "user:a"), {"content": "two", "scope": "user:a", "tags": ["t"]}]
+        )
+        assert _contents(entries) == ["one", "two"]
+        assert _contents(memory.retrieve("user:a", order="oldest")) == ["one", "two"]
+
+    def test_write_many_is_all_or_nothing(self, memory: Any) -> None:
+        items = [NewEntry("ok", "user:a"), NewEntry("", "user:a")]
+        with pytest.raises(ValidationError, match="item 1"):
+            memory.write_many(items)
+        assert memory.count() == 0
+
+    def test_write_many_empty(self, memory: Any) -> None:
+        assert memory.write_many([]) == []
+
+    # -- retrieve ---------------------------------------------------------------------------
+
+    def test_retrieve_returns_only_that_scope(self, memory: Any) -> None:
+        memory.write("mine", scope="user:alice")
+        memory.write("theirs", scope="user:bob")
+        memory.write("session", scope="session:s1")
+        assert _contents(memory.retrieve("user:alice")) == ["mine"]
+
+    def test_retrieve_orders_newest_or_oldest(self, memory: Any, clock: ManualClock) -> None:
+        for n in range(3):
+            memory.write(f"e{n}", scope="user:a")
+            clock.advance(seconds=1)
+        assert _contents(memory.retrieve("user:a")) == ["e2", "e1", "e0"]
+        assert _contents(memory.retrieve("user:a", order="oldest")) == ["e0", "e1", "e2"]
+
+    def test_retrieve_limit_defaults_to_20(self, memory: Any) -> None:
+        memory.write_many([NewEntry(f"e{n}", "user:a") for n in range(25)])
+        assert len(memory.retrieve("user:a")) == 20
+        assert _contents(memory.retrieve("user:a", limit=3)) == ["e24", "e23", "e22"]
+
+    @pytest.mark.parametrize("limit", [0, -1, 10_001, 2.5, True])
+    def test_retrieve_rejects_bad_limits(self, memory: Any, limit: Any) -> None:
+        with pytest.raises(ValidationError):
+            memory.retrieve("user:a", limit=limit)
+
+    def test_retrieve_rejects_bad_order(self, memory: Any) -> None:
+        with pytest.raises(ValidationError):
+            memory.retrieve("user:a", order="random")
+
+    def test_retrieve_tags_are_all_of(self, memory: Any) -> None:
+        memory.write("ab", scope="user:a", tags=["a", "b"])
+        memory.write("a", scope="user:a", tags=["a"])
+        memory.write("b", scope="user:a", tags=["b"])
+        assert _contents(memory.retrieve("user:a", tags=["a", "b"])) == ["ab"]
+        assert sorted(_contents(memory.retrieve("user:a", tags=["a"]))) == ["a", "ab"]
+
+    def test_retrieve_since_is_inclusive(self, memory: Any, clock: ManualClock) -> None:
+        memory.write("old", scope="user:a")
+        boundary = clock.advance(hours=1)
+        memory.write("at", scope="user:a")
+        clock.advance(hours=1)
+        memory.write("new", scope="user:a")
+        assert _contents(memory.retrieve("user:a", since=boundary)) == ["new", "at"]
+        with pytest.raises(ValidationError):
+            memory.retrieve("user:a", since=datetime(2026, 1, 1))
+
+    def test_expired_entries_are_hidden(self, memory: Any, clock: ManualClock) -> None:
+        short = memory.write("short", scope="user:a", ttl=10)
+        memory.write("long", scope="user:a", ttl=1000)
+        clock.advance(seconds=10)
+        assert _contents(memory.retrieve("user:a")) == ["long"]
+        assert memory.get(short.id) is None
+        assert memory.count("user:a") == 1
+
+    def test_include_narrower_adds_the_named_session_only(self, memory: Any) -> None:
+        memory.write("user fact", scope="user:alice")
+        memory.write("this session", scope="session:s1")
+        memory.write("other session", scope="session:s2")
+        found = memory.retrieve("user:alice", include_narrower=True, session_id="s1")
+        assert sorted(_contents(found)) == ["this session", "user fact"]
+        assert memory.count("user:alice", include_narrower=True, session_id="s1") == 2
+
+    def test_narrower_scopes_are_opt_in(self, memory: Any) -> None:
+        memory.write("user fact", scope="user:alice")
+        memory.write("session fact", scope="session:s1")
+        memory.write("workspace fact", scope="workspace:w")
+        assert _contents(memory.retrieve("user:alice")) == ["user fact"]
+        assert _contents(memory.retrieve("workspace:w", include_narrower=True)) == [
+            "workspace fact"
+        ]
+
+    def test_include_narrower_needs_explicit_session(self, memory: Any) -> None:
+        with pytest.raises(ValidationError, match="session_id"):
+            memory.retrieve("user:alice", include_narrower=True)
+        with pytest.raises(ValidationError):
+            memory.retrieve("user:alice", session_id="s1")
+
+    def test_tenants_are_isolated(self, memory: Any) -> None:
+        other = memory.with_tenant("other")
+        mine = memory.write("mine", scope="user:alice")
+        other.write("theirs", scope="user:alice")
+        assert _contents(memory.retrieve("user:alice")) == ["mine"]
+        assert other.get(mine.id) is None
+        assert other.delete(mine.id) is False
+        assert other.delete_by_scope("user:alice") == 1
+        assert memory.get(mine.id) == mine
+        with pytest.raises(NotFoundError):
+            other.update(mine.id, content="hijack")
+        with pytest.raises(NotFoundError):
+            other.promote(mine.id, "org:o")
+
+    # -- update -----------------------------------------------------------------------------
+
+    def test_update_content_and_tags(self, memory: Any, clock: ManualClock) -> None:
+        entry = memory.write("old", scope="user:a", tags=["x"])
+        clock.advance(seconds=5)
+        updated = memory.update(entry.id, content="new", tags=["y", "z"])
+        assert (updated.content, updated.tags) == ("new", ("y", "z"))
+        assert updated.created_at == entry.created_at
+        assert updated.updated_at == clock()
+        assert updated.revision == 2
+        assert memory.get(entry.id) == updated
+        assert _contents(memory.retrieve("user:a", tags=["z"])) == ["new"]
+        assert memory.retrieve("user:a", tags=["x"]) == []
+
+    def test_update_cannot_change_scope_or_provenance(self, memory: Any) -> None:
+        source = memory.write("x", scope="session:s1", provenance={"agent_id": "a1"})
+        promoted = memory.promote(source.id, "user:u")
+        with pytest.raises(TypeError):
+            memory.update(promoted.id, scope="org:o")
+        updated = memory.update(promoted.id, content="y", metadata={"k": 1})
+        assert updated.scope == Scope.user("u")
+        assert updated.promoted_from_id == source.id
+        assert updated.provenance == source.provenance
+
+    def test_update_expiry_set_and_clear(self, memory: Any, clock: ManualClock) -> None:
+        entry = memory.write("x", scope="user:a", ttl=10)
+        cleared = memory.update(entry.id, expires_at=None)
+        assert cleared.expires_at is None
+        clock.advance(seconds=20)
+        assert memory.get(entry.id) is not None
+        later = clock() + timedelta(hours=1)
+        assert memory.update(entry.id, expires_at=later).expires_at == later
+
+    def test_update_metadata_replaces_it(self, memory: Any) -> None:
+        entry = memory.write("x", scope="user:a", metadata={"a": 1})
+        assert memory.update(entry.id, metadata={"b": 2}).metadata == {"b": 2}
+
+    def test_update_missing_or_expired_raises(self, memory: Any, clock: ManualClock) -> None:
+        with pytest.raises(NotFoundError):
+            memory.update("missing", content="x")
+        entry = memory.write("x", scope="user:a", ttl=1)
+        clock.advance(seconds=1)
+        with pytest.raises(NotFoundError):
+            memory.update(entry.id, content="y")
+
+    def test_bad_update_changes_nothing(self, memory: Any) -> None:
+        entry = memory.write("x", scope="user:a")
+        with pytest.raises(ValidationError):
+            memory.update(entry.id, content="")
+        assert memory.get(entry.id) == entry
+
+    # -- delete -----------------------------------------------------------------------------
+
+    def test_delete_is_idempotent(self, memory: Any) -> None:
+        entry = memory.write("x", scope="user:a")
+        assert memory.delete(entry.id) is True
+        assert memory.get(entry.id) is None
+        assert memory.delete(entry.id) is False
+
+    def test_delete_by_scope_touches_only_that_scope(self, memory: Any) -> None:
+        other_tenant = memory.with_tenant("t2")
+        memory.write_many([NewEntry(f"s{n}", "session:s1") for n in range(3)])
+        memory.write("keep session", scope="session:s2")
+        memory.write("keep user", scope="user:s1")
+        other_tenant.write("keep tenant", scope="session:s1")
+        assert memory.delete_by_scope("session:s1") == 3
+        assert memory.count("session:s1") == 0
+        assert memory.count() == 2
+        assert other_tenant.count("session:s1") == 1
+        assert memory.delete_by_scope("session:s1") == 0
+
+    def test_purge_expired_deletes_only_expired(self, memory: Any, clock: ManualClock) -> None:
+        gone = memory.write("gone", scope="user:a", ttl=5)
+        memory.write("stays", scope="user:a", ttl=500)
+        memory.write("forever", scope="user:a")
+        clock.advance(seconds=6)
+        assert memory.purge_expired() == 1
+        assert memory.list(include_expired=True).entries[-1].content != "gone"
+        assert memory.count() == 2
+        assert memory.get(gone.id) is None
+
+    # -- promote ----------------------------------------------------------------------------
+
+    def test_promote_copies_upward_with_lineage(self, memory: Any) -> None:
+        source = memory.write(
+            "prefers Go",
+            scope="session:s1",
+            tags=["pref"],
+            category="preference",
+            metadata={"k": "v"},
+            provenance={"source": "user_turn", "agent_id": "a1", "confidence": 0.9},
+        )
+        promoted = memory.promote(source.id, "user:alice")
+        assert promoted.id != source.id
+        assert promoted.scope == Scope.user("alice")
+        assert promoted.promoted_from_id == source.id
+        assert (promoted.content, promoted.tags, promoted.category) == (
+            "prefers Go",
+            ("pref",),
+            "preference",
+        )
+        assert promoted.metadata == {"k": "v"}
+        assert promoted.provenance == source.provenance
+        assert promoted.provenance.created_in_session_id == "s1"
+        assert memory.get(source.id) == source
+        assert memory.get(promoted.id) == promoted
+
+    def test_promote_can_delete_original(self, memory: Any) -> None:
+        source = memory.write("x", scope="session:s1")
+        promoted = memory.promote(source.id, "user:u", delete_original=True)
+        assert memory.get(source.id) is None
+        assert memory.get(promoted.id) is not None
+
+    def test_promote_overrides_content_and_tags(self, memory: Any) -> None:
+        source = memory.write("raw", scope="user:u", tags=["a"])
+        promoted = memory.promote(source.id, "org:o", content="clean", tags=["b"])
+        assert (promoted.content, promoted.tags) == ("clean", ("b",))
+
+    @pytest.mark.parametrize(("source", "target"), ALLOWED)
+    def test_allowed_promotions(self, memory: Any, source: ScopeKind, target: ScopeKind) -> None:
+        entry = memory.write("x", scope=SAMPLE_SCOPES[source])
+        assert memory.promote(entry.id, SAMPLE_SCOPES[target]).scope == SAMPLE_SCOPES[target]
+
+    @pytest.mark.parametrize(("source", "target"), FORBIDDEN)
+    def test_forbidden_promotions(self, memory: Any, source: ScopeKind, target: ScopeKind) -> None:
+        entry = memory.write("x", scope=SAMPLE_SCOPES[source])
+        with pytest.raises(InvalidScopePromotionError):
+            memory.promote(entry.id, SAMPLE_SCOPES[target])
+        assert memory.count() == 1
+
+    def test_promote_missing_raises(self, memory: Any) -> None:
+        with pytest.raises(NotFoundError):
+            memory.promote("missing", "user:u")
+
+    # -- compact ----------------------------------------------------------------------------
+
+    def test_compact_merges_with_lineage(self, memory: Any) -> None:
+        a = memory.write("likes tea", scope="user:u", tags=["a"], provenance={"agent_id": "x"})
+        b = memory.write("likes coffee", scope="user:u", tags=["b"], provenance={"agent_id": "x"})
+        seen: list[list[str]] = []
+
+        def summarise(entries: Sequence[MemoryEntry]) -> str:
+            seen.append([e.id for e in entries])
+            return " and ".join(e.content for e in entries)
+
+        merged = memory.compact([b.id, a.id], summarise)
+        assert seen == [[b.id, a.id]]
+        assert merged.content == "likes coffee and likes tea"
+        assert merged.compacted_from_ids == (b.id, a.id)
+        assert merged.scope == Scope.user("u")
+        assert merged.tags == ("b", "a")
+        assert merged.provenance.agent_id == "x"
+        assert memory.get(a.id) is not None
+        assert memory.get(merged.id) == merged
+
+    def test_compact_can_delete_sources(self, memory: Any) -> None:
+        ids = [memory.write(f"e{n}", scope="user:u").id for n in range(3)]
+        merged = memory.compact(ids, lambda es: "summary", delete_sources=True)
+        assert [e.id for e in memory.retrieve("user:u")] == [merged.id]
+
+    def test_compact_callback_failure_changes_nothing(self, memory: Any) -> None:
+        ids = [memory.write(f"e{n}", scope="user:u").id for n in range(2)]
+
+        def broken(entries: Sequence[MemoryEntry]) -> str:
+            raise RuntimeError("model timed out")
+
+        with pytest.raises(CompactionError, match="model timed out") as caught:
+            memory.compact(ids, broken, delete_sources=True)
+        assert caught.value.source_entry_ids == tuple(ids)
+        assert memory.count() == 2
+
+    @pytest.mark.parametrize("result", ["", "  ", None, 42])
+    def test_compact_rejects_unusable_results(self, memory: Any, result: Any) -> None:
+        ids = [memory.write("e", scope="user:u").id]
+        with pytest.raises(CompactionError):
+            memory.compact(ids, lambda es: result, delete_sources=True)
+        assert memory.count() == 1
+
+    def test_compact_accepts_async_callbacks(self, memory: Any) -> None:
+        ids = [memory.write("e", scope="user:u").id]
+
+        async def summarise(entries: Sequence[MemoryEntry]) -> str:
+            await asyncio.sleep(0)
+            return "async summary"
+
+        assert memory.compact(ids, summarise).content == "async summary"
+
+    def test_compact_requires_one_scope(self, memory: Any) -> None:
+        a = memory.write("a", scope="user:u")
+        b = memory.write("b", scope="user:v")
+        with pytest.raises(ValidationError, match="target scope"):
+            memory.compact([a.id, b.id], lambda es: "x")
+        with pytest.raises(ValidationError):
+            memory.compact([a.id], lambda es: "x", scope="user:v")
+        assert memory.count() == 2
+
+    def test_compact_rejects_empty_duplicate_or_missing_ids(self, memory: Any) -> None:
+        a = memory.write("a", scope="user:u")
+        with pytest.raises(ValidationError):
+            memory.compact([], lambda es: "x")
+        with pytest.raises(ValidationError):
+            memory.compact([a.id, a.id], lambda es: "x")
+        with pytest.raises(NotFoundError):
+            memory.compact([a.id, "missing"], lambda es: "x")
+
+    def test_compact_keeps_agreed_provenance(self, memory: Any) -> None:
+        common = {"source": "extraction", "created_in_session_id": "s1"}
+        a = memory.write("a", scope="user:u", provenance={**common, "confidence": 0.9})
+        b = memory.write(
+            "b", scope="user:u", provenance={**common, "confidence": 0.6, "agent_id": "z"}
+        )
+        merged = memory.compact([a.id, b.id], lambda es: "ab").provenance
+        assert (merged.source, merged.created_in_session_id) == ("extraction", "s1")
+        assert merged.confidence == 0.6
+        assert merged.agent_id is None
+
+    # -- count and list ---------------------------------------------------------------------
+
+    def test_count_filters(self, memory: Any) -> None:
+        memory.write("a", scope="user:a", tags=["t"])
+        memory.write("b", scope="user:a")
+        memory.write("c", scope="org:o", tags=["t"])
+        assert memory.count() == 3
+        assert memory.count("user:a") == 2
+        assert memory.count(tags=["t"]) == 2
+
+    def test_list_pages_cover_everything_once(self, memory: Any, clock: ManualClock) -> None:
+        for n in range(7):
+            memory.write(f"e{n}", scope="user:a" if n % 2 else "org:o")
+            if n % 3 == 0:
+                clock.advance(seconds=1)
+        for order in ("newest", "oldest"):
+            seen, cursor = [], None
+            while True:
+                page = memory.list(limit=3, cursor=cursor, order=order)
+                seen += _contents(page.entries)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+            expected = [f"e{n}" for n in range(7)]
+            assert seen == (expected if order == "oldest" else expected[::-1])
+
+    def test_list_by_scope_and_expired(self, memory: Any, clock: ManualClock) -> None:
+        memory.write("a", scope="user:a", ttl=1)
+        memory.write("b", scope="user:b")
+        clock.advance(seconds=2)
+        assert _contents(memory.list("user:a").entries) == []
+        assert _contents(memory.list("user:a", include_expired=True).entries) == ["a"]
+        assert memory.list(limit=1).next_cursor is None
+
+    def test_list_rejects_foreign_cursors(self, memory: Any) -> None:
+        memory.write_many([NewEntry(f"e{n}", "user:a") for n in range(3)])
+        cursor = memory.list(limit=1).next_cursor
+        assert cursor is not None
+        with pytest.raises(ValidationError):
+            memory.list(cursor="not-a-cursor")
+        with pytest.raises(ValidationError):
+            memory.list(cursor=cursor, order="oldest")
+
+    def test_returned_entries_are_detached(self, memory: Any) -> None:
+        entry = memory.write("x", scope="user:a", metadata={"k": [1]})
+        fetched = memory.get(entry.id)
+        fetched.metadata["k"].append(2)
+        assert memory.get(entry.id).metadata == {"k": [1]}

@@ -1,0 +1,185 @@
+"""What only the SQLite backend promises: durability, schema safety, FTS sync, real deletion."""
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memvault import (
+    AsyncMemory,
+    BackendError,
+    CapabilityError,
+    ConfigError,
+    Memory,
+    NewEntry,
+    SchemaError,
+    Settings,
+)
+from memvault.store import Backend, GetOp, PutOp, ReplaceOp, open_backend, register_backend
+from memvault.store.inmemory import InMemoryBackend
+from memvault.store.sqlite import SQLiteBackend, path_from_url
+
+
+def test_data_survives_reopening(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with Memory(url) as memory:
+        entry = memory.write("durable", scope="user:a", tags=["t"])
+    with Memory(url) as memory:
+        assert memory.get(entry.id) == entry
+        assert memory.backend.schema_version() == 1  # type: ignore[attr-defined]
+
+
+def test_default_store_is_a_file_under_memvault_home(isolated_environment: Path) -> None:
+    with Memory() as memory:
+        memory.write("x", scope="user:a")
+    assert (isolated_environment / "memvault.db").exists()
+
+
+def test_pragmas(tmp_path: Path) -> None:
+    backend = SQLiteBackend(str(tmp_path / "m.db"), Settings())
+    conn = backend._conn
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 30_000
+    assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
+    backend.close()
+
+
+def test_fts_index_follows_writes_updates_and_deletes(tmp_path: Path) -> None:
+    memory = Memory(str(tmp_path / "m.db"))
+    conn = memory.backend._conn  # type: ignore[attr-defined]
+
+    def hits(term: str) -> int:
+        sql = "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?"
+        return int(conn.execute(sql, (term,)).fetchone()[0])
+
+    entry = memory.write("the zebra crossed", scope="user:a")
+    assert hits("zebra") == 1
+    memory.update(entry.id, content="the giraffe crossed")
+    assert (hits("zebra"), hits("giraffe")) == (0, 1)
+    memory.delete(entry.id)
+    assert hits("giraffe") == 0
+    memory.close()
+
+
+@pytest.mark.parametrize("how", ["delete", "delete_by_scope", "purge_expired"])
+def test_deleted_text_leaves_no_bytes_behind(tmp_path: Path, how: str) -> None:
+    marker = "Xylophone-secret-4242"
+    path = tmp_path / "m.db"
+    memory = Memory(str(path), clock=None)
+    memory.write_many([NewEntry(f"filler {n}", "user:keep") for n in range(50)])
+    entry = memory.write(f"my {marker} is here", scope="session:gone", tags=[marker], ttl=0.05)
+    if how == "delete":
+        memory.delete(entry.id)
+    elif how == "delete_by_scope":
+        memory.delete_by_scope("session:gone")
+    else:
+        import time
+
+        time.sleep(0.06)
+        assert memory.purge_expired() == 1
+    files = [p for p in tmp_path.iterdir() if p.name.startswith("m.db")]
+    for file in files:
+        assert marker.encode() not in file.read_bytes(), file.name
+    assert memory.count() == 50
+    memory.close()
+
+
+def test_batch_is_atomic(tmp_path: Path) -> None:
+    backend = SQLiteBackend(str(tmp_path / "m.db"), Settings())
+    memory = Memory(backend)
+    existing = memory.write("x", scope="user:a")
+    fresh = memory.write("y", scope="user:a")
+    memory.delete(fresh.id)
+    with pytest.raises(Exception, match="changed or was deleted"):
+        backend.batch([PutOp("default", fresh), ReplaceOp("default", existing, 99)])
+    assert backend.batch([GetOp("default", fresh.id)]) == [None]
+    backend.close()
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = str(tmp_path / "m.db")
+    SQLiteBackend(path, Settings()).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO schema_migrations VALUES (99, 'future', 'x', 'now')")
+    with pytest.raises(SchemaError, match="newer than this memvault"):
+        SQLiteBackend(path, Settings())
+
+
+def test_edited_migration_is_refused(tmp_path: Path) -> None:
+    path = str(tmp_path / "m.db")
+    SQLiteBackend(path, Settings()).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE schema_migrations SET checksum = 'tampered' WHERE version = 1")
+    with pytest.raises(SchemaError, match="must never be edited"):
+        SQLiteBackend(path, Settings())
+
+
+def test_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(BackendError, match="cannot open SQLite store"):
+        Memory(str(path))
+
+
+def test_async_writers_share_one_connection_safely(tmp_path: Path) -> None:
+    async def scenario() -> int:
+        async with AsyncMemory(str(tmp_path / "m.db")) as memory:
+            await asyncio.gather(*(memory.write(f"e{n}", scope="user:a") for n in range(40)))
+            return await memory.count("user:a")
+
+    assert asyncio.run(scenario()) == 40
+
+
+@pytest.mark.parametrize(
+    ("url", "path"),
+    [("sqlite:///rel.db", "rel.db"), ("sqlite:////abs/x.db", "/abs/x.db"),
+     ("sqlite:///:memory:", ":memory:")],
+)  # fmt: skip
+def test_sqlite_urls(url: str, path: str) -> None:
+    assert path_from_url(url) == path
+
+
+def test_store_urls_pick_backends(tmp_path: Path) -> None:
+    settings = Settings()
+    assert isinstance(open_backend(":memory:", settings), SQLiteBackend)
+    assert isinstance(open_backend("memory://", settings), InMemoryBackend)
+    assert isinstance(open_backend(str(tmp_path / "plain.db"), settings), SQLiteBackend)
+    with pytest.raises(ConfigError, match="no backend for store URL scheme 'redis'"):
+        open_backend("redis://x", settings)
+    with pytest.raises(BackendError, match="malformed SQLite URL"):
+        open_backend("sqlite://", settings)
+    with pytest.raises(BackendError):
+        open_backend("memory://somewhere", settings)
+
+
+def test_third_party_backends_plug_in() -> None:
+    opened: list[str] = []
+
+    def factory(url: str, settings: Settings) -> Backend:
+        opened.append(url)
+        return InMemoryBackend()
+
+    register_backend("custom", factory)
+    with Memory("custom://anything") as memory:
+        memory.write("x", scope="user:a")
+        assert memory.count() == 1
+    assert opened == ["custom://anything"]
+
+
+def test_capabilities_are_declared() -> None:
+    SQLiteBackend(":memory:", Settings()).require("full_text")
+    with pytest.raises(CapabilityError, match="'memory' backend does not support persistent"):
+        InMemoryBackend().require("persistent")
+    with pytest.raises(ValueError, match="unknown capability"):
+        InMemoryBackend().require("teleport")
+
+
+def test_views_share_but_do_not_close_the_backend(tmp_path: Path) -> None:
+    memory = Memory(str(tmp_path / "m.db"))
+    view = memory.with_tenant("t2")
+    view.close()
+    memory.write("still open", scope="user:a")
+    assert view.count() == 0
+    memory.close()

@@ -1,0 +1,81 @@
+"""The core's plans, driven by hand: no database, no driver."""
+
+from collections.abc import Generator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from memvault import ConflictError, MemoryEntry, Provenance, Scope, Settings
+from memvault.core import Invoke, Planner, decode_cursor, encode_cursor, merge_provenance
+from memvault.ids import new_id
+from memvault.store.ops import GetOp, ReplaceOp
+
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def planner() -> Planner:
+    return Planner("t", Settings(), lambda: NOW)
+
+
+def entry(revision: int = 1, **changes: Any) -> MemoryEntry:
+    base = MemoryEntry("E1", Scope.user("u"), "text", NOW, NOW, revision=revision)
+    return MemoryEntry(**{**{f: getattr(base, f) for f in base.__slots__}, **changes})
+
+
+def finish(plan: Generator[Any, Any, Any], value: Any) -> Any:
+    with pytest.raises(StopIteration) as done:
+        plan.send(value)
+    return done.value.value
+
+
+def test_update_retries_after_a_lost_race() -> None:
+    plan = planner().update("E1", content="new")
+    assert next(plan) == (GetOp("t", "E1"),)
+    (replace,) = plan.send([entry(revision=1)])
+    assert isinstance(replace, ReplaceOp) and replace.expected_revision == 1
+    assert plan.throw(ConflictError("raced")) == (GetOp("t", "E1"),)
+    (replace,) = plan.send([entry(revision=2, content="theirs")])
+    assert replace.expected_revision == 2
+    result = finish(plan, [None])
+    assert (result.content, result.revision) == ("new", 3)
+
+
+def test_update_gives_up_after_repeated_conflicts() -> None:
+    plan = planner().update("E1", content="new")
+    next(plan)
+    with pytest.raises(ConflictError, match="gave up"):
+        for _ in range(10):
+            plan.send([entry()])
+            plan.throw(ConflictError("raced"))
+
+
+def test_compact_invokes_the_callback_between_read_and_write() -> None:
+    def callback(entries: Any) -> str:
+        return "merged"
+
+    plan = planner().compact(["E1"], callback)
+    assert next(plan) == (GetOp("t", "E1"),)
+    step = plan.send([entry()])
+    assert isinstance(step, Invoke) and step.fn is callback
+    (put,) = plan.send("merged")
+    assert put.entry.compacted_from_ids == ("E1",)
+    assert finish(plan, [None]).content == "merged"
+
+
+def test_merge_provenance() -> None:
+    a = entry(provenance=Provenance(source="s", agent_id="a", confidence=0.8))
+    b = entry(provenance=Provenance(source="s", agent_id="b", tool_originated=True))
+    merged = merge_provenance([a, b])
+    assert merged == Provenance(source="s", confidence=0.8, tool_originated=True)
+
+
+def test_cursor_round_trip() -> None:
+    cursor = encode_cursor(entry(), "newest")
+    assert decode_cursor(cursor, "newest") == (NOW, "E1")
+
+
+def test_ids_are_strictly_increasing_even_when_the_clock_stalls() -> None:
+    ids = [new_id(NOW) for _ in range(1000)]
+    assert ids == sorted(ids) and len(set(ids)) == 1000
+    assert all(len(i) == 26 for i in ids)
