@@ -69,7 +69,7 @@ def make_machine(make_backend: Any) -> type[RuleBasedStateMachine]:
 
         @rule(tenant=tenants, scope=scopes, tags=tag_sets, limit=st.integers(1, 8),
               order=st.sampled_from(["newest", "oldest"]))  # fmt: skip
-        def retrieve(self, tenant: str, scope: Scope, tags: list[str], limit: int, order: str
+        def retrieve(self, tenant: str, scope: Scope, tags: list[str], limit: int, order: Any
                      ) -> None:  # fmt: skip
             found = self.memories[tenant].retrieve(scope, tags=tags, limit=limit, order=order)
             for entry in found:

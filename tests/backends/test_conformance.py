@@ -16,8 +16,8 @@ from memvault.testing.conformance import MemoryConformance
 
 class TestInMemoryBackend(MemoryConformance):
     @pytest.fixture
-    def backend(self) -> Iterator[Backend]:
-        yield InMemoryBackend()
+    def backend(self) -> Backend:
+        return InMemoryBackend()
 
 
 class TestSQLiteFile(MemoryConformance):

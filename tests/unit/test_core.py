@@ -30,7 +30,7 @@ def finish(plan: Generator[Any, Any, Any], value: Any) -> Any:
 
 
 def test_update_retries_after_a_lost_race() -> None:
-    plan = planner().update("E1", content="new")
+    plan: Any = planner().update("E1", content="new")
     assert next(plan) == (GetOp("t", "E1"),)
     (replace,) = plan.send([entry(revision=1)])
     assert isinstance(replace, ReplaceOp) and replace.expected_revision == 1
@@ -42,7 +42,7 @@ def test_update_retries_after_a_lost_race() -> None:
 
 
 def test_update_gives_up_after_repeated_conflicts() -> None:
-    plan = planner().update("E1", content="new")
+    plan: Any = planner().update("E1", content="new")
     next(plan)
     with pytest.raises(ConflictError, match="gave up"):
         for _ in range(10):
@@ -54,7 +54,7 @@ def test_compact_invokes_the_callback_between_read_and_write() -> None:
     def callback(entries: Any) -> str:
         return "merged"
 
-    plan = planner().compact(["E1"], callback)
+    plan: Any = planner().compact(["E1"], callback)
     assert next(plan) == (GetOp("t", "E1"),)
     step = plan.send([entry()])
     assert isinstance(step, Invoke) and step.fn is callback

@@ -1,6 +1,12 @@
 import pytest
 
-from memvault import InvalidScopeError, InvalidScopePromotionError, Scope, ScopeKind, ValidationError
+from memvault import (
+    InvalidScopeError,
+    InvalidScopePromotionError,
+    Scope,
+    ScopeKind,
+    ValidationError,
+)
 from memvault.scopes import check_promotion, expand_scopes
 
 

@@ -180,7 +180,9 @@ def get(ctx: click.Context, entry_id: str, as_json: bool) -> None:
 @scope_option("--scope", help="Only this scope (default: every scope).")
 @tag_option
 @since_option
-@click.option("--order", type=click.Choice(["newest", "oldest"]), default="newest")
+@click.option(
+    "--order", type=click.Choice(["newest", "oldest"]), default="newest", help="Sort order."
+)
 @click.option("--limit", type=int, default=20, show_default=True, help="Entries per page.")
 @click.option("--cursor", help="Continue after a previous page (its next_cursor).")
 @click.option("--include-expired", is_flag=True, help="Show expired entries too.")

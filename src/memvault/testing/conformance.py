@@ -80,12 +80,14 @@ class MemoryConformance:
         return ManualClock()
 
     @pytest.fixture(params=["sync", "async"])
-    def memory(self, request: pytest.FixtureRequest, backend: Backend, clock: ManualClock) -> Any:
+    def memory(
+        self, request: pytest.FixtureRequest, backend: Backend, clock: ManualClock
+    ) -> Iterator[Any]:
         if request.param == "sync":
-            return Memory(backend, clock=clock)
-        runner = asyncio.Runner()
-        request.addfinalizer(runner.close)
-        return BlockingAsync(AsyncMemory(backend, clock=clock), runner)
+            yield Memory(backend, clock=clock)
+            return
+        with asyncio.Runner() as runner:
+            yield BlockingAsync(AsyncMemory(backend, clock=clock), runner)
 
     # -- write and get ----------------------------------------------------------------------
 

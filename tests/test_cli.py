@@ -1,0 +1,133 @@
+"""The memvault CLI, through click's runner against a real SQLite file."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner, Result
+
+from memvault.cli import cli
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Any:
+    runner = CliRunner()
+    store = str(tmp_path / "cli.db")
+
+    def invoke(*args: str, input: str | None = None, code: int = 0) -> Result:
+        result = runner.invoke(cli, ["--store", store, *args], input=input)
+        assert result.exit_code == code, result.output
+        return result
+
+    return invoke
+
+
+def as_json(result: Result) -> Any:
+    return json.loads(result.stdout)
+
+
+def test_every_command_has_help() -> None:
+    assert cli.help
+    runner = CliRunner()
+    for name, command in cli.commands.items():
+        assert command.help, f"{name} has no help text"
+        for param in command.params:
+            if isinstance(param, click.Option) and param.name != "help":
+                assert param.help, f"{name} {param.opts} has no help"
+        result = runner.invoke(cli, [name, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_write_get_list_round_trip(run: Any) -> None:
+    entry_id = run("write", "prefers tea", "--scope", "user:alice", "--tag", "pref").stdout.strip()
+    shown = as_json(run("get", entry_id, "--json"))
+    assert (shown["content"], shown["scope"], shown["tags"]) == (
+        "prefers tea",
+        "user:alice",
+        ["pref"],
+    )
+    assert "prefers tea" in run("get", entry_id).stdout
+    listed = as_json(run("list", "--scope", "user:alice", "--json"))
+    assert [e["id"] for e in listed["entries"]] == [entry_id]
+    assert listed["next_cursor"] is None
+    assert entry_id in run("list").stdout
+
+
+def test_write_from_stdin_with_provenance(run: Any) -> None:
+    written = as_json(run("write", "-", "--scope", "session:s1", "--source", "user_turn",
+                          "--confidence", "0.8", "--metadata", '{"k": 1}', "--json",
+                          input="multi\nline"))  # fmt: skip
+    assert written["content"] == "multi\nline"
+    assert written["metadata"] == {"k": 1}
+    assert written["provenance"]["source"] == "user_turn"
+    assert written["provenance"]["created_in_session_id"] == "s1"
+
+
+def test_update_promote_count_delete(run: Any) -> None:
+    entry_id = run("write", "draft", "--scope", "session:s1", "--ttl", "3600").stdout.strip()
+    updated = as_json(run("update", entry_id, "--content", "final", "--no-expiry", "--json"))
+    assert (updated["content"], updated["expires_at"], updated["revision"]) == ("final", None, 2)
+    promoted = as_json(run("promote", entry_id, "--to", "user:alice", "--json"))
+    assert promoted["promoted_from_id"] == entry_id
+    assert as_json(run("count", "--json")) == {"count": 2}
+    narrower = ("count", "--scope", "user:alice", "--include-narrower", "--session", "s1")
+    assert run(*narrower).stdout.strip() == "2"
+    assert as_json(run("delete", entry_id, "--json")) == {"id": entry_id, "deleted": True}
+    assert as_json(run("delete", entry_id, "--json"))["deleted"] is False
+    assert as_json(run("delete-scope", "user:alice", "--yes", "--json"))["deleted"] == 1
+    assert run("count").stdout.strip() == "0"
+
+
+def test_delete_scope_asks_first(run: Any) -> None:
+    run("write", "x", "--scope", "user:a")
+    run("delete-scope", "user:a", input="n\n", code=1)
+    assert run("count").stdout.strip() == "1"
+    run("delete-scope", "user:a", input="y\n")
+    assert run("count").stdout.strip() == "0"
+
+
+def test_paging_with_cursor(run: Any) -> None:
+    for n in range(5):
+        run("write", f"e{n}", "--scope", "user:a")
+    first = as_json(run("list", "--limit", "3", "--json"))
+    second = as_json(run("list", "--limit", "3", "--cursor", first["next_cursor"], "--json"))
+    contents = [e["content"] for e in first["entries"] + second["entries"]]
+    assert contents == ["e4", "e3", "e2", "e1", "e0"]
+    assert "--cursor" in run("list", "--limit", "2").stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (("get", "nope"), 3, "not found"),
+        (("update", "nope", "--content", "x"), 3, "not found"),
+        (("write", "", "--scope", "user:a"), 2, "must not be empty"),
+        (("write", "x", "--scope", "user"), 2, "malformed scope"),
+        (("write", "x", "--scope", "user:a", "--metadata", "[1]"), 2, "JSON object"),
+        (("write", "x", "--scope", "user:a", "--expires-at", "2030-01-01"), 2, "timezone"),
+        (("list", "--limit", "0"), 2, "limit must be a positive integer"),
+        (("list", "--cursor", "garbage"), 2, "invalid cursor"),
+        (("count", "--include-narrower"), 2, "need --scope"),
+        (("update", "x"), 2, "nothing to change"),
+        (("promote", "nope", "--to", "user:a"), 3, "not found"),
+    ],
+)
+def test_errors_are_one_line_with_exit_codes(run: Any, args: tuple[str, ...], code: int,
+                                             message: str) -> None:  # fmt: skip
+    result = run(*args, code=code)
+    assert message in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_forbidden_promotion_is_a_store_error(run: Any) -> None:
+    entry_id = run("write", "x", "--scope", "org:o").stdout.strip()
+    result = run("promote", entry_id, "--to", "user:a", code=1)
+    assert "cannot promote from org:o to user:a" in result.stderr
+
+
+def test_default_store_under_memvault_home(isolated_environment: Path) -> None:
+    result = CliRunner().invoke(cli, ["write", "x", "--scope", "user:a"])
+    assert result.exit_code == 0, result.output
+    assert (isolated_environment / "memvault.db").exists()
