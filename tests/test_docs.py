@@ -1,0 +1,26 @@
+"""The README stays true: its quick start runs, offline, as written."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_quick_start_runs(isolated_environment: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"## Quick start.*?```python\n(.*?)```", text, re.S)
+    assert block, "README has no python quick start"
+    assert len(block[1].strip().splitlines()) <= 10
+    exec(compile(block[1], "README quick start", "exec"), {})
+    out = capsys.readouterr().out
+    assert "User prefers dark mode ← promoted from" in out
+    assert "2 entries for alice" in out
+    assert (isolated_environment / "memvault.db").exists()
+
+
+def test_readme_names_the_two_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert 'python -m pip install -e ".[dev]"' in text
+    assert "python -m pytest" in text
