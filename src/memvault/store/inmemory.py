@@ -11,25 +11,14 @@ from typing import Any, ClassVar
 from ..config import Settings
 from ..errors import BackendError, ConflictError
 from ..types import MemoryEntry
+from . import ops
 from .base import Backend, Capabilities
-from .ops import (
-    CountOp,
-    DeleteOp,
-    DeleteScopeOp,
-    Filter,
-    GetOp,
-    ListOp,
-    Op,
-    PurgeExpiredOp,
-    PutOp,
-    ReplaceOp,
-)
 
 Key = tuple[str, str]
 Undo = list[Callable[[], None]]
 
 
-def matches(entry: MemoryEntry, where: Filter) -> bool:
+def matches(entry: MemoryEntry, where: ops.Filter) -> bool:
     """Whether ``entry`` (already known to be in ``where.tenant``) passes the filter."""
     if where.scopes is not None and entry.scope not in where.scopes:
         return False
@@ -63,7 +52,7 @@ class InMemoryBackend(Backend):
             )
         return cls()
 
-    def batch(self, ops: Sequence[Op]) -> list[Any]:
+    def batch(self, ops: Sequence[ops.Op]) -> list[Any]:
         undo: Undo = []
         with self._lock:
             try:
@@ -88,24 +77,24 @@ class InMemoryBackend(Backend):
         else:
             self._rows[key] = entry
 
-    def _select(self, where: Filter) -> list[MemoryEntry]:
+    def _select(self, where: ops.Filter) -> list[MemoryEntry]:
         return [
             entry
             for (tenant, _), entry in self._rows.items()
             if tenant == where.tenant and matches(entry, where)
         ]
 
-    def op_put(self, op: PutOp, undo: Undo) -> None:
+    def op_put(self, op: ops.PutOp, undo: Undo) -> None:
         key = (op.tenant, op.entry.id)
         if key in self._rows:
             raise BackendError(f"an entry with id {op.entry.id} already exists")
         self._set(key, op.entry, undo)
 
-    def op_get(self, op: GetOp, undo: Undo) -> MemoryEntry | None:
+    def op_get(self, op: ops.GetOp, undo: Undo) -> MemoryEntry | None:
         entry = self._rows.get((op.tenant, op.entry_id))
         return None if entry is None else _detached(entry)
 
-    def op_list(self, op: ListOp, undo: Undo) -> list[MemoryEntry]:
+    def op_list(self, op: ops.ListOp, undo: Undo) -> list[MemoryEntry]:
         newest = op.order == "newest"
         rows = sorted(self._select(op.filter), key=lambda e: (e.created_at, e.id), reverse=newest)
         if op.after is not None:
@@ -116,17 +105,17 @@ class InMemoryBackend(Backend):
                 rows = [e for e in rows if (e.created_at, e.id) > after]
         return [_detached(e) for e in rows[: op.limit]]
 
-    def op_count(self, op: CountOp, undo: Undo) -> int:
+    def op_count(self, op: ops.CountOp, undo: Undo) -> int:
         return len(self._select(op.filter))
 
-    def op_replace(self, op: ReplaceOp, undo: Undo) -> None:
+    def op_replace(self, op: ops.ReplaceOp, undo: Undo) -> None:
         key = (op.tenant, op.entry.id)
         current = self._rows.get(key)
         if current is None or current.revision != op.expected_revision:
             raise ConflictError(f"entry {op.entry.id} changed or was deleted concurrently")
         self._set(key, op.entry, undo)
 
-    def op_delete(self, op: DeleteOp, undo: Undo) -> bool:
+    def op_delete(self, op: ops.DeleteOp, undo: Undo) -> bool:
         key = (op.tenant, op.entry_id)
         current = self._rows.get(key)
         if op.expected_revision is not None and (
@@ -144,8 +133,8 @@ class InMemoryBackend(Backend):
             self._remove(key, undo)
         return len(doomed)
 
-    def op_delete_scope(self, op: DeleteScopeOp, undo: Undo) -> int:
+    def op_delete_scope(self, op: ops.DeleteScopeOp, undo: Undo) -> int:
         return self._remove_where(lambda k, e: k[0] != op.tenant or e.scope != op.scope, undo)
 
-    def op_purge_expired(self, op: PurgeExpiredOp, undo: Undo) -> int:
+    def op_purge_expired(self, op: ops.PurgeExpiredOp, undo: Undo) -> int:
         return self._remove_where(lambda k, e: k[0] != op.tenant or not e.is_expired(op.now), undo)

@@ -21,20 +21,8 @@ import sqlean as sqlite3
 from .. import types as t
 from ..config import Settings
 from ..errors import BackendError, ConflictError
-from . import migrations
+from . import migrations, ops
 from .base import Backend, Capabilities
-from .ops import (
-    CountOp,
-    DeleteOp,
-    DeleteScopeOp,
-    Filter,
-    GetOp,
-    ListOp,
-    Op,
-    PurgeExpiredOp,
-    PutOp,
-    ReplaceOp,
-)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
@@ -123,7 +111,7 @@ def replace_sql(tenant: str, entry: t.MemoryEntry, expected_revision: int) -> SQ
     return sql, [*_mutable_values(entry), tenant, entry.id, expected_revision]
 
 
-def where_sql(where: Filter) -> SQL:
+def where_sql(where: ops.Filter) -> SQL:
     """The WHERE clause (over alias ``e``) and parameters of a filter."""
     clauses: list[str] = ["e.tenant = ?"]
     params: list[Any] = [where.tenant]
@@ -144,7 +132,7 @@ def where_sql(where: Filter) -> SQL:
     return " AND ".join(clauses), params
 
 
-def list_sql(op: ListOp) -> SQL:
+def list_sql(op: ops.ListOp) -> SQL:
     where, params = where_sql(op.filter)
     direction, before = ("DESC", "<") if op.order == "newest" else ("ASC", ">")
     if op.after is not None:
@@ -157,7 +145,7 @@ def list_sql(op: ListOp) -> SQL:
     return sql, [*params, op.limit]
 
 
-def count_sql(op: CountOp) -> SQL:
+def count_sql(op: ops.CountOp) -> SQL:
     where, params = where_sql(op.filter)
     return f"SELECT count(*) FROM entries e WHERE {where}", params
 
@@ -258,7 +246,7 @@ class SQLiteBackend(Backend):
             row = self._conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
         return int(row[0] or 0)
 
-    def batch(self, ops: Sequence[Op]) -> list[Any]:
+    def batch(self, ops: Sequence[ops.Op]) -> list[Any]:
         writes = any(op.writes for op in ops)
         with self._lock:
             conn = self._conn
@@ -293,34 +281,34 @@ class SQLiteBackend(Backend):
             [(rowid, tag) for tag in tags],
         )
 
-    def op_put(self, conn: Any, op: PutOp) -> None:
+    def op_put(self, conn: Any, op: ops.PutOp) -> None:
         try:
             cursor = conn.execute(*insert_sql(op.tenant, op.entry))
         except sqlite3.IntegrityError as exc:
             raise BackendError(f"an entry with id {op.entry.id} already exists") from exc
         self._write_tags(conn, cursor.lastrowid, op.entry.tags)
 
-    def op_get(self, conn: Any, op: GetOp) -> t.MemoryEntry | None:
+    def op_get(self, conn: Any, op: ops.GetOp) -> t.MemoryEntry | None:
         row = conn.execute(
             f"SELECT {_COLUMNS} FROM entries e WHERE e.tenant = ? AND e.id = ?",
             (op.tenant, op.entry_id),
         ).fetchone()
         return None if row is None else entry_from_row(row)
 
-    def op_list(self, conn: Any, op: ListOp) -> list[t.MemoryEntry]:
+    def op_list(self, conn: Any, op: ops.ListOp) -> list[t.MemoryEntry]:
         return [entry_from_row(row) for row in conn.execute(*list_sql(op))]
 
-    def op_count(self, conn: Any, op: CountOp) -> int:
+    def op_count(self, conn: Any, op: ops.CountOp) -> int:
         return int(conn.execute(*count_sql(op)).fetchone()[0])
 
-    def op_replace(self, conn: Any, op: ReplaceOp) -> None:
+    def op_replace(self, conn: Any, op: ops.ReplaceOp) -> None:
         row = conn.execute(*replace_sql(op.tenant, op.entry, op.expected_revision)).fetchone()
         if row is None:
             raise ConflictError(f"entry {op.entry.id} changed or was deleted concurrently")
         conn.execute("DELETE FROM entry_tags WHERE entry_rowid = ?", (row[0],))
         self._write_tags(conn, row[0], op.entry.tags)
 
-    def op_delete(self, conn: Any, op: DeleteOp) -> bool:
+    def op_delete(self, conn: Any, op: ops.DeleteOp) -> bool:
         sql = "DELETE FROM entries WHERE tenant = ? AND id = ?"
         params: list[Any] = [op.tenant, op.entry_id]
         if op.expected_revision is not None:
@@ -331,13 +319,13 @@ class SQLiteBackend(Backend):
             raise ConflictError(f"entry {op.entry_id} changed or was deleted concurrently")
         return deleted
 
-    def op_delete_scope(self, conn: Any, op: DeleteScopeOp) -> int:
+    def op_delete_scope(self, conn: Any, op: ops.DeleteScopeOp) -> int:
         cursor = conn.execute(
             "DELETE FROM entries WHERE tenant = ? AND scope = ?", (op.tenant, str(op.scope))
         )
         return int(cursor.rowcount)
 
-    def op_purge_expired(self, conn: Any, op: PurgeExpiredOp) -> int:
+    def op_purge_expired(self, conn: Any, op: ops.PurgeExpiredOp) -> int:
         cursor = conn.execute(
             "DELETE FROM entries WHERE tenant = ? AND expires_at IS NOT NULL AND expires_at <= ?",
             (op.tenant, to_micros(op.now)),
