@@ -42,12 +42,35 @@ class Settings:
     sqlite_synchronous: str = field(
         default="FULL", metadata={"doc": "SQLite synchronous mode: FULL (durable) or NORMAL"}
     )
+    chunk_tokens: int = field(default=2000, metadata={"doc": "tokens per chunk of long content"})
+    chunk_overlap: int = field(
+        default=200, metadata={"doc": "tokens shared by neighbouring chunks", "min": 0}
+    )
+    chunk_min_tokens: int = field(
+        default=100, metadata={"doc": "a shorter last chunk joins the one before", "min": 0}
+    )
+    near_duplicate_threshold: float = field(
+        default=0.95,
+        metadata={"doc": "cosine at which a write returns the existing entry (0 turns it off)"},
+    )
+    min_content_chars: int = field(
+        default=0, metadata={"doc": "saliency: refuse shorter content (0 turns it off)", "min": 0}
+    )
+    skip_error_responses: bool = field(
+        default=True, metadata={"doc": "refuse content that is an error response or traceback"}
+    )
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.type == "int" and (not isinstance(value, int) or value <= 0):
-                raise ConfigError(f"setting {f.name} must be a positive integer, got {value!r}")
+            least = f.metadata.get("min", 1)
+            if f.type == "int" and (isinstance(value, bool) or not isinstance(value, int)
+                                    or value < least):  # fmt: skip
+                raise ConfigError(f"setting {f.name} must be an integer >= {least}, got {value!r}")
+        if not 0 <= self.near_duplicate_threshold <= 1:
+            raise ConfigError("setting near_duplicate_threshold must be between 0 and 1")
+        if not self.chunk_overlap < self.chunk_tokens:
+            raise ConfigError("setting chunk_overlap must be smaller than chunk_tokens")
         if self.sqlite_synchronous not in {"FULL", "NORMAL", "EXTRA"}:
             raise ConfigError("setting sqlite_synchronous must be FULL, NORMAL or EXTRA")
         if not self.tenant.strip():
@@ -85,9 +108,20 @@ class Settings:
 
 
 def _convert(type_name: object, key: str, value: Any) -> Any:
-    if type_name == "int" and isinstance(value, str):
-        try:
+    if not isinstance(value, str) or type_name == "str":
+        return value
+    try:
+        if type_name == "int":
             return int(value.replace("_", ""))
-        except ValueError:
-            raise ConfigError(f"setting {key} must be an integer, got {value!r}") from None
+        if type_name == "float":
+            return float(value)
+    except ValueError:
+        kind = "an integer" if type_name == "int" else "a number"
+        raise ConfigError(f"setting {key} must be {kind}, got {value!r}") from None
+    if type_name == "bool":
+        if value.lower() in {"1", "true", "yes", "on"}:
+            return True
+        if value.lower() in {"0", "false", "no", "off"}:
+            return False
+        raise ConfigError(f"setting {key} must be true or false, got {value!r}")
     return value

@@ -12,20 +12,37 @@ from __future__ import annotations
 import base64
 import builtins
 import json
+import threading
+from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypeVar
 
+import numpy as np
+
 from . import validation as check
 from .config import Settings
-from .errors import CompactionError, ConflictError, NotFoundError, ValidationError
+from .embeddings.base import Embedder
+from .errors import (
+    CompactionError,
+    ConflictError,
+    EmbeddingMismatchError,
+    FilteredError,
+    NotFoundError,
+    ValidationError,
+)
 from .ids import new_id
+from .retrieval import chunking, filters, text
+from .retrieval.ranker import CONVERSATIONAL, RankSpec, rank
 from .scopes import check_promotion, expand_scopes
 from .store.ops import (
+    ChunkPageOp,
+    ChunkRecord,
     CountOp,
     DeleteOp,
     DeleteScopeOp,
+    EmbeddingInfoOp,
     Filter,
     GetOp,
     ListOp,
@@ -33,8 +50,10 @@ from .store.ops import (
     PurgeExpiredOp,
     PutOp,
     ReplaceOp,
+    SearchOp,
+    SetVectorsOp,
 )
-from .types import MemoryEntry, NewEntry, Page, Provenance, Scope, ScopeKind
+from .types import MemoryEntry, NewEntry, Page, Provenance, Scope, ScopeKind, SearchHit
 
 T = TypeVar("T")
 Order = Literal["newest", "oldest"]
@@ -46,10 +65,14 @@ UPDATE_ATTEMPTS = 5
 
 @dataclass(frozen=True, slots=True)
 class Invoke:
-    """A step that calls a caller-supplied function; the driver awaits it if needed."""
+    """A step that calls a function; the driver awaits its result if it is awaitable.
+
+    ``blocking`` marks CPU- or I/O-bound work (embedding) that an async driver runs in a thread.
+    """
 
     fn: Callable[..., Any]
     args: tuple[Any, ...]
+    blocking: bool = False
 
 
 Step = tuple[Op, ...] | Invoke
@@ -108,16 +131,99 @@ def decode_cursor(cursor: str, order: str) -> tuple[datetime, str]:
     return when, str(entry_id)
 
 
+class Stats:
+    """Thread-safe counters of what the write filters and searches did."""
+
+    def __init__(self) -> None:
+        self._counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def add(self, name: str, amount: int = 1) -> None:
+        with self._lock:
+            self._counts[name] += amount
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+
+def metadata_filter(metadata: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
+    """Metadata equality filters: top-level keys mapped to JSON scalars."""
+    if not metadata:
+        return ()
+    if not isinstance(metadata, Mapping):
+        raise ValidationError("metadata filters must be a mapping of key to value")
+    for key, value in metadata.items():
+        if not isinstance(key, str) or not (value is None or isinstance(value, str | int | float)):
+            raise ValidationError(f"metadata filter {key!r} must map a string key to a scalar")
+    return tuple(sorted(metadata.items()))
+
+
 class Planner:
     """Builds the plans of one tenant's store operations."""
 
-    def __init__(self, tenant: str, settings: Settings, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        tenant: str,
+        settings: Settings,
+        clock: Callable[[], datetime],
+        embedder: Embedder,
+        stats: Stats | None = None,
+    ) -> None:
         self.tenant = tenant
         self.settings = settings
+        self.embedder = embedder
+        self.stats = stats or Stats()
         self._clock = clock
 
     def now(self) -> datetime:
         return check.aware("the clock's time", self._clock())
+
+    def for_tenant(self, tenant: str) -> Planner:
+        return Planner(tenant, self.settings, self._clock, self.embedder, self.stats)
+
+    # -- indexing ---------------------------------------------------------------------------
+
+    def _admit(self, content: str) -> None:
+        """Apply the write filters that need no vectors; count and raise on refusal."""
+        if self.settings.skip_error_responses and filters.is_error_response(content):
+            self.stats.add("filtered_error_response")
+            raise FilteredError(
+                "error_response",
+                "content looks like an error response and is not stored "
+                "(MEMVAULT_SKIP_ERROR_RESPONSES=false keeps such content)",
+            )
+        if filters.is_too_short(content, self.settings.min_content_chars):
+            self.stats.add("filtered_too_short")
+            limit = self.settings.min_content_chars
+            raise FilteredError("too_short", f"content is shorter than {limit} characters")
+
+    def _index(self, entries: Sequence[MemoryEntry]) -> Plan[list[tuple[ChunkRecord, ...]]]:
+        """Chunk each entry's content and embed every chunk (one embedding step)."""
+        spec = chunking.ChunkSpec(
+            self.settings.chunk_tokens, self.settings.chunk_overlap, self.settings.chunk_min_tokens
+        )
+        layouts = [chunking.split(e.content, spec) for e in entries]
+        texts = [t for e, lay in zip(entries, layouts, strict=True)
+                 for t in chunking.texts(e.content, lay)]  # fmt: skip
+        vectors = yield Invoke(self.embedder.embed, (texts,), blocking=True)
+        result, position = [], 0
+        for layout in layouts:
+            result.append(tuple(ChunkRecord(c.seq, c.start, c.end, vectors[position + i])
+                                for i, c in enumerate(layout)))  # fmt: skip
+            position += len(layout)
+        return result
+
+    def check_embedding(self) -> Plan[None]:
+        """Record this store's embedding model, or fail if it was built with another one."""
+        name, dimension = self.embedder.name, self.embedder.dimension
+        (stored,) = yield (EmbeddingInfoOp(name, dimension),)
+        if tuple(stored) != (name, dimension):
+            raise EmbeddingMismatchError(
+                f"this store was embedded with {stored[0]!r} ({stored[1]} dimensions) but is "
+                f"opened with {name!r} ({dimension} dimensions); open it with the model it was "
+                f"built with, or re-embed it: memvault --store URL reembed"
+            )
 
     # -- building entries -------------------------------------------------------------------
 
@@ -131,17 +237,23 @@ class Planner:
         provenance = Provenance.coerce(request.provenance)
         if scope.kind is ScopeKind.SESSION and provenance.created_in_session_id is None:
             provenance = replace(provenance, created_in_session_id=scope.id)
+        created = (
+            now if request.created_at is None else check.past("created_at", request.created_at, now)
+        )
         return MemoryEntry(
-            id=new_id(now),
+            id=new_id(created),
             scope=scope,
             content=check.content(request.content, self.settings),
             tags=check.tags(request.tags, self.settings),
             category=check.category(request.category),
-            created_at=now,
+            created_at=created,
             updated_at=now,
             expires_at=check.expiry(request.expires_at, ttl, now),
             metadata=check.metadata(request.metadata, self.settings),
             provenance=provenance,
+            context=None
+            if request.context is None
+            else check.context(request.context, self.settings),
         )
 
     def _filter(
@@ -179,21 +291,38 @@ class Planner:
         ttl: timedelta | float | None = None,
         metadata: Mapping[str, Any] | None = None,
         provenance: Provenance | Mapping[str, Any] | None = None,
+        context: str | None = None,
+        created_at: datetime | None = None,
     ) -> Plan[MemoryEntry]:
         """Store one entry in ``scope`` and return it with its id and timestamps.
 
         ``ttl`` (seconds or a timedelta) is a shorthand for ``expires_at``. A session-scoped entry
         records its session as ``provenance.created_in_session_id`` unless one is given.
+        ``context`` (e.g. the turn before this one) is searched with the entry but is not its
+        content; ``created_at`` back-dates an imported memory (never into the future).
+        If an unexpired entry of the same scope is a near-duplicate (cosine at or above
+        ``near_duplicate_threshold``), that entry is returned and nothing new is stored.
+        Content that a write filter refuses raises FilteredError.
         """
-        request = NewEntry(content, scope, tags, category, expires_at, metadata, provenance)
+        request = NewEntry(
+            content, scope, tags, category, expires_at, metadata, provenance, context, created_at
+        )
         entry = self._new_entry(request, self.now(), ttl)
-        yield (PutOp(self.tenant, entry),)
-        return entry
+        self._admit(entry.content)
+        (chunks,) = yield from self._index([entry])
+        threshold = self.settings.near_duplicate_threshold
+        (duplicate,) = yield (PutOp(self.tenant, entry, chunks, threshold),)
+        if duplicate is None:
+            self.stats.add("written")
+            return entry
+        self.stats.add("near_duplicate")
+        return (yield from self._live(duplicate))
 
     def write_many(self, items: Iterable[NewEntry | Mapping[str, Any]]) -> Plan[list[MemoryEntry]]:
         """Store several entries in one transaction: all are written, or none (on any error).
 
-        Items are :class:`NewEntry` values or mappings with the same keys.
+        Items are :class:`NewEntry` values or mappings with the same keys. The result lines up
+        with the items; a near-duplicate item yields the entry it duplicates.
         """
         now = self.now()
         entries = []
@@ -201,11 +330,55 @@ class Planner:
             try:
                 request = item if isinstance(item, NewEntry) else NewEntry(**item)
                 entries.append(self._new_entry(request, now))
+                self._admit(entries[-1].content)
+            except FilteredError as exc:
+                raise FilteredError(exc.reason, f"item {index}: {exc}") from exc
             except (ValidationError, TypeError) as exc:
                 raise ValidationError(f"item {index}: {exc}") from exc
-        if entries:
-            yield tuple(PutOp(self.tenant, entry) for entry in entries)
-        return entries
+        if not entries:
+            return []
+        chunks = yield from self._index(entries)
+        threshold = self.settings.near_duplicate_threshold
+        same_batch = self._duplicates_within(entries, chunks, threshold)
+        puts = [PutOp(self.tenant, e, c, threshold) for e, c, d in
+                zip(entries, chunks, same_batch, strict=True) if d is None]  # fmt: skip
+        outcomes = yield tuple(puts)
+        remaining = iter(outcomes)
+        results: builtins.list[MemoryEntry | str] = []
+        for entry, twin in zip(entries, same_batch, strict=True):
+            results.append(results[twin] if twin is not None else next(remaining) or entry)
+        written = sum(1 for outcome in outcomes if outcome is None)
+        self.stats.add("written", written)
+        self.stats.add("near_duplicate", len(entries) - written)
+        return (yield from self._fetch_existing(results))
+
+    def _duplicates_within(
+        self,
+        entries: Sequence[MemoryEntry],
+        chunks: Sequence[tuple[ChunkRecord, ...]],
+        threshold: float,
+    ) -> builtins.list[int | None]:
+        """For each entry, the earlier one-chunk entry of the same batch and scope it repeats."""
+        eligible = np.array([len(c) == 1 and c[0].vector is not None for c in chunks])
+        dimension = self.embedder.dimension
+        zero = np.zeros(dimension, np.float32)
+        vectors = np.vstack(
+            [c[0].vector if c and c[0].vector is not None else zero for c in chunks]
+        )
+        groups: builtins.list[object] = [e.scope for e in entries]
+        texts = [e.content for e in entries]
+        return filters.earlier_duplicates(vectors, texts, groups, eligible, threshold=threshold)
+
+    def _fetch_existing(
+        self, items: Sequence[MemoryEntry | str]
+    ) -> Plan[builtins.list[MemoryEntry]]:
+        """Replace the ids among ``items`` (pre-existing duplicates) by their entries."""
+        ids = list(dict.fromkeys(item for item in items if isinstance(item, str)))
+        found: dict[str, MemoryEntry] = {}
+        if ids:
+            fetched = yield tuple(GetOp(self.tenant, i) for i in ids)
+            found = {e.id: e for e in fetched if e is not None}
+        return [found[item] if isinstance(item, str) else item for item in items]
 
     def retrieve(
         self,
@@ -261,6 +434,7 @@ class Planner:
             changes: dict[str, Any] = {"updated_at": now, "revision": current.revision + 1}
             if content is not UNSET:
                 changes["content"] = check.content(content, self.settings)
+                self._admit(changes["content"])
             if tags is not UNSET:
                 changes["tags"] = check.tags(tags, self.settings)
             if expires_at is not UNSET:
@@ -268,8 +442,11 @@ class Planner:
             if metadata is not UNSET:
                 changes["metadata"] = check.metadata(metadata, self.settings)
             updated = replace(current, **changes)
+            chunks = None
+            if updated.content != current.content:
+                (chunks,) = yield from self._index([updated])
             try:
-                yield (ReplaceOp(self.tenant, updated, current.revision),)
+                yield (ReplaceOp(self.tenant, updated, current.revision, chunks),)
             except ConflictError:
                 continue
             return updated
@@ -316,7 +493,8 @@ class Planner:
             promoted_from_id=source.id,
             revision=1,
         )
-        ops: list[Op] = [PutOp(self.tenant, promoted)]
+        (chunks,) = yield from self._index([promoted])
+        ops: list[Op] = [PutOp(self.tenant, promoted, chunks)]
         if delete_original:
             ops.append(DeleteOp(self.tenant, source.id, expected_revision=source.revision))
         yield tuple(ops)
@@ -368,7 +546,8 @@ class Planner:
             merge_provenance(sources),
         )
         entry = replace(self._new_entry(request, now), compacted_from_ids=tuple(ids))
-        ops: list[Op] = [PutOp(self.tenant, entry)]
+        (chunks,) = yield from self._index([entry])
+        ops: list[Op] = [PutOp(self.tenant, entry, chunks)]
         if delete_sources:
             ops += [DeleteOp(self.tenant, e.id, expected_revision=e.revision) for e in sources]
         yield tuple(ops)
@@ -408,6 +587,91 @@ class Planner:
         """Really delete this tenant's expired entries (retrieval already hides them)."""
         (count,) = yield (PurgeExpiredOp(self.tenant, self.now()),)
         return int(count)
+
+    def search(
+        self,
+        query: str,
+        scope: Scope | str,
+        *,
+        limit: int = 10,
+        tags: Iterable[str] | None = None,
+        categories: Iterable[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        include_narrower: bool = False,
+        session_id: str | None = None,
+        lexical_weight: float = 0.5,
+        dense_weight: float = 0.5,
+        recency_weight: float = 0.0,
+        recency_half_life: timedelta = timedelta(days=30),
+        fusion: Literal["weighted", "rrf"] = "weighted",
+        diversity: float | None = None,
+        min_score: float | None = None,
+        conversational: bool = False,
+    ) -> Plan[builtins.list[SearchHit]]:
+        """Hybrid search: BM25 + embedding similarity (+ optional recency), fused, best first.
+
+        Scope, tenant and every filter (tags ALL-of, categories ANY-of, ``since`` ≤ created <
+        ``until``, metadata equality) apply before ranking. ``fusion`` is a weighted sum of
+        min-max normalised scores or reciprocal rank fusion; ``diversity`` (0..1) turns on MMR;
+        ``min_score`` drops weak hits. ``conversational=True`` treats entries as turns of
+        conversations: turns next to a match, and the episode (turns less than 30 minutes apart)
+        around it, share its relevance. Each hit carries its component scores.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise ValidationError("search needs a non-empty query string")
+        spec = RankSpec(
+            limit=check.limit(limit, self.settings),
+            lexical_weight=lexical_weight,
+            dense_weight=dense_weight,
+            recency_weight=recency_weight,
+            recency_half_life_s=recency_half_life.total_seconds(),
+            fusion=fusion,
+            diversity=diversity,
+            min_score=min_score,
+            **(CONVERSATIONAL if conversational else {}),  # type: ignore[arg-type]
+        )
+        scopes = expand_scopes(Scope.coerce(scope), include_narrower=include_narrower,
+                               session_id=session_id)  # fmt: skip
+        now = self.now()
+        where = replace(
+            self._filter(scopes, tags, since, now),
+            until=None if until is None else check.aware("until", until),
+            categories=tuple(check.category(c) or "" for c in categories or ()),
+            metadata=metadata_filter(metadata),
+        )
+        terms = text.query_terms(query)
+        vectors = yield Invoke(self.embedder.embed, ([query],), blocking=True)
+        op = SearchOp(where, text.fts_match(terms), tuple(terms), vectors[0],
+                      with_vectors=diversity is not None)  # fmt: skip
+        (candidates,) = yield (op,)
+        ranked = rank(candidates, spec, int(now.timestamp() * 1_000_000))
+        self.stats.add("searches")
+        found = yield tuple(GetOp(self.tenant, candidates.entry_ids[r.index]) for r in ranked)
+        return [SearchHit(entry, r.score, r.components)
+                for r, entry in zip(ranked, found, strict=True) if entry is not None]  # fmt: skip
+
+    def reembed(
+        self, batch_size: int = 256, progress: Callable[[int], None] | None = None
+    ) -> Plan[int]:
+        """Re-embed every chunk of the store (all tenants) with this Memory's embedder.
+
+        Each batch is its own transaction; an interrupted run can simply be started again.
+        ``progress`` is called with the number of chunks done so far. Returns that number.
+        """
+        done, after = 0, 0
+        while True:
+            (page,) = yield (ChunkPageOp(after, batch_size),)
+            if not page:
+                break
+            vectors = yield Invoke(self.embedder.embed, ([c.text for c in page],), blocking=True)
+            yield (SetVectorsOp(tuple(c.key for c in page), vectors),)
+            done, after = done + len(page), page[-1].key
+            if progress is not None:
+                progress(done)
+        yield (EmbeddingInfoOp(self.embedder.name, self.embedder.dimension, replace=True),)
+        return done
 
     def list(
         self,

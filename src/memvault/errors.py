@@ -5,12 +5,14 @@ these *types* (never their message text) into HTTP statuses and CLI messages::
 
     MemvaultError
     ├── ValidationError            bad input; nothing was changed            (also a ValueError)
-    │   └── InvalidScopeError      malformed scope string, unknown scope kind
+    │   ├── InvalidScopeError      malformed scope string, unknown scope kind
+    │   └── FilteredError          a write-time filter refused the content (too short, an error)
     ├── NotFoundError              no live entry with that id in this tenant  (also a KeyError)
     ├── InvalidScopePromotionError promotion that is not narrow → broad
     ├── CompactionError            the compaction callback failed; nothing was changed
     ├── ConflictError              a concurrent change won; retry the operation
     ├── ConfigError                a setting is unknown or has a bad value
+    │   └── EmbeddingMismatchError the store was embedded with another model; re-embed it
     └── BackendError               the storage engine failed
         ├── CapabilityError        the backend does not support this (also a NotImplementedError)
         └── SchemaError            the store's schema is newer, altered, or unreadable
@@ -31,6 +33,14 @@ class ValidationError(MemvaultError, ValueError):
 
 class InvalidScopeError(ValidationError):
     """A scope string or scope value is malformed."""
+
+
+class FilteredError(ValidationError):
+    """A write-time filter refused the content; ``reason`` says which."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        self.reason = reason
+        super().__init__(message)
 
 
 class NotFoundError(MemvaultError, KeyError):
@@ -64,6 +74,10 @@ class ConflictError(MemvaultError):
 
 class ConfigError(MemvaultError):
     """A configuration key is unknown or its value is invalid."""
+
+
+class EmbeddingMismatchError(ConfigError):
+    """The store's vectors come from another embedding model than the one in use."""
 
 
 class BackendError(MemvaultError):

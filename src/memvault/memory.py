@@ -17,6 +17,7 @@ from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 from .config import Settings
 from .core import Invoke, Plan, Planner, Step, utc_now
+from .embeddings import Embedder, default_embedder
 from .errors import ValidationError
 from .store.base import Backend
 from .store.registry import open_backend
@@ -83,7 +84,9 @@ async def run_awaiting(plan: Plan[T], backend: Backend) -> T:
     step = _resume(plan, _Outcome())
     while not isinstance(step, _Finished):
         try:
-            if isinstance(step, Invoke):
+            if isinstance(step, Invoke) and step.blocking:
+                value = await asyncio.to_thread(step.fn, *step.args)
+            elif isinstance(step, Invoke):
                 value = step.fn(*step.args)
                 value = await value if inspect.isawaitable(value) else value
             else:
@@ -105,6 +108,8 @@ class _Base:
         tenant: str | None = None,
         settings: Settings | None = None,
         clock: Callable[[], datetime] | None = None,
+        embedder: Embedder | None = None,
+        check_embedding: bool = True,
     ) -> None:
         settings = settings if settings is not None else Settings.from_env()
         if isinstance(store, Backend):
@@ -112,7 +117,14 @@ class _Base:
         else:
             self._backend = open_backend(store or settings.store_url(), settings)
             self._owns_backend = True
-        self._planner = Planner(tenant or settings.tenant, settings, clock or utc_now)
+        embedder = embedder if embedder is not None else default_embedder()
+        self._planner = Planner(tenant or settings.tenant, settings, clock or utc_now, embedder)
+        if check_embedding:
+            try:
+                run_blocking(self._planner.check_embedding(), self._backend)
+            except BaseException:
+                self.close()
+                raise
 
     @property
     def tenant(self) -> str:
@@ -130,8 +142,16 @@ class _Base:
         """A view of the same store for another tenant; it shares (and does not own) the backend."""
         view = object.__new__(type(self))
         view._backend, view._owns_backend = self._backend, False
-        view._planner = Planner(tenant, self.settings, self._planner._clock)
+        view._planner = self._planner.for_tenant(tenant)
         return view
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._planner.embedder
+
+    def stats(self) -> dict[str, int]:
+        """Counters: entries written, near-duplicates returned, writes filtered, searches."""
+        return self._planner.stats.snapshot()
 
     def close(self) -> None:
         """Close the backend if this object opened it."""
@@ -178,6 +198,8 @@ class Memory(_Base):
     count = _blocking(Planner.count)
     list = _blocking(Planner.list)
     purge_expired = _blocking(Planner.purge_expired)
+    search = _blocking(Planner.search)
+    reembed = _blocking(Planner.reembed)
 
     def __enter__(self) -> Self:
         return self
@@ -206,6 +228,8 @@ class AsyncMemory(_Base):
     count = _awaitable(Planner.count)
     list = _awaitable(Planner.list)
     purge_expired = _awaitable(Planner.purge_expired)
+    search = _awaitable(Planner.search)
+    reembed = _awaitable(Planner.reembed)
 
     async def aclose(self) -> None:
         """Close the backend (off the event loop) if this object opened it."""

@@ -185,6 +185,8 @@ class MemoryEntry:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     provenance: Provenance = field(default_factory=Provenance)
     revision: int = 1
+    context: str | None = None
+    """Text that situates the entry (e.g. the turn before it): searched, never content."""
 
     def is_expired(self, now: datetime) -> bool:
         """True when the entry has an expiry at or before ``now``."""
@@ -206,6 +208,7 @@ class MemoryEntry:
             "metadata": dict(self.metadata),
             "provenance": self.provenance.to_dict(),
             "revision": self.revision,
+            "context": self.context,
         }
 
 
@@ -220,6 +223,8 @@ class NewEntry:
     expires_at: datetime | None = None
     metadata: Mapping[str, Any] | None = None
     provenance: Provenance | Mapping[str, Any] | None = None
+    context: str | None = None
+    created_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,3 +233,15 @@ class Page:
 
     entries: tuple[MemoryEntry, ...]
     next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One search result: the entry, its fused score, and each component score behind it."""
+
+    entry: MemoryEntry
+    score: float
+    components: Mapping[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"score": self.score, "components": dict(self.components), **self.entry.to_dict()}

@@ -135,3 +135,21 @@ def order(value: object) -> str:
     if value not in ("newest", "oldest"):
         raise ValidationError(f"order must be 'newest' or 'oldest', got {value!r}")
     return str(value)
+
+
+def past(name: str, value: object, now: datetime) -> datetime:
+    """An aware datetime that is not in the future."""
+    when = aware(name, value)
+    if when > now:
+        raise ValidationError(f"{name} {when.isoformat()} is in the future")
+    return when
+
+
+def context(value: object, settings: Settings) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(f"context must be a string, got {type(value).__name__}")
+    if "\x00" in value or len(value) > settings.max_content_chars:
+        raise ValidationError(
+            f"context must be at most {settings.max_content_chars:,} characters, without NUL"
+        )
+    return value

@@ -27,7 +27,7 @@ def test_data_survives_reopening(tmp_path: Path) -> None:
         entry = memory.write("durable", scope="user:a", tags=["t"])
     with Memory(url) as memory:
         assert memory.get(entry.id) == entry
-        assert memory.backend.schema_version() == 1  # type: ignore[attr-defined]
+        assert memory.backend.schema_version() == 2  # type: ignore[attr-defined]
 
 
 def test_default_store_is_a_file_under_memvault_home(isolated_environment: Path) -> None:
@@ -51,7 +51,7 @@ def test_fts_index_follows_writes_updates_and_deletes(tmp_path: Path) -> None:
     conn = memory.backend._conn  # type: ignore[attr-defined]
 
     def hits(term: str) -> int:
-        sql = "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?"
+        sql = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?"
         return int(conn.execute(sql, (term,)).fetchone()[0])
 
     entry = memory.write("the zebra crossed", scope="user:a")

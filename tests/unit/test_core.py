@@ -9,13 +9,21 @@ import pytest
 from memvault import ConflictError, MemoryEntry, Provenance, Scope, Settings
 from memvault.core import Invoke, Planner, decode_cursor, encode_cursor, merge_provenance
 from memvault.ids import new_id
-from memvault.store.ops import GetOp, ReplaceOp
+from memvault.store.ops import GetOp, PutOp, ReplaceOp
+from memvault.testing import HashEmbedder
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 def planner() -> Planner:
-    return Planner("t", Settings(), lambda: NOW)
+    return Planner("t", Settings(), lambda: NOW, HashEmbedder())
+
+
+def embed_step(plan: Any, step: Any) -> Any:
+    """Answer an embedding step the way a driver would."""
+    assert isinstance(step, Invoke)
+    assert step.blocking
+    return plan.send(step.fn(*step.args))
 
 
 def entry(revision: int = 1, **changes: Any) -> MemoryEntry:
@@ -32,10 +40,11 @@ def finish(plan: Generator[Any, Any, Any], value: Any) -> Any:
 def test_update_retries_after_a_lost_race() -> None:
     plan: Any = planner().update("E1", content="new")
     assert next(plan) == (GetOp("t", "E1"),)
-    (replace,) = plan.send([entry(revision=1)])
+    (replace,) = embed_step(plan, plan.send([entry(revision=1)]))
     assert isinstance(replace, ReplaceOp) and replace.expected_revision == 1
+    assert replace.chunks is not None and len(replace.chunks) == 1
     assert plan.throw(ConflictError("raced")) == (GetOp("t", "E1"),)
-    (replace,) = plan.send([entry(revision=2, content="theirs")])
+    (replace,) = embed_step(plan, plan.send([entry(revision=2, content="theirs")]))
     assert replace.expected_revision == 2
     result = finish(plan, [None])
     assert (result.content, result.revision) == ("new", 3)
@@ -46,7 +55,7 @@ def test_update_gives_up_after_repeated_conflicts() -> None:
     next(plan)
     with pytest.raises(ConflictError, match="gave up"):
         for _ in range(10):
-            plan.send([entry()])
+            embed_step(plan, plan.send([entry()]))
             plan.throw(ConflictError("raced"))
 
 
@@ -58,9 +67,27 @@ def test_compact_invokes_the_callback_between_read_and_write() -> None:
     assert next(plan) == (GetOp("t", "E1"),)
     step = plan.send([entry()])
     assert isinstance(step, Invoke) and step.fn is callback
-    (put,) = plan.send("merged")
+    (put,) = embed_step(plan, plan.send("merged"))
+    assert isinstance(put, PutOp)
     assert put.entry.compacted_from_ids == ("E1",)
     assert finish(plan, [None]).content == "merged"
+
+
+def test_write_embeds_then_puts_with_the_duplicate_threshold() -> None:
+    plan: Any = planner().write("likes tea", scope="user:u")
+    (put,) = embed_step(plan, next(plan))
+    assert put.duplicate_threshold == 0.95
+    assert put.chunks[0].vector.shape == (64,)
+    assert finish(plan, [None]).content == "likes tea"
+
+
+def test_write_returns_the_existing_entry_for_a_near_duplicate() -> None:
+    p = planner()
+    plan: Any = p.write("likes tea", scope="user:u")
+    embed_step(plan, next(plan))
+    assert plan.send(["E1"]) == (GetOp("t", "E1"),)
+    assert finish(plan, [entry()]).id == "E1"
+    assert p.stats.snapshot() == {"near_duplicate": 1}
 
 
 def test_merge_provenance() -> None:

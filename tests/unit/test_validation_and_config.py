@@ -64,11 +64,20 @@ def test_settings_from_env_and_mapping(tmp_path: object) -> None:
         Settings.from_mapping({"colour": "blue"})
     with pytest.raises(ConfigError, match="integer"):
         Settings.from_env({"MEMVAULT_MAX_TAGS": "many"})
-    with pytest.raises(ConfigError, match="positive"):
+    with pytest.raises(ConfigError, match="integer >= 1"):
         Settings(max_limit=0)
     with pytest.raises(ConfigError):
         Settings(sqlite_synchronous="OFF")
     assert Settings().with_overrides(max_tags=3).max_tags == 3
+    assert Settings.from_env({"MEMVAULT_SKIP_ERROR_RESPONSES": "off"}).skip_error_responses is False
+    assert (
+        Settings.from_env({"MEMVAULT_NEAR_DUPLICATE_THRESHOLD": "0.9"}).near_duplicate_threshold
+        == 0.9
+    )
+    with pytest.raises(ConfigError, match="true or false"):
+        Settings.from_env({"MEMVAULT_SKIP_ERROR_RESPONSES": "maybe"})
+    with pytest.raises(ConfigError, match="between 0 and 1"):
+        Settings(near_duplicate_threshold=1.5)
 
 
 def test_default_store_lives_under_memvault_home(monkeypatch: pytest.MonkeyPatch) -> None:

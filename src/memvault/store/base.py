@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from ..errors import CapabilityError
-from .ops import Op
+from ..retrieval.filters import same_numbers
+from ..types import MemoryEntry
+from .ops import Candidates, Op, PutOp, SearchOp
+from .vector_cache import similar_ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +46,18 @@ class Backend(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections and files. Safe to call twice."""
+
+    def _duplicate_of(self, op: PutOp, search: Callable[[SearchOp], Candidates],
+                      get: Callable[[str], MemoryEntry | None]) -> str | None:  # fmt: skip
+        """The live entry ``op.entry`` near-duplicates (same scope, cosine, same numbers)."""
+        probe = op.duplicate_probe()
+        if probe is None:
+            return None
+        for entry_id in similar_ids(search(probe), op.duplicate_threshold):
+            existing = get(entry_id)
+            if existing is not None and same_numbers(existing.content, op.entry.content):
+                return entry_id
+        return None
 
     def require(self, capability: str) -> None:
         """Raise CapabilityError unless this backend declares ``capability``."""

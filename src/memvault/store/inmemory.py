@@ -3,30 +3,57 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
+
+import numpy as np
 
 from ..config import Settings
 from ..errors import BackendError, ConflictError
+from ..retrieval.lexical import bm25
+from ..retrieval.text import words
 from ..types import MemoryEntry
 from . import ops
 from .base import Backend, Capabilities
+from .sqlite import to_micros
+from .vector_cache import ChunkTable, score_table
 
 Key = tuple[str, str]
 Undo = list[Callable[[], None]]
 
 
+def _json_equal(value: Any, wanted: Any) -> bool:
+    """JSON scalar equality: true is not 1, "1" is not 1, 1 is 1.0."""
+    if isinstance(value, bool) or isinstance(wanted, bool) or value is None or wanted is None:
+        return value is wanted
+    if isinstance(value, str) or isinstance(wanted, str):
+        return isinstance(value, str) and isinstance(wanted, str) and value == wanted
+    return bool(value == wanted)
+
+
 def matches(entry: MemoryEntry, where: ops.Filter) -> bool:
     """Whether ``entry`` (already known to be in ``where.tenant``) passes the filter."""
-    if where.scopes is not None and entry.scope not in where.scopes:
-        return False
-    if where.tags and not set(where.tags).issubset(entry.tags):
-        return False
-    if where.since is not None and entry.created_at < where.since:
-        return False
-    return where.live_at is None or not entry.is_expired(where.live_at)
+    checks = (
+        where.scopes is None or entry.scope in where.scopes,
+        not where.tags or set(where.tags).issubset(entry.tags),
+        where.since is None or entry.created_at >= where.since,
+        where.until is None or entry.created_at < where.until,
+        not where.categories or entry.category in where.categories,
+        where.live_at is None or not entry.is_expired(where.live_at),
+    )
+    return all(checks) and all(
+        key in entry.metadata and _json_equal(entry.metadata[key], value)
+        for key, value in where.metadata
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    entry: MemoryEntry
+    chunks: tuple[tuple[int, ops.ChunkRecord], ...]
 
 
 def _detached(entry: MemoryEntry) -> MemoryEntry:
@@ -41,15 +68,16 @@ class InMemoryBackend(Backend):
     capabilities: ClassVar[Capabilities] = Capabilities()
 
     def __init__(self) -> None:
-        self._rows: dict[Key, MemoryEntry] = {}
+        self._rows: dict[Key, _Row] = {}
+        self._chunk_owner: dict[int, Key] = {}
+        self._chunk_keys = itertools.count(1)
+        self._info: dict[str, Any] = {}
         self._lock = threading.RLock()
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> InMemoryBackend:
         if url.rstrip("/") != "memory:":
-            raise BackendError(
-                f"the memory backend takes no location; use 'memory://', not {url!r}"
-            )
+            raise BackendError(f"the memory backend takes no location; use memory://, not {url!r}")
         return cls()
 
     def batch(self, ops: Sequence[ops.Op]) -> list[Any]:
@@ -62,41 +90,60 @@ class InMemoryBackend(Backend):
                     step()
                 raise
 
-    def _set(self, key: Key, entry: MemoryEntry, undo: Undo) -> None:
+    def _set(self, key: Key, row: _Row, undo: Undo) -> None:
         previous = self._rows.get(key)
-        self._rows[key] = _detached(entry)
+        self._rows[key] = row
+        for chunk_key, _ in row.chunks:
+            self._chunk_owner[chunk_key] = key
         undo.append(lambda: self._restore(key, previous))
 
     def _remove(self, key: Key, undo: Undo) -> None:
         previous = self._rows.pop(key)
         undo.append(lambda: self._restore(key, previous))
 
-    def _restore(self, key: Key, entry: MemoryEntry | None) -> None:
-        if entry is None:
+    def _restore(self, key: Key, row: _Row | None) -> None:
+        if row is None:
             self._rows.pop(key, None)
         else:
-            self._rows[key] = entry
+            self._rows[key] = row
 
-    def _select(self, where: ops.Filter) -> list[MemoryEntry]:
+    def _numbered(
+        self, chunks: Sequence[ops.ChunkRecord]
+    ) -> tuple[tuple[int, ops.ChunkRecord], ...]:
+        return tuple((next(self._chunk_keys), chunk) for chunk in chunks)
+
+    def _select(self, where: ops.Filter) -> list[_Row]:
         return [
-            entry
-            for (tenant, _), entry in self._rows.items()
-            if tenant == where.tenant and matches(entry, where)
+            row
+            for (tenant, _), row in self._rows.items()
+            if tenant == where.tenant and matches(row.entry, where)
         ]
 
-    def op_put(self, op: ops.PutOp, undo: Undo) -> None:
+    def op_put(self, op: ops.PutOp, undo: Undo) -> str | None:
+        duplicate = self._duplicate_of(
+            op,
+            lambda probe: self.op_search(probe, undo),
+            lambda entry_id: self.op_get(ops.GetOp(op.tenant, entry_id), undo),
+        )
+        if duplicate is not None:
+            return duplicate
         key = (op.tenant, op.entry.id)
         if key in self._rows:
             raise BackendError(f"an entry with id {op.entry.id} already exists")
-        self._set(key, op.entry, undo)
+        self._set(key, _Row(_detached(op.entry), self._numbered(op.chunks)), undo)
+        return None
 
     def op_get(self, op: ops.GetOp, undo: Undo) -> MemoryEntry | None:
-        entry = self._rows.get((op.tenant, op.entry_id))
-        return None if entry is None else _detached(entry)
+        row = self._rows.get((op.tenant, op.entry_id))
+        return None if row is None else _detached(row.entry)
 
     def op_list(self, op: ops.ListOp, undo: Undo) -> list[MemoryEntry]:
         newest = op.order == "newest"
-        rows = sorted(self._select(op.filter), key=lambda e: (e.created_at, e.id), reverse=newest)
+        rows = sorted(
+            (r.entry for r in self._select(op.filter)),
+            key=lambda e: (e.created_at, e.id),
+            reverse=newest,
+        )
         if op.after is not None:
             after = op.after
             if newest:
@@ -108,33 +155,81 @@ class InMemoryBackend(Backend):
     def op_count(self, op: ops.CountOp, undo: Undo) -> int:
         return len(self._select(op.filter))
 
+    def _current(self, tenant: str, entry_id: str, revision: int | None) -> _Row | None:
+        row = self._rows.get((tenant, entry_id))
+        if revision is not None and (row is None or row.entry.revision != revision):
+            raise ConflictError(f"entry {entry_id} changed or was deleted concurrently")
+        return row
+
     def op_replace(self, op: ops.ReplaceOp, undo: Undo) -> None:
-        key = (op.tenant, op.entry.id)
-        current = self._rows.get(key)
-        if current is None or current.revision != op.expected_revision:
-            raise ConflictError(f"entry {op.entry.id} changed or was deleted concurrently")
-        self._set(key, op.entry, undo)
+        row = self._current(op.tenant, op.entry.id, op.expected_revision)
+        assert row is not None
+        chunks = row.chunks if op.chunks is None else self._numbered(op.chunks)
+        self._set((op.tenant, op.entry.id), _Row(_detached(op.entry), chunks), undo)
 
     def op_delete(self, op: ops.DeleteOp, undo: Undo) -> bool:
-        key = (op.tenant, op.entry_id)
-        current = self._rows.get(key)
-        if op.expected_revision is not None and (
-            current is None or current.revision != op.expected_revision
-        ):
-            raise ConflictError(f"entry {op.entry_id} changed or was deleted concurrently")
-        if current is None:
+        if self._current(op.tenant, op.entry_id, op.expected_revision) is None:
             return False
-        self._remove(key, undo)
+        self._remove((op.tenant, op.entry_id), undo)
         return True
 
-    def _remove_where(self, keep: Callable[[Key, MemoryEntry], bool], undo: Undo) -> int:
-        doomed = [key for key, entry in self._rows.items() if not keep(key, entry)]
-        for key in doomed:
+    def _remove_where(self, doomed: Callable[[Key, MemoryEntry], bool], undo: Undo) -> int:
+        keys = [key for key, row in self._rows.items() if doomed(key, row.entry)]
+        for key in keys:
             self._remove(key, undo)
-        return len(doomed)
+        return len(keys)
 
     def op_delete_scope(self, op: ops.DeleteScopeOp, undo: Undo) -> int:
-        return self._remove_where(lambda k, e: k[0] != op.tenant or e.scope != op.scope, undo)
+        return self._remove_where(lambda k, e: k[0] == op.tenant and e.scope == op.scope, undo)
 
     def op_purge_expired(self, op: ops.PurgeExpiredOp, undo: Undo) -> int:
-        return self._remove_where(lambda k, e: k[0] != op.tenant or not e.is_expired(op.now), undo)
+        return self._remove_where(lambda k, e: k[0] == op.tenant and e.is_expired(op.now), undo)
+
+    def op_search(self, op: ops.SearchOp, undo: Undo) -> ops.Candidates:
+        where = replace(op.filter, live_at=None)
+        rows = sorted(self._select(where), key=lambda r: (r.entry.created_at, r.entry.id))
+        dimension = 0 if op.vector is None else len(op.vector)
+        table = ChunkTable.from_rows(
+            (
+                (key, row.entry.id, to_micros(row.entry.created_at),
+                 None if row.entry.expires_at is None else to_micros(row.entry.expires_at),
+                 None if chunk.vector is None else chunk.vector.astype(np.float32).tobytes())
+                for row in rows
+                for key, chunk in row.chunks
+            ),
+            dimension,
+        )  # fmt: skip
+        documents = [
+            words(row.entry.content[chunk.start : chunk.end] + " " + (row.entry.context or ""))
+            for row in rows
+            for _, chunk in row.chunks
+        ]
+        lexical = bm25(documents, op.terms)
+        live = None if op.filter.live_at is None else to_micros(op.filter.live_at)
+        return score_table(table, lexical, op.vector, live, op.with_vectors)
+
+    def op_embedding_info(self, op: ops.EmbeddingInfoOp, undo: Undo) -> tuple[str, int]:
+        if "model" not in self._info or op.replace:
+            self._info.update(model=op.name, dimension=op.dimension)
+        return self._info["model"], self._info["dimension"]
+
+    def op_chunk_page(self, op: ops.ChunkPageOp, undo: Undo) -> list[ops.ChunkText]:
+        found = []
+        for key in sorted(k for k in self._chunk_owner if k > op.after):
+            row = self._rows.get(self._chunk_owner[key])
+            chunk = dict(row.chunks).get(key) if row else None
+            if row is not None and chunk is not None:
+                text = row.entry.content[chunk.start : chunk.end]
+                found.append(ops.ChunkText(key, text, row.entry.context))
+            if len(found) == op.limit:
+                break
+        return found
+
+    def op_set_vectors(self, op: ops.SetVectorsOp, undo: Undo) -> None:
+        for key, vector in zip(op.keys, op.vectors, strict=True):
+            owner = self._chunk_owner.get(key)
+            row = self._rows.get(owner) if owner else None
+            if row is None:
+                continue
+            chunks = tuple((k, replace(c, vector=vector) if k == key else c) for k, c in row.chunks)
+            self._set(owner, _Row(row.entry, chunks), undo)  # type: ignore[arg-type]

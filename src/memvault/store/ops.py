@@ -6,9 +6,12 @@ A backend runs a sequence of ops in one transaction (:meth:`Backend.batch`). Eac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import numpy.typing as npt
 
 from ..types import MemoryEntry, Scope
 
@@ -29,6 +32,28 @@ class Filter:
     tags: tuple[str, ...] = ()
     since: datetime | None = None
     live_at: datetime | None = None
+    until: datetime | None = None
+    categories: tuple[str, ...] = ()
+    metadata: tuple[tuple[str, Any], ...] = ()
+    """Top-level metadata keys that must equal these JSON scalars."""
+
+    @property
+    def single_scope(self) -> Scope | None:
+        """The one scope this filter is only about, or None if it says more than that."""
+        plain = not (self.tags or self.since or self.until or self.categories or self.metadata)
+        if plain and self.scopes is not None and len(self.scopes) == 1:
+            return self.scopes[0]
+        return None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ChunkRecord:
+    """Where one chunk of an entry's content lies, and its vector (None: not embedded yet)."""
+
+    seq: int
+    start: int
+    end: int
+    vector: npt.NDArray[np.float32] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +64,26 @@ class Op:
 
 @dataclass(frozen=True, slots=True)
 class PutOp(Op):
-    """Insert a new entry. Result: None."""
+    """Insert a new entry. Result: None, or the id of a live near-duplicate written instead of it.
+
+    With ``duplicate_threshold`` > 0 and a one-chunk entry, an unexpired entry of the same scope
+    whose vector has cosine >= the threshold is found inside the same transaction, and nothing is
+    inserted.
+    """
 
     kind: ClassVar[str] = "put"
     writes: ClassVar[bool] = True
     tenant: str
     entry: MemoryEntry
+    chunks: tuple[ChunkRecord, ...] = ()
+    duplicate_threshold: float = 0.0
+
+    def duplicate_probe(self) -> SearchOp | None:
+        """The search that finds a near-duplicate of this entry, if one should be looked for."""
+        if self.duplicate_threshold <= 0 or len(self.chunks) != 1 or self.chunks[0].vector is None:
+            return None
+        where = Filter(self.tenant, (self.entry.scope,), live_at=self.entry.created_at)
+        return SearchOp(where, None, (), self.chunks[0].vector)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +122,7 @@ class ReplaceOp(Op):
     """Overwrite an entry if its stored revision is ``expected_revision``. Result: None.
 
     Raises ConflictError (rolling the batch back) when the entry is gone or has another revision.
+    ``chunks`` replace the entry's chunks; None keeps them (the content did not change).
     """
 
     kind: ClassVar[str] = "replace"
@@ -90,6 +130,7 @@ class ReplaceOp(Op):
     tenant: str
     entry: MemoryEntry
     expected_revision: int
+    chunks: tuple[ChunkRecord, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,3 +165,74 @@ class PurgeExpiredOp(Op):
     writes: ClassVar[bool] = True
     tenant: str
     now: datetime
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SearchOp(Op):
+    """Score every entry that passes the filter. Result: :class:`Candidates`.
+
+    ``match`` is an FTS5 expression (``terms`` the same words, for engines without FTS5);
+    ``vector`` the unit-length query embedding.
+    """
+
+    kind: ClassVar[str] = "search"
+    filter: Filter
+    match: str | None
+    terms: tuple[str, ...]
+    vector: npt.NDArray[np.float32] | None
+    with_vectors: bool = False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Candidates:
+    """Per-entry scores, entries in (created_at, id) order; a chunk's best score stands for it."""
+
+    entry_ids: list[str]
+    created_us: npt.NDArray[np.int64]
+    lexical: npt.NDArray[np.float64]
+    """BM25 relevance (higher is better); 0 where no term matched."""
+    dense: npt.NDArray[np.float64]
+    """Cosine similarity; -1 where the entry has no vector."""
+    has_vector: npt.NDArray[np.bool_]
+    vectors: npt.NDArray[np.float32] | None = field(default=None)
+    """The best chunk's vector per entry, when asked for."""
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingInfoOp(Op):
+    """Record the store's embedding model if it has none. Result: (name, dimension) stored."""
+
+    kind: ClassVar[str] = "embedding_info"
+    writes: ClassVar[bool] = True
+    name: str
+    dimension: int
+    replace: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkPageOp(Op):
+    """A page of every chunk in the store, after chunk key ``after``. Result: list[ChunkText].
+
+    Used to re-embed a whole store (every tenant).
+    """
+
+    kind: ClassVar[str] = "chunk_page"
+    after: int
+    limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkText:
+    key: int
+    text: str
+    context: str | None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SetVectorsOp(Op):
+    """Store vectors for chunks by key. Result: None."""
+
+    kind: ClassVar[str] = "set_vectors"
+    writes: ClassVar[bool] = True
+    keys: tuple[int, ...]
+    vectors: npt.NDArray[np.float32]

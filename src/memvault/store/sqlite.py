@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
 import sqlean as sqlite3
 
 from .. import types as t
@@ -23,15 +25,26 @@ from ..config import Settings
 from ..errors import BackendError, ConflictError
 from . import migrations, ops
 from .base import Backend, Capabilities
+from .vector_cache import ChunkTable, VectorCache, score_table
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
 _DELETING = frozenset({"delete", "delete_scope", "purge_expired"})
 _COLUMNS = (
     "e.id, e.scope, e.content, e.category, e.tags, e.created_at, e.updated_at, e.expires_at, "
-    "e.promoted_from_id, e.compacted_from_ids, e.metadata, e.provenance, e.revision"
+    "e.promoted_from_id, e.compacted_from_ids, e.metadata, e.provenance, e.revision, e.context"
 )
 SQL = tuple[str, list[Any]]
+_CHUNK_ROWS = (
+    "SELECT c.rowid, e.id, e.created_at, e.expires_at, c.vector "
+    "FROM entries e JOIN chunks c ON c.entry_rowid = e.rowid WHERE {where} "
+    "ORDER BY e.created_at, e.id, c.seq"
+)
+_LEXICAL = (
+    "SELECT c.rowid, -bm25(chunks_fts) FROM chunks_fts "
+    "JOIN chunks c ON c.rowid = chunks_fts.rowid JOIN entries e ON e.rowid = c.entry_rowid "
+    "WHERE chunks_fts MATCH ? AND {where}"
+)
 
 
 def to_micros(value: datetime) -> int:
@@ -67,6 +80,7 @@ def entry_from_row(row: Sequence[Any]) -> t.MemoryEntry:
         metadata=json.loads(row[10]),
         provenance=t.Provenance.from_dict(json.loads(row[11])),
         revision=row[12],
+        context=row[13],
     )
 
 
@@ -88,8 +102,8 @@ def insert_sql(tenant: str, entry: t.MemoryEntry) -> SQL:
     sql = (
         "INSERT INTO entries (content, category, tags, updated_at, expires_at, "
         "compacted_from_ids, metadata, provenance, revision, "
-        "id, tenant, scope, scope_kind, created_at, promoted_from_id) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "id, tenant, scope, scope_kind, created_at, promoted_from_id, context) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid"
     )
     fixed = [
         entry.id,
@@ -98,6 +112,7 @@ def insert_sql(tenant: str, entry: t.MemoryEntry) -> SQL:
         str(entry.scope.kind),
         to_micros(entry.created_at),
         entry.promoted_from_id,
+        entry.context,
     ]
     return sql, [*_mutable_values(entry), *fixed]
 
@@ -129,7 +144,32 @@ def where_sql(where: ops.Filter) -> SQL:
     if where.live_at is not None:
         clauses.append("(e.expires_at IS NULL OR e.expires_at > ?)")
         params.append(to_micros(where.live_at))
+    if where.until is not None:
+        clauses.append("e.created_at < ?")
+        params.append(to_micros(where.until))
+    if where.categories:
+        clauses.append(f"e.category IN ({', '.join('?' * len(where.categories))})")
+        params += list(where.categories)
+    for key, value in where.metadata:
+        clause, more = metadata_sql(key, value)
+        clauses.append(clause)
+        params += more
     return " AND ".join(clauses), params
+
+
+def metadata_sql(key: str, value: Any) -> SQL:
+    """Top-level metadata ``key`` equals the JSON scalar ``value`` (true is not 1)."""
+    path = '$."' + key.replace('"', '""') + '"'
+    if value is None:
+        return "json_type(e.metadata, ?) = 'null'", [path]
+    if isinstance(value, bool):
+        return "json_type(e.metadata, ?) = ?", [path, "true" if value else "false"]
+    kinds = ["text"] if isinstance(value, str) else ["integer", "real"]
+    marks = ", ".join("?" * len(kinds))
+    return (
+        f"json_type(e.metadata, ?) IN ({marks}) AND json_extract(e.metadata, ?) = ?",
+        [path, *kinds, path, value],
+    )
 
 
 def list_sql(op: ops.ListOp) -> SQL:
@@ -187,6 +227,8 @@ class SQLiteBackend(Backend):
         settings = settings or Settings()
         self.path = path
         self._lock = threading.RLock()
+        self._cache = VectorCache()
+        self._generation = 0
         self._in_memory = path == ":memory:"
         if not self._in_memory:
             Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -259,6 +301,8 @@ class SQLiteBackend(Backend):
                         conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
+                if writes:
+                    self._generation += 1
             except sqlite3.Error as exc:
                 raise BackendError(f"SQLite store {self.path!r}: {exc}") from exc
             if any(op.kind in _DELETING for op in ops):
@@ -281,12 +325,37 @@ class SQLiteBackend(Backend):
             [(rowid, tag) for tag in tags],
         )
 
-    def op_put(self, conn: Any, op: ops.PutOp) -> None:
+    @staticmethod
+    def _write_chunks(
+        conn: Any, rowid: int, entry: t.MemoryEntry, chunks: Sequence[ops.ChunkRecord]
+    ) -> None:
+        for chunk in chunks:
+            vector = None if chunk.vector is None else chunk.vector.astype(np.float32).tobytes()
+            (key,) = conn.execute(
+                "INSERT INTO chunks (entry_rowid, seq, start, stop, vector) "
+                "VALUES (?, ?, ?, ?, ?) RETURNING rowid",
+                (rowid, chunk.seq, chunk.start, chunk.end, vector),
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO chunks_fts (rowid, text, context) VALUES (?, ?, ?)",
+                (key, entry.content[chunk.start : chunk.end], entry.context),
+            )
+
+    def op_put(self, conn: Any, op: ops.PutOp) -> str | None:
+        duplicate = self._duplicate_of(
+            op,
+            lambda probe: self.op_search(conn, probe),
+            lambda entry_id: self.op_get(conn, ops.GetOp(op.tenant, entry_id)),
+        )
+        if duplicate is not None:
+            return duplicate
         try:
-            cursor = conn.execute(*insert_sql(op.tenant, op.entry))
+            (rowid,) = conn.execute(*insert_sql(op.tenant, op.entry)).fetchone()
         except sqlite3.IntegrityError as exc:
             raise BackendError(f"an entry with id {op.entry.id} already exists") from exc
-        self._write_tags(conn, cursor.lastrowid, op.entry.tags)
+        self._write_tags(conn, rowid, op.entry.tags)
+        self._write_chunks(conn, rowid, op.entry, op.chunks)
+        return None
 
     def op_get(self, conn: Any, op: ops.GetOp) -> t.MemoryEntry | None:
         row = conn.execute(
@@ -307,6 +376,9 @@ class SQLiteBackend(Backend):
             raise ConflictError(f"entry {op.entry.id} changed or was deleted concurrently")
         conn.execute("DELETE FROM entry_tags WHERE entry_rowid = ?", (row[0],))
         self._write_tags(conn, row[0], op.entry.tags)
+        if op.chunks is not None:
+            conn.execute("DELETE FROM chunks WHERE entry_rowid = ?", (row[0],))
+            self._write_chunks(conn, row[0], op.entry, op.chunks)
 
     def op_delete(self, conn: Any, op: ops.DeleteOp) -> bool:
         sql = "DELETE FROM entries WHERE tenant = ? AND id = ?"
@@ -331,3 +403,63 @@ class SQLiteBackend(Backend):
             (op.tenant, to_micros(op.now)),
         )
         return int(cursor.rowcount)
+
+    # -- search and embeddings ---------------------------------------------------------------
+
+    def _chunk_table(self, conn: Any, where: ops.Filter, dimension: int) -> ChunkTable:
+        scope = where.single_scope
+        if scope is None:
+            clause, params = where_sql(replace(where, live_at=None))
+            rows = conn.execute(_CHUNK_ROWS.format(where=clause), params)
+            return ChunkTable.from_rows(rows, dimension)
+        key = (where.tenant, f"{scope}|{dimension}")
+        version = (conn.execute("PRAGMA data_version").fetchone()[0], self._generation)
+        table = self._cache.get(key, version)
+        if table is None:
+            rows = conn.execute(
+                _CHUNK_ROWS.format(where="e.tenant = ? AND e.scope = ?"),
+                (where.tenant, str(scope)),
+            )
+            table = ChunkTable.from_rows(rows, dimension)
+            self._cache.put(key, table)
+        return table
+
+    def op_search(self, conn: Any, op: ops.SearchOp) -> ops.Candidates:
+        dimension = 0 if op.vector is None else len(op.vector)
+        table = self._chunk_table(conn, op.filter, dimension)
+        lexical = np.zeros(len(table.chunk_keys))
+        if op.match is not None and len(table.chunk_keys):
+            clause, params = where_sql(replace(op.filter, live_at=None))
+            hits = conn.execute(_LEXICAL.format(where=clause), [op.match, *params]).fetchall()
+            if hits:
+                keys, scores = zip(*hits, strict=True)
+                positions = table.positions(np.array(keys, np.int64))
+                found = positions >= 0
+                lexical[positions[found]] = np.array(scores, np.float64)[found]
+        live = None if op.filter.live_at is None else to_micros(op.filter.live_at)
+        return score_table(table, lexical, op.vector, live, op.with_vectors)
+
+    def op_embedding_info(self, conn: Any, op: ops.EmbeddingInfoOp) -> tuple[str, int]:
+        rows = dict(conn.execute("SELECT key, value FROM store_info"))
+        if "embedding_model" in rows and not op.replace:
+            return rows["embedding_model"], int(rows["embedding_dimension"])
+        conn.executemany(
+            "INSERT OR REPLACE INTO store_info (key, value) VALUES (?, ?)",
+            [("embedding_model", op.name), ("embedding_dimension", str(op.dimension))],
+        )
+        return op.name, op.dimension
+
+    def op_chunk_page(self, conn: Any, op: ops.ChunkPageOp) -> list[ops.ChunkText]:
+        rows = conn.execute(
+            "SELECT c.rowid, substr(e.content, c.start + 1, c.stop - c.start), e.context "
+            "FROM chunks c JOIN entries e ON e.rowid = c.entry_rowid "
+            "WHERE c.rowid > ? ORDER BY c.rowid LIMIT ?",
+            (op.after, op.limit),
+        )
+        return [ops.ChunkText(key, text, context) for key, text, context in rows]
+
+    def op_set_vectors(self, conn: Any, op: ops.SetVectorsOp) -> None:
+        conn.executemany(
+            "UPDATE chunks SET vector = ? WHERE rowid = ?",
+            [(v.astype(np.float32).tobytes(), k) for k, v in zip(op.keys, op.vectors, strict=True)],
+        )

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from ..embeddings.base import Embedder, Vectors, normalize_rows
 
 
 class ManualClock:
@@ -24,4 +30,27 @@ class ManualClock:
             return self._now
 
 
-__all__ = ["ManualClock"]
+class HashEmbedder(Embedder):
+    """A deterministic, dependency-free stand-in embedder for unit tests of the layers above.
+
+    Words are hashed into ``dimension`` signed buckets, so texts sharing words are similar.
+    It is a fake: the real default is the packaged local model.
+    """
+
+    batch_size = 256
+
+    def __init__(self, dimension: int = 64) -> None:
+        self.name = f"hash-{dimension}"
+        self.dimension = dimension
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        matrix = np.zeros((len(texts), self.dimension), np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+                bucket = int.from_bytes(digest[:4], "little") % self.dimension
+                matrix[row, bucket] += 1.0 if digest[4] & 1 else -1.0
+        return normalize_rows(matrix + 1e-6)
+
+
+__all__ = ["HashEmbedder", "ManualClock"]

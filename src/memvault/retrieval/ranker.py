@@ -1,0 +1,108 @@
+"""Candidates → ranked hits: fusion, conversation context, recency, threshold, diversity (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from ..errors import ValidationError
+from ..store.ops import Candidates
+from . import scoring
+
+
+@dataclass(frozen=True, slots=True)
+class RankSpec:
+    """How candidates are scored and chosen. Weights need not sum to 1."""
+
+    limit: int = 10
+    lexical_weight: float = 0.5
+    dense_weight: float = 0.5
+    recency_weight: float = 0.0
+    recency_half_life_s: float = 30 * 86_400
+    fusion: Literal["weighted", "rrf"] = "weighted"
+    neighbours: tuple[float, ...] = ()
+    """Share of an entry's score given to the entries 1, 2, … places away in its episode."""
+    episode_weight: float = 0.0
+    """Share of its episode's best score added to each entry."""
+    episode_gap_s: float = 1800
+    """A gap longer than this between entries starts a new episode (30 minutes)."""
+    diversity: float | None = None
+    """MMR trade-off in [0, 1]; None keeps the relevance order."""
+    min_score: float | None = None
+    """Drop hits whose final score is below this."""
+
+    def __post_init__(self) -> None:
+        weights = (self.lexical_weight, self.dense_weight, self.recency_weight,
+                   self.episode_weight, *self.neighbours)  # fmt: skip
+        if any(w < 0 for w in weights):
+            raise ValidationError("search weights must not be negative")
+        if self.diversity is not None and not 0 <= self.diversity <= 1:
+            raise ValidationError("diversity must be between 0 and 1")
+        if self.recency_half_life_s <= 0 or self.episode_gap_s < 0:
+            raise ValidationError("recency half-life must be positive, episode gap not negative")
+        if self.fusion not in ("weighted", "rrf"):
+            raise ValidationError("fusion must be 'weighted' or 'rrf'")
+
+
+CONVERSATIONAL = {"neighbours": (0.2, 0.1), "episode_weight": 0.5}
+"""Settings for entries that are turns of conversations (measured on LoCoMo, docs/benchmarks.md)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """A chosen candidate: its index in the Candidates, final score and component scores."""
+
+    index: int
+    score: float
+    components: dict[str, float]
+
+
+def _fused(c: Candidates, spec: RankSpec, now_us: int) -> dict[str, np.ndarray]:
+    lexical = scoring.minmax(c.lexical, c.lexical > 0)
+    dense = scoring.minmax(c.dense, c.has_vector)
+    recency = scoring.recency(c.created_us, now_us, spec.recency_half_life_s)
+    if spec.fusion == "rrf":
+        rankings = [
+            [int(i) for i in np.argsort(-c.lexical) if c.lexical[i] > 0],
+            [int(i) for i in np.argsort(-c.dense) if c.has_vector[i]],
+        ]
+        fused = scoring.reciprocal_rank_fusion(rankings, len(c.entry_ids))
+        fused = scoring.minmax(fused, fused > 0) + spec.recency_weight * recency
+    else:
+        parts = {"lexical": lexical, "dense": dense, "recency": recency}
+        weights = {"lexical": spec.lexical_weight, "dense": spec.dense_weight,
+                   "recency": spec.recency_weight}  # fmt: skip
+        fused = scoring.weighted_sum(parts, weights)
+    return {"fused": fused, "recency": recency}
+
+
+def rank(c: Candidates, spec: RankSpec, now_us: int) -> list[Ranked]:
+    """Choose up to ``spec.limit`` candidates, best first."""
+    if not c.entry_ids:
+        return []
+    parts = _fused(c, spec, now_us)
+    fused = parts["fused"]
+    episode = scoring.episodes(c.created_us, int(spec.episode_gap_s * 1e6))
+    final = scoring.neighbour_smoothing(fused, episode, spec.neighbours)
+    final = final + (scoring.episode_boost(fused, episode, spec.episode_weight) - fused)
+    order = [int(i) for i in np.argsort(-final, kind="stable")]
+    if spec.min_score is not None:
+        order = [i for i in order if final[i] >= spec.min_score]
+    if spec.diversity is not None and c.vectors is not None:
+        pool = order[: max(spec.limit * 5, 50)]
+        order = scoring.mmr(pool, final, c.vectors, spec.limit, spec.diversity)
+    return [
+        Ranked(
+            i,
+            float(final[i]),
+            {
+                "lexical": float(c.lexical[i]),
+                "dense": float(c.dense[i]) if c.has_vector[i] else 0.0,
+                "recency": float(parts["recency"][i]),
+                "fused": float(fused[i]),
+            },
+        )
+        for i in order[: spec.limit]
+    ]

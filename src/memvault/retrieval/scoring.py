@@ -1,0 +1,115 @@
+"""Scorers, fusion and diversity: pure functions over numpy arrays (one value per entry).
+
+The ranker (:mod:`memvault.retrieval.ranker`) composes them; each is tested alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+Scores = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+
+
+def minmax(scores: Scores, present: npt.NDArray[np.bool_] | None = None) -> Scores:
+    """Scale to [0, 1] over the present values; absent values become 0."""
+    present = np.ones(len(scores), bool) if present is None else present
+    result = np.zeros(len(scores))
+    if not present.any():
+        return result
+    values = scores[present]
+    low, high = values.min(), values.max()
+    result[present] = 1.0 if high == low else (values - low) / (high - low)
+    return result
+
+
+def weighted_sum(components: dict[str, Scores], weights: dict[str, float]) -> Scores:
+    """Σ weight * component, over the components that have a weight."""
+    total = np.zeros(len(next(iter(components.values()))))
+    for name, values in components.items():
+        total += weights.get(name, 0.0) * values
+    return total
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[int]], size: int, k: float = 60) -> Scores:
+    """RRF: Σ 1 / (k + rank) over the rankings each index appears in (rank from 1)."""
+    fused = np.zeros(size)
+    for ranking in rankings:
+        for rank, index in enumerate(ranking, start=1):
+            fused[index] += 1.0 / (k + rank)
+    return fused
+
+
+def recency(created_us: Ints, now_us: int, half_life_s: float) -> Scores:
+    """Exponential decay in [0, 1]: 1 now, 0.5 one half-life ago."""
+    age_s = np.maximum(now_us - created_us, 0) / 1e6
+    result: Scores = np.power(0.5, age_s / half_life_s)
+    return result
+
+
+def episodes(created_us: Ints, gap_us: int) -> Ints:
+    """Episode number of each entry (entries in time order): a new one after each gap > gap_us."""
+    if len(created_us) == 0:
+        return np.zeros(0, np.int64)
+    breaks = np.diff(created_us) > gap_us
+    result: Ints = np.concatenate([[0], np.cumsum(breaks)]).astype(np.int64)
+    return result
+
+
+def neighbour_smoothing(scores: Scores, episode: Ints, weights: Sequence[float]) -> Scores:
+    """Add weights[d-1] * the score of each entry d places away in the same episode.
+
+    In a conversation the answer often sits next to the turn that matches the question.
+    """
+    result = scores.copy()
+    for distance, weight in enumerate(weights, start=1):
+        if distance >= len(scores) or weight == 0:
+            continue
+        same = episode[distance:] == episode[:-distance]
+        result[distance:] += weight * scores[:-distance] * same
+        result[:-distance] += weight * scores[distance:] * same
+    return result
+
+
+def episode_boost(scores: Scores, episode: Ints, weight: float) -> Scores:
+    """Add weight * the best score of each entry's episode (hierarchical retrieval)."""
+    if len(scores) == 0 or weight == 0:
+        return scores.copy()
+    best = np.full(int(episode.max()) + 1, -np.inf)
+    np.maximum.at(best, episode, scores)
+    result: Scores = scores + weight * best[episode]
+    return result
+
+
+def mmr(
+    candidates: Sequence[int],
+    relevance: Scores,
+    vectors: npt.NDArray[np.float32],
+    k: int,
+    diversity: float,
+) -> list[int]:
+    """Maximal marginal relevance: pick k of the candidates, trading relevance for novelty.
+
+    ``diversity`` 0 keeps the relevance order; 1 picks only for novelty. ``vectors`` are
+    unit-length rows indexed like ``relevance``.
+    """
+    pool = list(candidates)
+    chosen: list[int] = []
+    if not pool:
+        return chosen
+    rel = minmax(relevance[pool])
+    sims = vectors[pool] @ vectors[pool].T
+    best_sim = np.full(len(pool), -np.inf)
+    available = np.ones(len(pool), bool)
+    for _ in range(min(k, len(pool))):
+        novelty = np.where(np.isinf(best_sim), 0.0, best_sim)
+        value = (1 - diversity) * rel - diversity * novelty
+        value[~available] = -np.inf
+        pick = int(np.argmax(value))
+        chosen.append(pool[pick])
+        available[pick] = False
+        best_sim = np.maximum(best_sim, sims[pick])
+    return chosen

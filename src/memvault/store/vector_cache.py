@@ -1,0 +1,132 @@
+"""Per-scope arrays of chunk vectors kept in process memory, so exact search is one matmul."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .ops import Candidates
+
+NO_EXPIRY = np.iinfo(np.int64).max
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ChunkTable:
+    """Chunks of a set of entries, in (created_at, id, seq) order, with per-entry columns."""
+
+    chunk_keys: npt.NDArray[np.int64]
+    chunk_entry: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]
+    has_vector: npt.NDArray[np.bool_]
+    entry_ids: list[str]
+    created_us: npt.NDArray[np.int64]
+    expires_us: npt.NDArray[np.int64]
+    key_order: npt.NDArray[np.int64]
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[Sequence[Any]], dimension: int) -> ChunkTable:
+        """Rows of (chunk key, entry id, created µs, expires µs | None, vector bytes | None)."""
+        keys, owners, vectors, present = [], [], [], []
+        ids: list[str] = []
+        created: list[int] = []
+        expires: list[int] = []
+        zero = np.zeros(dimension, np.float32)
+        for key, entry_id, created_us, expires_us, blob in rows:
+            if not ids or ids[-1] != entry_id:
+                ids.append(entry_id)
+                created.append(created_us)
+                expires.append(NO_EXPIRY if expires_us is None else expires_us)
+            keys.append(key)
+            owners.append(len(ids) - 1)
+            vector = zero if blob is None else np.frombuffer(blob, np.float32)
+            present.append(blob is not None and len(vector) == dimension)
+            vectors.append(vector if present[-1] else zero)
+        chunk_keys = np.array(keys, np.int64)
+        return cls(
+            chunk_keys=chunk_keys,
+            chunk_entry=np.array(owners, np.int64),
+            matrix=np.vstack(vectors) if vectors else np.zeros((0, dimension), np.float32),
+            has_vector=np.array(present, bool),
+            entry_ids=ids,
+            created_us=np.array(created, np.int64),
+            expires_us=np.array(expires, np.int64),
+            key_order=np.argsort(chunk_keys).astype(np.int64),
+        )
+
+    def positions(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Chunk positions of the given chunk keys (-1 for keys not in the table)."""
+        sorted_keys = self.chunk_keys[self.key_order]
+        found = np.searchsorted(sorted_keys, keys)
+        found = np.minimum(found, max(len(sorted_keys) - 1, 0))
+        ok = (len(sorted_keys) > 0) & (sorted_keys[found] == keys) if len(keys) else found == 0
+        result: npt.NDArray[np.int64] = np.where(ok, self.key_order[found], -1)
+        return result
+
+
+class VectorCache:
+    """Chunk tables by key, dropped whenever the store's version moves."""
+
+    def __init__(self, max_scopes: int = 64) -> None:
+        self._tables: dict[tuple[str, str], ChunkTable] = {}
+        self._version: object = None
+        self.max_scopes = max_scopes
+
+    def get(self, key: tuple[str, str], version: object) -> ChunkTable | None:
+        if version != self._version:
+            self._tables.clear()
+            self._version = version
+        return self._tables.get(key)
+
+    def put(self, key: tuple[str, str], table: ChunkTable) -> None:
+        if len(self._tables) >= self.max_scopes:
+            self._tables.pop(next(iter(self._tables)))
+        self._tables[key] = table
+
+    def clear(self) -> None:
+        self._tables.clear()
+
+
+def score_table(
+    table: ChunkTable,
+    lexical_by_chunk: npt.NDArray[np.float64],
+    vector: npt.NDArray[np.float32] | None,
+    live_at_us: int | None,
+    with_vectors: bool,
+) -> Candidates:
+    """Per-entry candidates: each entry scores as its best chunk; expired entries dropped."""
+    n = len(table.entry_ids)
+    dense_c = np.full(len(table.chunk_keys), -1.0)
+    if vector is not None and len(table.chunk_keys):
+        dense_c = np.where(table.has_vector, table.matrix @ vector, -1.0).astype(np.float64)
+    lexical = np.zeros(n)
+    dense = np.full(n, -1.0)
+    np.maximum.at(lexical, table.chunk_entry, lexical_by_chunk)
+    np.maximum.at(dense, table.chunk_entry, dense_c)
+    has_vector = np.zeros(n, bool)
+    np.logical_or.at(has_vector, table.chunk_entry, table.has_vector)
+    live = np.ones(n, bool) if live_at_us is None else table.expires_us > live_at_us
+    vectors = None
+    if with_vectors:
+        best = np.lexsort((-dense_c, table.chunk_entry))
+        first = best[np.r_[True, np.diff(table.chunk_entry[best]) != 0]] if len(best) else best
+        vectors = table.matrix[first][live]
+    keep = np.flatnonzero(live)
+    return Candidates(
+        entry_ids=[table.entry_ids[i] for i in keep],
+        created_us=table.created_us[live],
+        lexical=lexical[live],
+        dense=dense[live],
+        has_vector=has_vector[live],
+        vectors=vectors,
+    )
+
+
+def similar_ids(candidates: Candidates, threshold: float, most: int = 8) -> list[str]:
+    """Ids of the candidates whose cosine reaches ``threshold``, most similar first."""
+    above = np.flatnonzero(candidates.dense >= threshold)
+    best = above[np.argsort(-candidates.dense[above], kind="stable")][:most]
+    return [candidates.entry_ids[i] for i in best]
