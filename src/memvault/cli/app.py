@@ -18,7 +18,7 @@ from ..config import Settings
 from ..core import UNSET
 from ..errors import ConfigError, MemvaultError, NotFoundError, ValidationError
 from ..memory import Memory
-from ..types import MemoryEntry, Provenance, Scope
+from ..types import MemoryEntry, NewEntry, Provenance, Scope
 from . import render
 
 Command = TypeVar("Command", bound=Callable[..., Any])
@@ -308,6 +308,139 @@ def purge_expired(ctx: click.Context, as_json: bool) -> None:
     with _translated_errors():
         purged = _memory(ctx).purge_expired()
     _emit(as_json, {"purged": purged}, f"purged {purged}")
+
+
+@cli.command()
+@click.argument("query")
+@scope_option("--scope", required=True, help="Scope to search, e.g. user:alice.")
+@click.option("--limit", type=int, default=10, show_default=True, help="Most hits to return.")
+@tag_option
+@click.option("--category", "categories", multiple=True, help="Only these categories.")
+@since_option
+@datetime_option("--until", help="Only entries created before.")
+@click.option("--recency", type=float, default=0.0, help="Weight of recency in the score.")
+@click.option("--diversity", type=click.FloatRange(0, 1), help="MMR diversity, 0..1.")
+@click.option("--min-score", type=float, help="Drop hits scoring below this.")
+@click.option("--conversational", is_flag=True, help="Entries are conversation turns.")
+@json_option
+@click.pass_context
+def search(ctx: click.Context, query: str, scope: Scope, limit: int, tags: tuple[str, ...],
+           categories: tuple[str, ...], since: datetime | None, until: datetime | None,
+           recency: float, diversity: float | None, min_score: float | None,
+           conversational: bool, as_json: bool) -> None:  # fmt: skip
+    """Hybrid (lexical + semantic) search within one scope, best first."""
+    with _translated_errors():
+        hits = _memory(ctx).search(
+            query, scope, limit=limit, tags=tags, categories=categories, since=since,
+            until=until, recency_weight=recency, diversity=diversity, min_score=min_score,
+            conversational=conversational,
+        )  # fmt: skip
+    text = "\n".join(f"{hit.score:6.3f}  {render.entry_line(hit.entry)}" for hit in hits)
+    _emit(as_json, [hit.to_dict() for hit in hits], text or "(no hits)")
+
+
+@cli.command("import")
+@click.argument("source", type=click.File("r", encoding="utf-8"))
+@scope_option("--scope", help="Scope for lines that name none.")
+@click.option("--batch", type=click.IntRange(1, 10_000), default=256, show_default=True,
+              help="Entries written per transaction.")  # fmt: skip
+@json_option
+@click.pass_context
+def import_(ctx: click.Context, source: Any, scope: Scope | None, batch: int,
+            as_json: bool) -> None:  # fmt: skip
+    """Bulk-write JSON Lines from SOURCE ('-' for standard input).
+
+    Each line is an object with "content" and optionally "scope", "tags", "category",
+    "metadata", "provenance", "context", "created_at" (ISO-8601) and "expires_at".
+    A line that fails validation stops the import with its line number; batches already
+    written stay written.
+    """
+    lines = [line for line in source.read().splitlines() if line.strip()]
+    written = 0
+    with _translated_errors():
+        memory = _memory(ctx)
+        with click.progressbar(length=len(lines), label="importing", file=sys.stderr) as bar:
+            for start in range(0, len(lines), batch):
+                numbered = enumerate(lines[start : start + batch], start + 1)
+                items = [_import_item(n, line, scope) for n, line in numbered]
+                written += len(memory.write_many(items))
+                bar.update(len(items))
+    _emit(as_json, {"imported": written}, f"imported {written}")
+
+
+def _import_item(number: int, line: str, scope: Scope | None) -> NewEntry:
+    try:
+        data = json.loads(line)
+        if not isinstance(data, dict):
+            raise ValidationError("not a JSON object")
+        data.setdefault("scope", scope and str(scope))
+        if data["scope"] is None:
+            raise ValidationError("no scope (give one per line or --scope)")
+        for key in ("created_at", "expires_at"):
+            if isinstance(data.get(key), str):
+                data[key] = datetime.fromisoformat(data[key])
+        return NewEntry(**data)
+    except (json.JSONDecodeError, TypeError, ValueError) as exc:
+        raise ValidationError(f"line {number}: {exc}") from exc
+
+
+@cli.command()
+@click.option("--batch", type=click.IntRange(1, 10_000), default=256, show_default=True,
+              help="Chunks embedded per transaction.")  # fmt: skip
+@json_option
+@click.pass_context
+def reembed(ctx: click.Context, batch: int, as_json: bool) -> None:
+    """Re-embed every entry of the store with the current embedding model.
+
+    Needed after changing the model (memvault refuses to mix vectors of two models).
+    Safe to interrupt and run again.
+    """
+    with _translated_errors():
+        settings = Settings.from_env()
+        url = ctx.parent.params.get("store") if ctx.parent else None
+        memory = Memory(url or settings.store_url(), settings=settings, check_embedding=False)
+        ctx.call_on_close(memory.close)
+        done = memory.reembed(batch_size=batch, progress=_progress_line)
+    click.echo("", err=True)
+    _emit(as_json, {"reembedded_chunks": done, "model": memory.embedder.name},
+          f"re-embedded {done} chunks with {memory.embedder.name}")  # fmt: skip
+
+
+def _progress_line(done: int) -> None:
+    click.echo(f"\r{done} chunks", nl=False, err=True)
+
+
+@cli.group()
+def bench() -> None:
+    """Reproducible benchmarks."""
+
+
+@bench.command("locomo")
+@click.option("--data", type=click.Path(exists=True, dir_okay=False), required=True,
+              help="A LoCoMo-format JSON file.")  # fmt: skip
+@click.option(
+    "--k", "ks", default="1,5,10,25", show_default=True, help="Cut-offs, comma-separated."
+)
+@click.option(
+    "--json", "json_out", type=click.Path(dir_okay=False), help="Also write results here."
+)
+def bench_locomo(data: str, ks: str, json_out: str | None) -> None:
+    """Retrieval quality on LoCoMo: turn_recall@k and session_any@k against baselines."""
+    from pathlib import Path
+
+    from ..bench import locomo
+
+    try:
+        cutoffs = tuple(sorted({int(k) for k in ks.split(",")}))
+    except ValueError:
+        raise click.BadParameter("--k takes whole numbers separated by commas") from None
+    if not cutoffs or min(cutoffs) < 1:
+        raise click.BadParameter("--k values must be at least 1")
+    with _translated_errors():
+        result = locomo.run(Path(data), cutoffs, progress=lambda m: click.echo(m, err=True))
+    if json_out:
+        Path(json_out).write_text(render.as_json(result) + "\n", encoding="utf-8")
+    click.echo(locomo.table(result, cutoffs))
 
 
 def main() -> None:

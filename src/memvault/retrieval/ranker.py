@@ -60,8 +60,8 @@ class Ranked:
 
 
 def _fused(c: Candidates, spec: RankSpec, now_us: int) -> dict[str, np.ndarray]:
-    lexical = scoring.minmax(c.lexical, c.lexical > 0)
-    dense = scoring.minmax(c.dense, c.has_vector)
+    lexical = scoring.scale_to_max(c.lexical)
+    dense = scoring.scale_to_max(c.dense, c.has_vector)
     recency = scoring.recency(c.created_us, now_us, spec.recency_half_life_s)
     if spec.fusion == "rrf":
         rankings = [
@@ -69,7 +69,7 @@ def _fused(c: Candidates, spec: RankSpec, now_us: int) -> dict[str, np.ndarray]:
             [int(i) for i in np.argsort(-c.dense) if c.has_vector[i]],
         ]
         fused = scoring.reciprocal_rank_fusion(rankings, len(c.entry_ids))
-        fused = scoring.minmax(fused, fused > 0) + spec.recency_weight * recency
+        fused = scoring.scale_to_max(fused) + spec.recency_weight * recency
     else:
         parts = {"lexical": lexical, "dense": dense, "recency": recency}
         weights = {"lexical": spec.lexical_weight, "dense": spec.dense_weight,

@@ -26,6 +26,19 @@ def minmax(scores: Scores, present: npt.NDArray[np.bool_] | None = None) -> Scor
     return result
 
 
+def scale_to_max(scores: Scores, present: npt.NDArray[np.bool_] | None = None) -> Scores:
+    """Divide by the largest present value (negatives and absent values become 0).
+
+    Unlike min-max, proportions survive: in a scope of two entries a slightly weaker match
+    keeps most of its score instead of dropping to 0.
+    """
+    present = np.ones(len(scores), bool) if present is None else present
+    clipped = np.where(present, np.maximum(scores, 0.0), 0.0)
+    top = clipped.max(initial=0.0)
+    result: Scores = clipped / top if top > 0 else clipped
+    return result
+
+
 def weighted_sum(components: dict[str, Scores], weights: dict[str, float]) -> Scores:
     """Σ weight * component, over the components that have a weight."""
     total = np.zeros(len(next(iter(components.values()))))

@@ -1,0 +1,1 @@
+"""Reproducible benchmarks shipped with memvault (``memvault bench …``)."""
