@@ -61,7 +61,7 @@ class Ranked:
 
 def _fused(c: Candidates, spec: RankSpec, now_us: int) -> dict[str, np.ndarray]:
     lexical = scoring.scale_to_max(c.lexical)
-    dense = scoring.scale_to_max(c.dense, c.has_vector)
+    dense = np.where(c.has_vector, np.maximum(c.dense, 0.0), 0.0)
     recency = scoring.recency(c.created_us, now_us, spec.recency_half_life_s)
     if spec.fusion == "rrf":
         rankings = [

@@ -113,7 +113,7 @@ def mmr(
     chosen: list[int] = []
     if not pool:
         return chosen
-    rel = minmax(relevance[pool])
+    rel = scale_to_max(relevance[pool])
     sims = vectors[pool] @ vectors[pool].T
     best_sim = np.full(len(pool), -np.inf)
     available = np.ones(len(pool), bool)

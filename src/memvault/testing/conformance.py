@@ -15,15 +15,19 @@ yields a fresh, empty backend; every test then runs through both the blocking ``
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from ..config import Settings
 from ..errors import (
     CompactionError,
+    EmbeddingMismatchError,
+    FilteredError,
     InvalidScopeError,
     InvalidScopePromotionError,
     NotFoundError,
@@ -33,7 +37,7 @@ from ..memory import AsyncMemory, Memory
 from ..scopes import PROMOTION_TARGETS
 from ..store.base import Backend
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
-from . import ManualClock
+from . import HashEmbedder, ManualClock
 
 SAMPLE_SCOPES = {
     ScopeKind.SESSION: Scope.session("s1"),
@@ -59,7 +63,7 @@ class BlockingAsync:
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._memory, name)
-        if not callable(attribute):
+        if not inspect.iscoroutinefunction(attribute):
             return attribute
         return lambda *args, **kwargs: self._runner.run(attribute(*args, **kwargs))
 
@@ -80,14 +84,21 @@ class MemoryConformance:
         return ManualClock()
 
     @pytest.fixture(params=["sync", "async"])
-    def memory(
+    def make_memory(
         self, request: pytest.FixtureRequest, backend: Backend, clock: ManualClock
-    ) -> Iterator[Any]:
+    ) -> Iterator[Callable[..., Any]]:
+        """Opens a Memory on the test's backend with the test's driver (kwargs as for Memory)."""
         if request.param == "sync":
-            yield Memory(backend, clock=clock)
+            yield lambda **kwargs: Memory(backend, clock=clock, **kwargs)
             return
         with asyncio.Runner() as runner:
-            yield BlockingAsync(AsyncMemory(backend, clock=clock), runner)
+            yield lambda **kwargs: BlockingAsync(
+                AsyncMemory(backend, clock=clock, **kwargs), runner
+            )
+
+    @pytest.fixture
+    def memory(self, make_memory: Callable[..., Any]) -> Any:
+        return make_memory()
 
     # -- write and get ----------------------------------------------------------------------
 
@@ -552,3 +563,204 @@ class MemoryConformance:
         fetched = memory.get(entry.id)
         fetched.metadata["k"].append(2)
         assert memory.get(entry.id).metadata == {"k": [1]}
+
+    # -- search -----------------------------------------------------------------------------
+
+    def _facts(self, memory: Any, scope: str = "user:alice") -> dict[str, MemoryEntry]:
+        texts = {
+            "tea": "Alice drinks green tea every morning",
+            "peanuts": "Alice is allergic to peanuts",
+            "berlin": "Alice moved to Berlin in 2021 for a new job",
+            "cat": "Alice has a cat named Miso",
+            "deploy": "The staging deploy runs every Friday afternoon",
+        }
+        return {k: memory.write(v, scope=scope, tags=[k]) for k, v in texts.items()}
+
+    def test_search_ranks_the_relevant_entry_first(self, memory: Any) -> None:
+        facts = self._facts(memory)
+        assert (
+            memory.search("what does Alice like to drink?", "user:alice")[0].entry == facts["tea"]
+        )
+        assert memory.search("food allergy", "user:alice")[0].entry == facts["peanuts"]
+        assert memory.search("Where does she live now?", "user:alice")[0].entry == facts["berlin"]
+        assert memory.search("Miso", "user:alice")[0].entry == facts["cat"]
+
+    def test_search_hits_explain_their_scores(self, memory: Any) -> None:
+        self._facts(memory)
+        hits = memory.search("green tea", "user:alice", limit=3)
+        assert len(hits) == 3
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        top = hits[0]
+        assert set(top.components) == {"lexical", "dense", "recency", "fused"}
+        assert top.components["lexical"] > 0
+        assert 0 < top.components["dense"] <= 1
+        assert top.to_dict()["components"] == dict(top.components)
+
+    def test_search_never_leaves_its_scope_or_tenant(self, memory: Any) -> None:
+        self._facts(memory, "user:bob")
+        memory.with_tenant("other").write("Alice drinks green tea", scope="user:alice")
+        mine = memory.write("Alice likes hiking", scope="user:alice")
+        hits = memory.search("Alice drinks green tea", "user:alice", limit=10)
+        assert [h.entry for h in hits] == [mine]
+
+    def test_search_filters_apply_before_ranking(self, memory: Any, clock: ManualClock) -> None:
+        early = memory.write("tea notes one", scope="user:a", category="fact", metadata={"n": 1})
+        clock.advance(hours=1)
+        middle = clock()
+        late = memory.write("tea notes two", scope="user:a", category="preference", tags=["x"],
+                            metadata={"n": 2, "flag": True, "who": "me"})  # fmt: skip
+        ids = lambda hits: [h.entry.id for h in hits]  # noqa: E731
+        assert ids(memory.search("tea", "user:a", tags=["x"])) == [late.id]
+        assert ids(memory.search("tea", "user:a", categories=["fact"])) == [early.id]
+        assert ids(memory.search("tea", "user:a", since=middle)) == [late.id]
+        assert ids(memory.search("tea", "user:a", until=middle)) == [early.id]
+        assert ids(memory.search("tea", "user:a", metadata={"n": 1})) == [early.id]
+        assert ids(memory.search("tea", "user:a", metadata={"flag": True})) == [late.id]
+        assert ids(memory.search("tea", "user:a", metadata={"n": True})) == []
+        assert ids(memory.search("tea", "user:a", metadata={"who": "me", "n": 2})) == [late.id]
+        with pytest.raises(ValidationError):
+            memory.search("tea", "user:a", metadata={"n": [1]})
+
+    def test_search_with_narrower_session(self, memory: Any) -> None:
+        user = memory.write("Alice drinks tea", scope="user:alice")
+        session = memory.write("Alice is drinking tea right now", scope="session:s1")
+        memory.write("Alice drinks tea in session two", scope="session:s2")
+        hits = memory.search("tea", "user:alice", include_narrower=True, session_id="s1")
+        assert {h.entry.id for h in hits} == {user.id, session.id}
+
+    @pytest.mark.parametrize(
+        "query",
+        ['"unbalanced', "a AND OR NOT", "col:value", "(x", "NEAR(a b)", "*", "^start", "-", "'",
+         "a+b=c; DROP TABLE entries; --", "🙂 emoji", "ünïcödé", "   x   "],
+    )  # fmt: skip
+    def test_search_syntax_in_queries_never_raises(self, memory: Any, query: str) -> None:
+        memory.write("plain entry with some words", scope="user:a")
+        assert isinstance(memory.search(query, "user:a"), list)
+
+    def test_search_rejects_bad_arguments(self, memory: Any) -> None:
+        with pytest.raises(ValidationError):
+            memory.search("", "user:a")
+        with pytest.raises(ValidationError):
+            memory.search("x", "user:a", limit=0)
+        with pytest.raises(ValidationError):
+            memory.search("x", "user:a", diversity=2)
+        with pytest.raises(ValidationError):
+            memory.search("x", "user:a", lexical_weight=-1)
+
+    def test_search_skips_expired_deleted_and_updated_text(
+        self, memory: Any, clock: ManualClock
+    ) -> None:
+        gone = memory.write("zebra crossing", scope="user:a", ttl=5)
+        deleted = memory.write("zebra stripes", scope="user:a")
+        changed = memory.write("zebra herd", scope="user:a")
+        memory.delete(deleted.id)
+        memory.update(changed.id, content="giraffe herd")
+        clock.advance(seconds=10)
+        assert [h.entry.id for h in memory.search("zebra", "user:a", min_score=0.5)] == []
+        assert memory.search("giraffe", "user:a")[0].entry.id == changed.id
+        assert gone.id not in {h.entry.id for h in memory.search("zebra", "user:a")}
+
+    def test_search_min_score_and_limit(self, memory: Any) -> None:
+        self._facts(memory)
+        assert len(memory.search("Alice", "user:alice", limit=2)) == 2
+        ranked = memory.search("green tea every morning", "user:alice")
+        cut = (ranked[0].score + ranked[1].score) / 2
+        strong = memory.search("green tea every morning", "user:alice", min_score=cut)
+        assert [h.entry for h in strong] == [ranked[0].entry]
+        assert memory.search("green tea every morning", "user:alice", min_score=5) == []
+        unrelated = memory.search("quantum chromodynamics lecture", "user:alice")
+        assert all(h.score < 0.5 for h in unrelated)
+
+    def test_search_diversity_spreads_results(self, memory: Any) -> None:
+        for n in range(3):
+            memory.write(f"Alice drinks green tea, cup {n}", scope="user:a")
+        other = memory.write("Alice drinks strong black coffee", scope="user:a")
+        plain = memory.search("Alice drinks green tea", "user:a", limit=2)
+        varied = memory.search("Alice drinks green tea", "user:a", limit=2, diversity=0.7)
+        assert other.id not in {h.entry.id for h in plain}
+        assert other.id in {h.entry.id for h in varied}
+
+    def test_search_rrf_and_recency(self, memory: Any, clock: ManualClock) -> None:
+        old = memory.write("meeting notes about the budget", scope="user:a")
+        clock.advance(days=60)
+        new = memory.write("meeting notes about the budget review", scope="user:a")
+        assert memory.search("budget", "user:a", fusion="rrf")[0].entry.id in {old.id, new.id}
+        recent = memory.search("budget", "user:a", recency_weight=2.0)
+        assert recent[0].entry.id == new.id
+        assert recent[0].components["recency"] > recent[1].components["recency"]
+
+    def test_search_finds_text_deep_in_long_content(self, memory: Any) -> None:
+        filler = " ".join(f"word{n}" for n in range(5000))
+        long = memory.write(filler + " The secret ingredient is cardamom.", scope="user:a")
+        memory.write("A short note about cooking rice", scope="user:a")
+        hits = memory.search("secret ingredient cardamom", "user:a")
+        assert hits[0].entry.id == long.id
+        assert hits[0].entry.content == long.content
+
+    def test_conversational_search_lifts_the_reply(self, memory: Any) -> None:
+        turns = ["How was the trip to Lisbon?", "Amazing, we ate pastel de nata daily.",
+                 "Did you visit the castle?", "Yes, the views were great."]  # fmt: skip
+        entries = memory.write_many([NewEntry(t, "object:chat:1") for t in turns])
+        hits = memory.search("trip to Lisbon", "object:chat:1", limit=2, conversational=True)
+        assert [h.entry.id for h in hits] == [entries[0].id, entries[1].id]
+
+    # -- write-time filters -----------------------------------------------------------------
+
+    def test_near_duplicates_return_the_existing_entry(self, memory: Any) -> None:
+        first = memory.write("Alice prefers dark mode in every editor", scope="user:a")
+        again = memory.write("Alice prefers dark mode in every editor.", scope="user:a")
+        elsewhere = memory.write("Alice prefers dark mode in every editor", scope="user:b")
+        assert again == first
+        assert elsewhere.id != first.id
+        assert memory.count() == 2
+        assert memory.stats()["near_duplicate"] == 1
+
+    def test_numbers_keep_near_duplicates_apart(self, memory: Any) -> None:
+        a = memory.write("Order 1234 shipped to Alice today", scope="user:a")
+        b = memory.write("Order 1235 shipped to Alice today", scope="user:a")
+        assert a.id != b.id
+
+    def test_write_many_deduplicates_within_and_against_the_store(self, memory: Any) -> None:
+        stored = memory.write("Bob likes jazz music a lot", scope="user:a")
+        items = [NewEntry("Bob likes jazz music a lot!", "user:a"),
+                 NewEntry("Carol plays the violin", "user:a"),
+                 NewEntry("Carol plays the violin.", "user:a")]  # fmt: skip
+        result = memory.write_many(items)
+        assert result[0] == stored
+        assert result[2] == result[1]
+        assert memory.count() == 2
+
+    def test_near_duplicate_check_can_be_turned_off(self, make_memory: Any) -> None:
+        memory = make_memory(settings=Settings(near_duplicate_threshold=0))
+        a = memory.write("same text", scope="user:a")
+        assert memory.write("same text", scope="user:a").id != a.id
+
+    def test_filters_refuse_errors_and_short_content(self, make_memory: Any) -> None:
+        memory = make_memory(settings=Settings(min_content_chars=10))
+        for text in ("Traceback (most recent call last):\n  File x", "Error: connection refused",
+                     "HTTP/1.1 503 Service Unavailable", '{"error": "bad"}'):  # fmt: skip
+            with pytest.raises(FilteredError) as caught:
+                memory.write(text, scope="user:a")
+            assert caught.value.reason == "error_response"
+        with pytest.raises(FilteredError, match="shorter than 10"):
+            memory.write("ok sure", scope="user:a")
+        with pytest.raises(FilteredError, match="item 1"):
+            memory.write_many([NewEntry("long enough content", "user:a"), NewEntry("hm", "user:a")])
+        assert memory.count() == 0
+        assert memory.stats() == {"filtered_error_response": 4, "filtered_too_short": 2}
+        kept = make_memory(settings=Settings(skip_error_responses=False))
+        assert kept.write("Error: kept on purpose", scope="user:a").content.startswith("Error")
+
+    # -- embeddings -------------------------------------------------------------------------
+
+    def test_another_embedding_model_is_refused_until_reembedded(self, make_memory: Any) -> None:
+        memory = make_memory()
+        entry = memory.write("Alice drinks green tea", scope="user:a")
+        with pytest.raises(EmbeddingMismatchError, match="reembed"):
+            make_memory(embedder=HashEmbedder(32))
+        other = make_memory(embedder=HashEmbedder(32), check_embedding=False)
+        assert other.reembed(batch_size=1) == 1
+        reopened = make_memory(embedder=HashEmbedder(32))
+        assert reopened.search("green tea", "user:a")[0].entry.id == entry.id
+        with pytest.raises(EmbeddingMismatchError):
+            make_memory()
