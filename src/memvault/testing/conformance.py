@@ -36,7 +36,7 @@ from ..errors import (
 from ..memory import AsyncMemory, Memory
 from ..scopes import PROMOTION_TARGETS
 from ..store.base import Backend
-from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
+from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind, SearchHit
 from . import HashEmbedder, ManualClock
 
 SAMPLE_SCOPES = {
@@ -70,6 +70,10 @@ class BlockingAsync:
 
 def _contents(entries: Sequence[MemoryEntry]) -> list[str]:
     return [e.content for e in entries]
+
+
+def ids(hits: Sequence[SearchHit]) -> list[str]:
+    return [h.entry.id for h in hits]
 
 
 class MemoryConformance:
@@ -609,7 +613,6 @@ class MemoryConformance:
         middle = clock()
         late = memory.write("tea notes two", scope="user:a", category="preference", tags=["x"],
                             metadata={"n": 2, "flag": True, "who": "me"})  # fmt: skip
-        ids = lambda hits: [h.entry.id for h in hits]  # noqa: E731
         assert ids(memory.search("tea", "user:a", tags=["x"])) == [late.id]
         assert ids(memory.search("tea", "user:a", categories=["fact"])) == [early.id]
         assert ids(memory.search("tea", "user:a", since=middle)) == [late.id]
