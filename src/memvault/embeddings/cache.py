@@ -41,7 +41,7 @@ class CachedEmbedder(Embedder):
                     self._cache.move_to_end(key)
                     found[key] = self._cache[key]
         missing = list(dict.fromkeys(k for k in keys if k not in found))
-        self.hits += len(keys) - sum(1 for k in keys if k not in found)
+        self.hits += len(keys) - len(missing)
         if missing:
             index = {key: i for i, key in enumerate(keys)}
             fresh = self.inner.embed([texts[index[key]] for key in missing])

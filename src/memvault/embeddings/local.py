@@ -67,9 +67,9 @@ class LocalEmbedder(Embedder):
     def __init__(self, threads: int | None = None) -> None:
         self._threads = threads
         self._lock = threading.Lock()
-        self._loaded: tuple[Any, Any] | None = None
+        self._loaded: tuple[Any, Any, Any] | None = None
 
-    def _load(self) -> tuple[Any, Any]:
+    def _load(self) -> tuple[Any, Any, Any]:
         """Verify and load the model and tokenizer, once (the first embedding pays for it)."""
         with self._lock:
             if self._loaded is None:
@@ -84,16 +84,19 @@ class LocalEmbedder(Embedder):
                     str(model), options, providers=["CPUExecutionProvider"]
                 )
                 path = _verified(tokenizer_path(), TOKENIZER_SHA256, "the tokenizer")
-                tokenizer = Tokenizer.from_file(str(path))
-                tokenizer.enable_truncation(MAX_TOKENS)
-                tokenizer.enable_padding()
-                self._loaded = (session, tokenizer)
+                batching = Tokenizer.from_file(str(path))
+                batching.enable_truncation(MAX_TOKENS)
+                batching.enable_padding()
+                splitting = Tokenizer.from_file(str(path))  # the file itself truncates at 128
+                splitting.no_truncation()
+                splitting.no_padding()
+                self._loaded = (session, batching, splitting)
             return self._loaded
 
     def _windows(self, text: str) -> list[str]:
         """Pieces of at most MAX_TOKENS - 2 word pieces, so no part of a text goes unembedded."""
-        _, tokenizer = self._load()
-        offsets = tokenizer.encode(text, add_special_tokens=False).offsets
+        _, _, splitting = self._load()
+        offsets = splitting.encode(text, add_special_tokens=False).offsets
         size = MAX_TOKENS - 2
         if len(offsets) <= size:
             return [text]
@@ -101,8 +104,8 @@ class LocalEmbedder(Embedder):
                 for i in range(0, len(offsets), size)]  # fmt: skip
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
-        session, tokenizer = self._load()
-        encodings = tokenizer.encode_batch(list(texts))
+        session, batching, _ = self._load()
+        encodings = batching.encode_batch(list(texts))
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         inputs = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}

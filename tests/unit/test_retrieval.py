@@ -1,0 +1,177 @@
+"""Pure retrieval logic: text, chunking, scorers, fusion, MMR, filters, BM25, the ranker."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from memvault import ValidationError
+from memvault.retrieval import chunking, filters, scoring
+from memvault.retrieval.lexical import bm25
+from memvault.retrieval.ranker import RankSpec, rank
+from memvault.retrieval.text import fts_match, query_terms
+from memvault.store.ops import Candidates
+
+
+def test_query_terms_drop_stopwords_but_never_everything() -> None:
+    assert query_terms("What did Caroline research?") == ["caroline", "research"]
+    assert query_terms("Who was it?") == ["who", "was", "it"]
+    assert query_terms("tea tea TEA") == ["tea"]
+    assert query_terms("...") == []
+
+
+def test_fts_match_quotes_every_term() -> None:
+    assert fts_match(['say "hi"', "or"]) == '"say ""hi""" OR "or"'
+    assert fts_match([]) is None
+
+
+class TestChunking:
+    spec = chunking.ChunkSpec(size=10, overlap=3, min_size=4)
+
+    def test_short_content_is_one_chunk(self) -> None:
+        assert chunking.split("a few words", self.spec) == (chunking.Chunk(0, 0, 11),)
+
+    def test_long_content_overlaps_and_reassembles(self) -> None:
+        text = " ".join(f"w{n}" for n in range(33)) + "."
+        chunks = chunking.split(text, self.spec)
+        pieces = chunking.texts(text, chunks)
+        assert [c.seq for c in chunks] == list(range(len(chunks)))
+        assert all(chunking.count_tokens(p) <= self.spec.size for p in pieces[:-1])
+        for left, right in itertools.pairwise(pieces):
+            assert left.split()[-3:] == right.split()[:3]
+        assert chunking.reassemble(list(zip(chunks, pieces, strict=True))[::-1]) == text
+
+    def test_short_tail_joins_the_previous_chunk(self) -> None:
+        text = " ".join(f"w{n}" for n in range(12))
+        chunks = chunking.split(text, self.spec)
+        assert len(chunks) == 1 or chunking.count_tokens(chunking.texts(text, chunks)[-1]) > 7
+
+    def test_defaults_and_ids(self) -> None:
+        assert chunking.ChunkSpec() == chunking.ChunkSpec(2000, 200, 100)
+        assert chunking.chunk_id("01ABC", 2) == "01ABC:2"
+        with pytest.raises(ValidationError):
+            chunking.ChunkSpec(size=10, overlap=10)
+
+
+class TestScoring:
+    def test_normalisers(self) -> None:
+        s = np.array([2.0, 4.0, 0.0])
+        assert scoring.minmax(s).tolist() == [0.5, 1.0, 0.0]
+        assert scoring.minmax(s, s > 0).tolist() == [0.0, 1.0, 0.0]
+        assert scoring.scale_to_max(s).tolist() == [0.5, 1.0, 0.0]
+        assert scoring.scale_to_max(np.array([-1.0, 0.0])).tolist() == [0.0, 0.0]
+
+    def test_weighted_sum_and_rrf(self) -> None:
+        parts = {"a": np.array([1.0, 0.0]), "b": np.array([0.0, 1.0])}
+        assert scoring.weighted_sum(parts, {"a": 2.0}).tolist() == [2.0, 0.0]
+        fused = scoring.reciprocal_rank_fusion([[0, 1], [1]], 3, k=1)
+        assert fused.tolist() == [0.5, 1 / 3 + 1 / 2, 0.0]
+
+    def test_recency_halves_per_half_life(self) -> None:
+        now = 10_000_000_000
+        ages = np.array([now, now - 3_600_000_000, now - 7_200_000_000])
+        assert scoring.recency(ages, now, 3600).round(6).tolist() == [1.0, 0.5, 0.25]
+
+    def test_episodes_split_on_gaps(self) -> None:
+        created = np.array([0, 10, 20, 5000, 5010, 99999])
+        assert scoring.episodes(created, gap_us=100).tolist() == [0, 0, 0, 1, 1, 2]
+
+    def test_neighbour_smoothing_stays_inside_episodes(self) -> None:
+        scores = np.array([0.0, 1.0, 0.0, 0.0])
+        episode = np.array([0, 0, 0, 1])
+        smoothed = scoring.neighbour_smoothing(scores, episode, [0.5, 0.25])
+        assert smoothed.tolist() == [0.5, 1.0, 0.5, 0.0]
+
+    def test_episode_boost_adds_the_best_of_the_episode(self) -> None:
+        boosted = scoring.episode_boost(np.array([0.2, 0.8, 0.4]), np.array([0, 0, 1]), 0.5)
+        assert boosted.round(3).tolist() == [0.6, 1.2, 0.6]
+
+    def test_mmr(self) -> None:
+        vectors = np.array([[1, 0], [0.99, 0.14], [0, 1]], np.float32)
+        relevance = np.array([1.0, 0.95, 0.6])
+        assert scoring.mmr([0, 1, 2], relevance, vectors, 2, diversity=0.0) == [0, 1]
+        assert scoring.mmr([0, 1, 2], relevance, vectors, 2, diversity=0.7) == [0, 2]
+        assert scoring.mmr([], relevance, vectors, 2, diversity=0.5) == []
+
+
+def test_bm25_prefers_rare_terms_and_repeats() -> None:
+    docs = [["tea", "tea", "cup"], ["tea", "cup"], ["coffee", "cup"], ["cup"]]
+    scores = bm25(docs, ["tea"])
+    assert scores[0] > scores[1] > 0 == scores[2] == scores[3]
+    assert bm25(docs, ["coffee"]).argmax() == 2
+    assert bm25(docs, ["absent"]).sum() == 0
+    assert bm25([], ["x"]).size == 0
+
+
+class TestFilters:
+    @pytest.mark.parametrize(
+        "text",
+        ["Traceback (most recent call last):", "Error: boom", "ValueError: bad value",
+         "HTTP/1.1 500 Internal Server Error", '  {"error": {"code": 1}}', "ERROR! disk",
+         "503 Service Unavailable"],
+    )  # fmt: skip
+    def test_error_responses(self, text: str) -> None:
+        assert filters.is_error_response(text)
+
+    @pytest.mark.parametrize(
+        "text", ["The error was mine", "No errors today", "Errors: none", "HTTP/1.1 200 OK"]
+    )
+    def test_not_error_responses(self, text: str) -> None:
+        assert not filters.is_error_response(text)
+
+    def test_saliency_and_numbers(self) -> None:
+        assert filters.is_too_short("a b", 3)
+        assert not filters.is_too_short("a b", 0)
+        assert filters.same_numbers("order 12 of 3", "Order 12 of 3!")
+        assert not filters.same_numbers("order 12 of 3", "order 3 of 12")
+
+    def test_earlier_duplicates(self) -> None:
+        vectors = np.array([[1, 0], [1, 0], [0, 1], [1, 0], [1, 0]], np.float32)
+        texts = ["a", "a", "b", "a", "a 2"]
+        groups: list[object] = ["s", "s", "s", "t", "s"]
+        eligible = np.array([True, True, True, True, True])
+        found = filters.earlier_duplicates(vectors, texts, groups, eligible, threshold=0.95)
+        assert found == [None, 0, None, None, None]
+        assert (
+            filters.earlier_duplicates(vectors, texts, groups, eligible, threshold=0) == [None] * 5
+        )
+
+
+def candidates(lexical: list[float], dense: list[float], created: list[int]) -> Candidates:
+    n = len(lexical)
+    return Candidates([f"e{i}" for i in range(n)], np.array(created, np.int64),
+                      np.array(lexical, float), np.array(dense, float), np.ones(n, bool),
+                      np.eye(n, dtype=np.float32))  # fmt: skip
+
+
+class TestRanker:
+    def test_weights_decide(self) -> None:
+        c = candidates([10.0, 8.0], [0.1, 0.9], [0, 1])
+        assert [r.index for r in rank(c, RankSpec(), 1)] == [1, 0]
+        assert [r.index for r in rank(c, RankSpec(lexical_weight=5.0), 1)] == [0, 1]
+        top = rank(c, RankSpec(), 1)[0]
+        assert top.components == pytest.approx(
+            {"lexical": 8.0, "dense": 0.9, "recency": 1.0, "fused": 0.85}
+        )
+        assert top.score == pytest.approx(0.5 * 0.8 + 0.5 * 0.9)
+
+    def test_rrf_threshold_limit(self) -> None:
+        c = candidates([2.0, 3.0, 0.0], [0.5, 0.9, 0.1], [0, 1, 2])
+        assert [r.index for r in rank(c, RankSpec(fusion="rrf"), 2)][:2] == [1, 0]
+        assert len(rank(c, RankSpec(limit=1), 2)) == 1
+        assert all(r.score >= 0.5 for r in rank(c, RankSpec(min_score=0.5), 2))
+
+    def test_conversational_context(self) -> None:
+        c = candidates([0.0, 10.0, 0.0, 0.0], [0.2, 0.2, 0.21, 0.3], [0, 1, 2, 10**12])
+        plain = [r.index for r in rank(c, RankSpec(), 3)]
+        chat = [r.index for r in rank(c, RankSpec(neighbours=(0.5,), episode_weight=0.5), 3)]
+        assert plain[0] == chat[0] == 1
+        assert 3 in plain[:2]
+        assert 3 not in chat[:3]
+
+    def test_empty_and_invalid(self) -> None:
+        assert rank(candidates([], [], []), RankSpec(), 0) == []
+        with pytest.raises(ValidationError):
+            RankSpec(dense_weight=-1)
+        with pytest.raises(ValidationError):
+            RankSpec(fusion="max")  # type: ignore[arg-type]
