@@ -648,7 +648,7 @@ class Planner:
         (candidates,) = yield (op,)
         ranked = rank(candidates, spec, int(now.timestamp() * 1_000_000))
         self.stats.add("searches")
-        found = yield tuple(GetOp(self.tenant, candidates.entry_ids[r.index]) for r in ranked)
+        found = yield tuple(GetOp(self.tenant, str(candidates.entry_ids[r.index])) for r in ranked)
         return [SearchHit(entry, r.score, r.components)
                 for r, entry in zip(ranked, found, strict=True) if entry is not None]  # fmt: skip
 

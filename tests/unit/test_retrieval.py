@@ -139,9 +139,10 @@ class TestFilters:
 
 def candidates(lexical: list[float], dense: list[float], created: list[int]) -> Candidates:
     n = len(lexical)
-    return Candidates([f"e{i}" for i in range(n)], np.array(created, np.int64),
-                      np.array(lexical, float), np.array(dense, float), np.ones(n, bool),
-                      np.eye(n, dtype=np.float32))  # fmt: skip
+    ids = np.array([f"e{i}" for i in range(n)], dtype=object)
+    vectors = np.eye(n, dtype=np.float32)
+    return Candidates(ids, np.array(created, np.int64), np.array(lexical, float),
+                      np.array(dense, float), np.ones(n, bool), vectors)  # fmt: skip
 
 
 class TestRanker:

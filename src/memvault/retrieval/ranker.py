@@ -80,19 +80,20 @@ def _fused(c: Candidates, spec: RankSpec, now_us: int) -> dict[str, np.ndarray]:
 
 def rank(c: Candidates, spec: RankSpec, now_us: int) -> list[Ranked]:
     """Choose up to ``spec.limit`` candidates, best first."""
-    if not c.entry_ids:
+    if not len(c.entry_ids):
         return []
     parts = _fused(c, spec, now_us)
     fused = parts["fused"]
     episode = scoring.episodes(c.created_us, int(spec.episode_gap_s * 1e6))
     final = scoring.neighbour_smoothing(fused, episode, spec.neighbours)
     final = final + (scoring.episode_boost(fused, episode, spec.episode_weight) - fused)
-    order = [int(i) for i in np.argsort(-final, kind="stable")]
+    pool = max(spec.limit * 5, 50) if spec.diversity is not None else spec.limit
+    ranked = np.argsort(-final, kind="stable")
     if spec.min_score is not None:
-        order = [i for i in order if final[i] >= spec.min_score]
+        ranked = ranked[final[ranked] >= spec.min_score]
+    order = [int(i) for i in ranked[:pool]]
     if spec.diversity is not None and c.vectors is not None:
-        pool = order[: max(spec.limit * 5, 50)]
-        order = scoring.mmr(pool, final, c.vectors, spec.limit, spec.diversity)
+        order = scoring.mmr(order, final, c.vectors, spec.limit, spec.diversity)
     return [
         Ranked(
             i,

@@ -14,7 +14,7 @@ STOPWORDS = frozenset(
     other our ours ourselves out over own same shall she should so some such than that the
     their theirs them themselves then there these they this those through to too under until up
     very was we were what when where which while who whom why will with would you your yours
-    yourself yourselves""".split()  # noqa: SIM905 - a word list reads best as text
+    yourself yourselves""".split()
 )
 
 

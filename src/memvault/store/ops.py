@@ -187,7 +187,8 @@ class SearchOp(Op):
 class Candidates:
     """Per-entry scores, entries in (created_at, id) order; a chunk's best score stands for it."""
 
-    entry_ids: list[str]
+    entry_ids: npt.NDArray[np.object_]
+    """Entry ids (str), one per candidate."""
     created_us: npt.NDArray[np.int64]
     lexical: npt.NDArray[np.float64]
     """BM25 relevance (higher is better); 0 where no term matched."""

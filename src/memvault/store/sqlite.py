@@ -40,11 +40,7 @@ _CHUNK_ROWS = (
     "FROM entries e JOIN chunks c ON c.entry_rowid = e.rowid WHERE {where} "
     "ORDER BY e.created_at, e.id, c.seq"
 )
-_LEXICAL = (
-    "SELECT c.rowid, -bm25(chunks_fts) FROM chunks_fts "
-    "JOIN chunks c ON c.rowid = chunks_fts.rowid JOIN entries e ON e.rowid = c.entry_rowid "
-    "WHERE chunks_fts MATCH ? AND {where}"
-)
+_LEXICAL = "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
 
 
 def to_micros(value: datetime) -> int:
@@ -429,8 +425,8 @@ class SQLiteBackend(Backend):
         table = self._chunk_table(conn, op.filter, dimension)
         lexical = np.zeros(len(table.chunk_keys))
         if op.match is not None and len(table.chunk_keys):
-            clause, params = where_sql(replace(op.filter, live_at=None))
-            hits = conn.execute(_LEXICAL.format(where=clause), [op.match, *params]).fetchall()
+            # Chunks outside the filtered table find no position and are dropped here.
+            hits = conn.execute(_LEXICAL, (op.match,)).fetchall()
             if hits:
                 keys, scores = zip(*hits, strict=True)
                 positions = table.positions(np.array(keys, np.int64))

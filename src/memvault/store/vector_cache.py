@@ -22,7 +22,7 @@ class ChunkTable:
     chunk_entry: npt.NDArray[np.int64]
     matrix: npt.NDArray[np.float32]
     has_vector: npt.NDArray[np.bool_]
-    entry_ids: list[str]
+    entry_ids: npt.NDArray[np.object_]
     created_us: npt.NDArray[np.int64]
     expires_us: npt.NDArray[np.int64]
     key_order: npt.NDArray[np.int64]
@@ -51,11 +51,21 @@ class ChunkTable:
             chunk_entry=np.array(owners, np.int64),
             matrix=np.vstack(vectors) if vectors else np.zeros((0, dimension), np.float32),
             has_vector=np.array(present, bool),
-            entry_ids=ids,
+            entry_ids=np.array(ids, dtype=object),
             created_us=np.array(created, np.int64),
             expires_us=np.array(expires, np.int64),
             key_order=np.argsort(chunk_keys).astype(np.int64),
         )
+
+    def per_entry_max(self, values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """The largest chunk value of each entry (an entry's chunks are contiguous)."""
+        if len(values) == len(self.entry_ids):
+            return values
+        if not len(values):
+            return np.zeros(0)
+        starts = np.flatnonzero(np.r_[True, np.diff(self.chunk_entry) != 0])
+        result: npt.NDArray[np.float64] = np.maximum.reduceat(values, starts)
+        return result
 
     def positions(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Chunk positions of the given chunk keys (-1 for keys not in the table)."""
@@ -98,25 +108,22 @@ def score_table(
     with_vectors: bool,
 ) -> Candidates:
     """Per-entry candidates: each entry scores as its best chunk; expired entries dropped."""
-    n = len(table.entry_ids)
     dense_c = np.full(len(table.chunk_keys), -1.0)
     if vector is not None and len(table.chunk_keys):
         dense_c = np.where(table.has_vector, table.matrix @ vector, -1.0).astype(np.float64)
-    lexical = np.zeros(n)
-    dense = np.full(n, -1.0)
-    np.maximum.at(lexical, table.chunk_entry, lexical_by_chunk)
-    np.maximum.at(dense, table.chunk_entry, dense_c)
-    has_vector = np.zeros(n, bool)
-    np.logical_or.at(has_vector, table.chunk_entry, table.has_vector)
-    live = np.ones(n, bool) if live_at_us is None else table.expires_us > live_at_us
+    lexical = table.per_entry_max(lexical_by_chunk)
+    dense = table.per_entry_max(dense_c)
+    has_vector = table.per_entry_max(table.has_vector.astype(np.float64)) > 0
+    live = (
+        np.ones(len(table.entry_ids), bool) if live_at_us is None else table.expires_us > live_at_us
+    )
     vectors = None
     if with_vectors:
         best = np.lexsort((-dense_c, table.chunk_entry))
         first = best[np.r_[True, np.diff(table.chunk_entry[best]) != 0]] if len(best) else best
         vectors = table.matrix[first][live]
-    keep = np.flatnonzero(live)
     return Candidates(
-        entry_ids=[table.entry_ids[i] for i in keep],
+        entry_ids=table.entry_ids[live],
         created_us=table.created_us[live],
         lexical=lexical[live],
         dense=dense[live],
@@ -129,4 +136,4 @@ def similar_ids(candidates: Candidates, threshold: float, most: int = 8) -> list
     """Ids of the candidates whose cosine reaches ``threshold``, most similar first."""
     above = np.flatnonzero(candidates.dense >= threshold)
     best = above[np.argsort(-candidates.dense[above], kind="stable")][:most]
-    return [candidates.entry_ids[i] for i in best]
+    return [str(candidates.entry_ids[i]) for i in best]
