@@ -17,6 +17,7 @@ def test_quick_start_runs(isolated_environment: Path, capsys: pytest.CaptureFixt
     out = capsys.readouterr().out
     assert "User prefers dark mode ← promoted from" in out
     assert "2 entries for alice" in out
+    assert out.splitlines()[-1] == "User prefers dark mode"
     assert (isolated_environment / "memvault.db").exists()
 
 

@@ -56,6 +56,17 @@ class Settings:
     min_content_chars: int = field(
         default=0, metadata={"doc": "saliency: refuse shorter content (0 turns it off)", "min": 0}
     )
+    ann_min_chunks: int = field(
+        default=50_000,
+        metadata={
+            "doc": "a scope with this many chunks uses the ANN index if usearch is "
+            "installed (0: always exact)",
+            "min": 0,
+        },
+    )
+    ann_candidates: int = field(
+        default=2_000, metadata={"doc": "nearest chunks an ANN search returns for fusion"}
+    )
     skip_error_responses: bool = field(
         default=True, metadata={"doc": "refuse content that is an error response or traceback"}
     )

@@ -19,7 +19,7 @@ from ..types import MemoryEntry
 from . import ops
 from .base import Backend, Capabilities
 from .sqlite import to_micros
-from .vector_cache import ChunkTable, score_table
+from .vector_cache import ChunkTable, exact_cosine, score_table
 
 Key = tuple[str, str]
 Undo = list[Callable[[], None]]
@@ -206,7 +206,8 @@ class InMemoryBackend(Backend):
         ]
         lexical = bm25(documents, op.terms)
         live = None if op.filter.live_at is None else to_micros(op.filter.live_at)
-        return score_table(table, lexical, op.vector, live, op.with_vectors)
+        dense = None if op.vector is None else exact_cosine(table, op.vector)
+        return score_table(table, lexical, dense, live, op.with_vectors)
 
     def op_embedding_info(self, op: ops.EmbeddingInfoOp, undo: Undo) -> tuple[str, int]:
         if "model" not in self._info or op.replace:

@@ -23,9 +23,9 @@ import sqlean as sqlite3
 from .. import types as t
 from ..config import Settings
 from ..errors import BackendError, ConflictError
-from . import migrations, ops
+from . import ann, migrations, ops
 from .base import Backend, Capabilities
-from .vector_cache import ChunkTable, VectorCache, score_table
+from .vector_cache import ChunkTable, VectorCache, exact_cosine, score_table
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
@@ -225,6 +225,8 @@ class SQLiteBackend(Backend):
         self._lock = threading.RLock()
         self._cache = VectorCache()
         self._generation = 0
+        self._ann_min_chunks = settings.ann_min_chunks if ann.available() else 0
+        self._ann_candidates = settings.ann_candidates
         self._in_memory = path == ":memory:"
         if not self._in_memory:
             Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -402,19 +404,22 @@ class SQLiteBackend(Backend):
 
     # -- search and embeddings ---------------------------------------------------------------
 
-    def _chunk_table(self, conn: Any, where: ops.Filter, dimension: int) -> ChunkTable:
+    def _cache_key(self, where: ops.Filter, dimension: int) -> tuple[str, str] | None:
         scope = where.single_scope
-        if scope is None:
+        return None if scope is None else (where.tenant, f"{scope}|{dimension}")
+
+    def _chunk_table(self, conn: Any, where: ops.Filter, dimension: int) -> ChunkTable:
+        key = self._cache_key(where, dimension)
+        if key is None:
             clause, params = where_sql(replace(where, live_at=None))
             rows = conn.execute(_CHUNK_ROWS.format(where=clause), params)
             return ChunkTable.from_rows(rows, dimension)
-        key = (where.tenant, f"{scope}|{dimension}")
         version = (conn.execute("PRAGMA data_version").fetchone()[0], self._generation)
         table = self._cache.get(key, version)
         if table is None:
             rows = conn.execute(
                 _CHUNK_ROWS.format(where="e.tenant = ? AND e.scope = ?"),
-                (where.tenant, str(scope)),
+                (where.tenant, key[1].rpartition("|")[0]),
             )
             table = ChunkTable.from_rows(rows, dimension)
             self._cache.put(key, table)
@@ -433,7 +438,18 @@ class SQLiteBackend(Backend):
                 found = positions >= 0
                 lexical[positions[found]] = np.array(scores, np.float64)[found]
         live = None if op.filter.live_at is None else to_micros(op.filter.live_at)
-        return score_table(table, lexical, op.vector, live, op.with_vectors)
+        return score_table(table, lexical, self._dense(op, table), live, op.with_vectors)
+
+    def _dense(self, op: ops.SearchOp, table: ChunkTable) -> Any:
+        """Chunk cosines: from the scope's ANN index when it is large enough, else exact."""
+        if op.vector is None:
+            return None
+        key = self._cache_key(op.filter, len(op.vector))
+        size = len(table.chunk_keys)
+        if key is not None and 0 < self._ann_min_chunks <= size:
+            index = self._cache.ann(key, table)
+            return index.cosine(op.vector, size, self._ann_candidates)
+        return exact_cosine(table, op.vector)
 
     def op_embedding_info(self, conn: Any, op: ops.EmbeddingInfoOp) -> tuple[str, int]:
         rows = dict(conn.execute("SELECT key, value FROM store_info"))

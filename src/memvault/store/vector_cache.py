@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .ann import AnnIndex
 from .ops import Candidates
 
 NO_EXPIRY = np.iinfo(np.int64).max
@@ -78,39 +79,58 @@ class ChunkTable:
 
 
 class VectorCache:
-    """Chunk tables by key, dropped whenever the store's version moves."""
+    """Chunk tables (and their ANN indexes) by key, dropped whenever the store's version moves."""
 
     def __init__(self, max_scopes: int = 64) -> None:
         self._tables: dict[tuple[str, str], ChunkTable] = {}
+        self._indexes: dict[tuple[str, str], AnnIndex] = {}
         self._version: object = None
         self.max_scopes = max_scopes
 
     def get(self, key: tuple[str, str], version: object) -> ChunkTable | None:
         if version != self._version:
             self._tables.clear()
+            self._indexes.clear()
             self._version = version
         return self._tables.get(key)
 
     def put(self, key: tuple[str, str], table: ChunkTable) -> None:
         if len(self._tables) >= self.max_scopes:
-            self._tables.pop(next(iter(self._tables)))
+            oldest = next(iter(self._tables))
+            self._tables.pop(oldest)
+            self._indexes.pop(oldest, None)
         self._tables[key] = table
 
-    def clear(self) -> None:
-        self._tables.clear()
+    def ann(self, key: tuple[str, str], table: ChunkTable) -> AnnIndex:
+        """The ANN index of a cached table, built on first use."""
+        if key not in self._indexes:
+            self._indexes[key] = AnnIndex.build(table.matrix, table.has_vector)
+        return self._indexes[key]
+
+
+def exact_cosine(table: ChunkTable, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    """Cosine of every chunk (-1 where a chunk has no vector)."""
+    if not len(table.chunk_keys):
+        return np.zeros(0)
+    result: npt.NDArray[np.float64] = np.where(
+        table.has_vector, table.matrix @ vector, -1.0
+    ).astype(np.float64)
+    return result
 
 
 def score_table(
     table: ChunkTable,
     lexical_by_chunk: npt.NDArray[np.float64],
-    vector: npt.NDArray[np.float32] | None,
+    dense_c: npt.NDArray[np.float64] | None,
     live_at_us: int | None,
     with_vectors: bool,
 ) -> Candidates:
-    """Per-entry candidates: each entry scores as its best chunk; expired entries dropped."""
-    dense_c = np.full(len(table.chunk_keys), -1.0)
-    if vector is not None and len(table.chunk_keys):
-        dense_c = np.where(table.has_vector, table.matrix @ vector, -1.0).astype(np.float64)
+    """Per-entry candidates: each entry scores as its best chunk; expired entries dropped.
+
+    ``dense_c`` is each chunk's cosine (-1: none), or None when the query has no vector.
+    """
+    if dense_c is None:
+        dense_c = np.full(len(table.chunk_keys), -1.0)
     lexical = table.per_entry_max(lexical_by_chunk)
     dense = table.per_entry_max(dense_c)
     has_vector = table.per_entry_max(table.has_vector.astype(np.float64)) > 0
