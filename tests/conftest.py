@@ -1,8 +1,12 @@
 """Every test runs with its own data directory and a clean memvault environment."""
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
+
+from memvault.cli import cli
 
 
 @pytest.fixture(autouse=True)
@@ -15,3 +19,17 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     home = tmp_path / "memvault-home"
     monkeypatch.setenv("MEMVAULT_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Any:
+    """Invoke the CLI on a fresh SQLite store; asserts the exit code (``code=``, default 0)."""
+    runner = CliRunner()
+    store = str(tmp_path / "cli.db")
+
+    def invoke(*args: str, input: str | None = None, code: int = 0) -> Result:
+        result = runner.invoke(cli, ["--store", store, *args], input=input)
+        assert result.exit_code == code, result.output
+        return result
+
+    return invoke

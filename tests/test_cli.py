@@ -11,19 +11,6 @@ from click.testing import CliRunner, Result
 from memvault.cli import cli
 
 
-@pytest.fixture
-def run(tmp_path: Path) -> Any:
-    runner = CliRunner()
-    store = str(tmp_path / "cli.db")
-
-    def invoke(*args: str, input: str | None = None, code: int = 0) -> Result:
-        result = runner.invoke(cli, ["--store", store, *args], input=input)
-        assert result.exit_code == code, result.output
-        return result
-
-    return invoke
-
-
 def as_json(result: Result) -> Any:
     return json.loads(result.stdout)
 

@@ -4,24 +4,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from memvault import Memory
 from memvault.cli import cli
-
-
-@pytest.fixture
-def run(tmp_path: Path) -> Any:
-    runner = CliRunner()
-    store = str(tmp_path / "cli.db")
-
-    def invoke(*args: str, input: str | None = None, code: int = 0) -> Result:
-        result = runner.invoke(cli, ["--store", store, *args], input=input)
-        assert result.exit_code == code, result.output
-        return result
-
-    return invoke
 
 
 def test_import_then_search(run: Any, tmp_path: Path) -> None:
