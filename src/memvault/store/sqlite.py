@@ -9,8 +9,10 @@ the write-ahead log.
 from __future__ import annotations
 
 import json
+import random
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -237,14 +239,35 @@ class SQLiteBackend(Backend):
                 isolation_level=None,
                 check_same_thread=False,
             )
-            self._configure(settings)
-            self._migrate()
+            self._retry_while_locked(lambda: self._configure(settings), settings)
+            self._retry_while_locked(self._migrate, settings)
         except sqlite3.Error as exc:
             raise BackendError(f"cannot open SQLite store {path!r}: {exc}") from exc
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> SQLiteBackend:
         return cls(path_from_url(url), settings)
+
+    @staticmethod
+    def _retry_while_locked(step: Callable[[], None], settings: Settings) -> None:
+        """Run ``step``, retrying while another process holds a lock SQLite will not wait for.
+
+        Switching a new file to WAL needs a moment of exclusive access, and SQLite reports
+        "database is locked" at once instead of calling its busy handler; so processes opening
+        one new store together retry here, with jittered backoff, for up to the busy timeout.
+        """
+        deadline = time.monotonic() + settings.sqlite_busy_timeout_ms / 1000
+        delay = 0.005
+        while True:
+            try:
+                step()
+                return
+            except sqlite3.OperationalError as exc:
+                locked = "locked" in str(exc) or "busy" in str(exc)
+                if not locked or time.monotonic() + delay > deadline:
+                    raise
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.25)
 
     def _configure(self, settings: Settings) -> None:
         conn = self._conn

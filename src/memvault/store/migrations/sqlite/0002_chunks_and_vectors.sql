@@ -16,11 +16,11 @@ CREATE TABLE chunks (
     UNIQUE (entry_rowid, seq)
 );
 
+-- A regular FTS5 table (it keeps its own copy of the text): only then does secure-delete scrub
+-- every token of a deleted row; a contentless table keeps them until an index-wide merge.
 CREATE VIRTUAL TABLE chunks_fts USING fts5 (
     text,
     context,
-    content = '',
-    contentless_delete = 1,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('secure-delete', 1);
