@@ -26,6 +26,7 @@ from .config import Settings
 from .embeddings.base import Embedder
 from .errors import (
     CompactionError,
+    ConfigError,
     ConflictError,
     EmbeddingMismatchError,
     FilteredError,
@@ -198,6 +199,17 @@ class Planner:
             limit = self.settings.min_content_chars
             raise FilteredError("too_short", f"content is shorter than {limit} characters")
 
+    def _embed(self, texts: Sequence[str]) -> Plan[Any]:
+        """Embed texts in one blocking step; the embedder's answer is checked, not trusted."""
+        vectors = yield Invoke(self.embedder.embed, (list(texts),), blocking=True)
+        expected = (len(texts), self.embedder.dimension)
+        if getattr(vectors, "shape", None) != expected:
+            raise ConfigError(
+                f"embedder {self.embedder.name!r} returned an array of shape "
+                f"{getattr(vectors, 'shape', type(vectors).__name__)}, expected {expected}"
+            )
+        return vectors
+
     def _index(self, entries: Sequence[MemoryEntry]) -> Plan[list[tuple[ChunkRecord, ...]]]:
         """Chunk each entry's content and embed every chunk (one embedding step)."""
         spec = chunking.ChunkSpec(
@@ -206,7 +218,7 @@ class Planner:
         layouts = [chunking.split(e.content, spec) for e in entries]
         texts = [t for e, lay in zip(entries, layouts, strict=True)
                  for t in chunking.texts(e.content, lay)]  # fmt: skip
-        vectors = yield Invoke(self.embedder.embed, (texts,), blocking=True)
+        vectors = yield from self._embed(texts)
         result, position = [], 0
         for layout in layouts:
             result.append(tuple(ChunkRecord(c.seq, c.start, c.end, vectors[position + i])
@@ -642,7 +654,7 @@ class Planner:
             metadata=metadata_filter(metadata),
         )
         terms = text.query_terms(query)
-        vectors = yield Invoke(self.embedder.embed, ([query],), blocking=True)
+        vectors = yield from self._embed([query])
         op = SearchOp(where, text.fts_match(terms), tuple(terms), vectors[0],
                       with_vectors=diversity is not None)  # fmt: skip
         (candidates,) = yield (op,)
@@ -665,7 +677,7 @@ class Planner:
             (page,) = yield (ChunkPageOp(after, batch_size),)
             if not page:
                 break
-            vectors = yield Invoke(self.embedder.embed, ([c.text for c in page],), blocking=True)
+            vectors = yield from self._embed([c.text for c in page])
             yield (SetVectorsOp(tuple(c.key for c in page), vectors),)
             done, after = done + len(page), page[-1].key
             if progress is not None:

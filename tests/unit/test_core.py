@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from memvault import ConflictError, MemoryEntry, Provenance, Scope, Settings
+from memvault import ConfigError, ConflictError, MemoryEntry, Provenance, Scope, Settings
 from memvault.core import Invoke, Planner, decode_cursor, encode_cursor, merge_provenance
 from memvault.ids import new_id
 from memvault.store.ops import GetOp, PutOp, ReplaceOp
@@ -106,3 +106,14 @@ def test_ids_are_strictly_increasing_even_when_the_clock_stalls() -> None:
     ids = [new_id(NOW) for _ in range(1000)]
     assert ids == sorted(ids) and len(set(ids)) == 1000
     assert all(len(i) == 26 for i in ids)
+
+
+def test_embedder_answers_are_checked() -> None:
+    class Broken(HashEmbedder):
+        def embed(self, texts: Any) -> Any:
+            return super().embed(texts)[:, :3]
+
+    plan: Any = Planner("t", Settings(), lambda: NOW, Broken()).write("x", scope="user:u")
+    step = next(plan)
+    with pytest.raises(ConfigError, match="expected \\(1, 64\\)"):
+        plan.send(step.fn(*step.args))

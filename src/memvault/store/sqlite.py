@@ -27,7 +27,7 @@ from ..config import Settings
 from ..errors import BackendError, ConflictError
 from . import ann, migrations, ops
 from .base import Backend, Capabilities
-from .vector_cache import ChunkTable, VectorCache, exact_cosine, score_table
+from .vector_cache import CacheKey, ChunkTable, VectorCache, exact_cosine, score_table
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
@@ -427,9 +427,9 @@ class SQLiteBackend(Backend):
 
     # -- search and embeddings ---------------------------------------------------------------
 
-    def _cache_key(self, where: ops.Filter, dimension: int) -> tuple[str, str] | None:
+    def _cache_key(self, where: ops.Filter, dimension: int) -> CacheKey | None:
         scope = where.single_scope
-        return None if scope is None else (where.tenant, f"{scope}|{dimension}")
+        return None if scope is None else (where.tenant, str(scope), dimension)
 
     def _chunk_table(self, conn: Any, where: ops.Filter, dimension: int) -> ChunkTable:
         key = self._cache_key(where, dimension)
@@ -442,7 +442,7 @@ class SQLiteBackend(Backend):
         if table is None:
             rows = conn.execute(
                 _CHUNK_ROWS.format(where="e.tenant = ? AND e.scope = ?"),
-                (where.tenant, key[1].rpartition("|")[0]),
+                (where.tenant, key[1]),
             )
             table = ChunkTable.from_rows(rows, dimension)
             self._cache.put(key, table)

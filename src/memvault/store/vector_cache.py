@@ -13,6 +13,8 @@ from .ann import AnnIndex
 from .ops import Candidates
 
 NO_EXPIRY = np.iinfo(np.int64).max
+CacheKey = tuple[str, str, int]
+"""(tenant, scope, vector dimension)."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -82,26 +84,26 @@ class VectorCache:
     """Chunk tables (and their ANN indexes) by key, dropped whenever the store's version moves."""
 
     def __init__(self, max_scopes: int = 64) -> None:
-        self._tables: dict[tuple[str, str], ChunkTable] = {}
-        self._indexes: dict[tuple[str, str], AnnIndex] = {}
+        self._tables: dict[CacheKey, ChunkTable] = {}
+        self._indexes: dict[CacheKey, AnnIndex] = {}
         self._version: object = None
         self.max_scopes = max_scopes
 
-    def get(self, key: tuple[str, str], version: object) -> ChunkTable | None:
+    def get(self, key: CacheKey, version: object) -> ChunkTable | None:
         if version != self._version:
             self._tables.clear()
             self._indexes.clear()
             self._version = version
         return self._tables.get(key)
 
-    def put(self, key: tuple[str, str], table: ChunkTable) -> None:
+    def put(self, key: CacheKey, table: ChunkTable) -> None:
         if len(self._tables) >= self.max_scopes:
             oldest = next(iter(self._tables))
             self._tables.pop(oldest)
             self._indexes.pop(oldest, None)
         self._tables[key] = table
 
-    def ann(self, key: tuple[str, str], table: ChunkTable) -> AnnIndex:
+    def ann(self, key: CacheKey, table: ChunkTable) -> AnnIndex:
         """The ANN index of a cached table, built on first use."""
         if key not in self._indexes:
             self._indexes[key] = AnnIndex.build(table.matrix, table.has_vector)
