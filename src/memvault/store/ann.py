@@ -43,8 +43,8 @@ class AnnIndex:
 
     def cosine(self, vector: npt.NDArray[np.float32], size: int, candidates: int
                ) -> npt.NDArray[np.float64]:  # fmt: skip
-        """Cosine of the ``candidates`` nearest rows; -1 for every other row of ``size``."""
-        result = np.full(size, -1.0)
+        """Cosine of the ``candidates`` nearest rows; NaN for every other row of ``size``."""
+        result = np.full(size, np.nan)
         matches = self.index.search(vector, min(candidates, size))  # type: ignore[attr-defined]
         keys = np.asarray(matches.keys, dtype=np.int64)
         result[keys] = 1.0 - np.asarray(matches.distances, dtype=np.float64)

@@ -19,6 +19,7 @@ BackendFactory = Callable[[str, Settings], Backend]
 _BUILTIN: dict[str, str] = {
     "sqlite": "memvault.store.sqlite:SQLiteBackend.from_url",
     "memory": "memvault.store.inmemory:InMemoryBackend.from_url",
+    "postgresql": "memvault.store.postgres:PostgresBackend.from_url",
 }
 _registered: dict[str, BackendFactory] = {}
 

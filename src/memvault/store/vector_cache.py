@@ -61,13 +61,13 @@ class ChunkTable:
         )
 
     def per_entry_max(self, values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        """The largest chunk value of each entry (an entry's chunks are contiguous)."""
+        """The largest chunk value of each entry, NaN ignored (an entry's chunks are contiguous)."""
         if len(values) == len(self.entry_ids):
             return values
         if not len(values):
             return np.zeros(0)
         starts = np.flatnonzero(np.r_[True, np.diff(self.chunk_entry) != 0])
-        result: npt.NDArray[np.float64] = np.maximum.reduceat(values, starts)
+        result: npt.NDArray[np.float64] = np.fmax.reduceat(values, starts)
         return result
 
     def positions(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -111,11 +111,11 @@ class VectorCache:
 
 
 def exact_cosine(table: ChunkTable, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
-    """Cosine of every chunk (-1 where a chunk has no vector)."""
+    """Cosine of every chunk (NaN where a chunk has no vector)."""
     if not len(table.chunk_keys):
         return np.zeros(0)
     result: npt.NDArray[np.float64] = np.where(
-        table.has_vector, table.matrix @ vector, -1.0
+        table.has_vector, table.matrix @ vector, np.nan
     ).astype(np.float64)
     return result
 
@@ -129,19 +129,21 @@ def score_table(
 ) -> Candidates:
     """Per-entry candidates: each entry scores as its best chunk; expired entries dropped.
 
-    ``dense_c`` is each chunk's cosine (-1: none), or None when the query has no vector.
+    ``dense_c`` is each chunk's cosine (NaN: no dense score), or None when the query has no
+    vector.
     """
     if dense_c is None:
-        dense_c = np.full(len(table.chunk_keys), -1.0)
+        dense_c = np.full(len(table.chunk_keys), np.nan)
     lexical = table.per_entry_max(lexical_by_chunk)
-    dense = table.per_entry_max(dense_c)
-    has_vector = table.per_entry_max(table.has_vector.astype(np.float64)) > 0
+    dense_or_nan = table.per_entry_max(dense_c)
+    has_vector = ~np.isnan(dense_or_nan)
+    dense = np.where(has_vector, dense_or_nan, -1.0)
     live = (
         np.ones(len(table.entry_ids), bool) if live_at_us is None else table.expires_us > live_at_us
     )
     vectors = None
     if with_vectors:
-        best = np.lexsort((-dense_c, table.chunk_entry))
+        best = np.lexsort((-np.nan_to_num(dense_c, nan=-np.inf), table.chunk_entry))
         first = best[np.r_[True, np.diff(table.chunk_entry[best]) != 0]] if len(best) else best
         vectors = table.matrix[first][live]
     return Candidates(

@@ -1,0 +1,395 @@
+"""The PostgreSQL + pgvector backend: a connection pool, one transaction per batch.
+
+Install with ``pip install memvault[postgres]``. SQL is built by pure functions (``*_sql``);
+:class:`PostgresBackend` only executes it. Scope and tenant filters sit in the WHERE clause of
+both the text query (``tsvector`` + GIN) and the vector query (pgvector, HNSW once the store's
+dimension is known), so no row outside the filter is ever ranked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .. import types as t
+from ..config import Settings
+from ..errors import BackendError, ConflictError
+from . import migrations, ops
+from .base import Backend, Capabilities
+from .sqlite import from_micros, to_micros
+from .vector_cache import ChunkTable, score_table
+
+SQL = tuple[str, list[Any]]
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 64
+HNSW_EF_SEARCH = 200
+HNSW_EF_SEARCH_MAX = 1000  # pgvector's ceiling; iterative scans go past it when filters need
+_COLUMNS = (
+    "e.id, e.scope, e.content, e.category, e.tags, e.created_at, e.updated_at, e.expires_at, "
+    "e.promoted_from_id, e.compacted_from_ids, e.metadata, e.provenance, e.revision, e.context"
+)
+_MIGRATION_LOCK = 0x6D656D7661756C74  # "memvault"
+
+
+def vector_literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def parse_vector(text: str | None) -> bytes | None:
+    if text is None:
+        return None
+    return np.array(json.loads(text), dtype=np.float32).tobytes()
+
+
+def entry_from_row(row: Sequence[Any]) -> t.MemoryEntry:
+    return t.MemoryEntry(
+        id=row[0],
+        scope=t.Scope.parse(row[1]),
+        content=row[2],
+        category=row[3],
+        tags=tuple(row[4]),
+        created_at=from_micros(row[5]),  # type: ignore[arg-type]  # NOT NULL column
+        updated_at=from_micros(row[6]),  # type: ignore[arg-type]
+        expires_at=from_micros(row[7]),
+        promoted_from_id=row[8],
+        compacted_from_ids=tuple(row[9]),
+        metadata=row[10],
+        provenance=t.Provenance.from_dict(row[11]),
+        revision=row[12],
+        context=row[13],
+    )
+
+
+def _mutable(entry: t.MemoryEntry) -> list[Any]:
+    return [
+        entry.content,
+        entry.category,
+        json.dumps(list(entry.tags)),
+        to_micros(entry.updated_at),
+        None if entry.expires_at is None else to_micros(entry.expires_at),
+        json.dumps(list(entry.compacted_from_ids)),
+        json.dumps(dict(entry.metadata)),
+        json.dumps(entry.provenance.to_dict()),
+        entry.revision,
+    ]
+
+
+def insert_sql(tenant: str, entry: t.MemoryEntry) -> SQL:
+    sql = (
+        "INSERT INTO entries (content, category, tags, updated_at, expires_at, "
+        "compacted_from_ids, metadata, provenance, revision, "
+        "id, tenant, scope, scope_kind, created_at, promoted_from_id, context) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING rid"
+    )
+    fixed = [entry.id, tenant, str(entry.scope), str(entry.scope.kind),
+             to_micros(entry.created_at), entry.promoted_from_id, entry.context]  # fmt: skip
+    return sql, [*_mutable(entry), *fixed]
+
+
+def replace_sql(tenant: str, entry: t.MemoryEntry, expected_revision: int) -> SQL:
+    sql = (
+        "UPDATE entries SET content = %s, category = %s, tags = %s, updated_at = %s, "
+        "expires_at = %s, compacted_from_ids = %s, metadata = %s, provenance = %s, "
+        "revision = %s WHERE tenant = %s AND id = %s AND revision = %s RETURNING rid"
+    )
+    return sql, [*_mutable(entry), tenant, entry.id, expected_revision]
+
+
+def where_sql(where: ops.Filter) -> SQL:
+    """The WHERE clause (over alias ``e``) and parameters of a filter."""
+    clauses: list[str] = ["e.tenant = %s"]
+    params: list[Any] = [where.tenant]
+    if where.scopes is not None:
+        clauses.append("e.scope = ANY(%s)")
+        params.append([str(scope) for scope in where.scopes])
+    for tag in where.tags:
+        clauses.append(
+            "EXISTS (SELECT 1 FROM entry_tags g WHERE g.entry_rid = e.rid AND g.tag = %s)"
+        )
+        params.append(tag)
+    bounds = (("e.created_at >= %s", where.since), ("e.created_at < %s", where.until))
+    for clause, when in bounds:
+        if when is not None:
+            clauses.append(clause)
+            params.append(to_micros(when))
+    if where.live_at is not None:
+        clauses.append("(e.expires_at IS NULL OR e.expires_at > %s)")
+        params.append(to_micros(where.live_at))
+    if where.categories:
+        clauses.append("e.category = ANY(%s)")
+        params.append(list(where.categories))
+    for key, value in where.metadata:
+        clauses.append("e.metadata -> %s = %s::jsonb")
+        params += [key, json.dumps(value)]
+    return " AND ".join(clauses), params
+
+
+def list_sql(op: ops.ListOp) -> SQL:
+    where, params = where_sql(op.filter)
+    direction, before = ("DESC", "<") if op.order == "newest" else ("ASC", ">")
+    if op.after is not None:
+        where += f" AND (e.created_at, e.id) {before} (%s, %s)"
+        params += [to_micros(op.after[0]), op.after[1]]
+    sql = (
+        f"SELECT {_COLUMNS} FROM entries e WHERE {where} "
+        f"ORDER BY e.created_at {direction}, e.id {direction} LIMIT %s"
+    )
+    return sql, [*params, op.limit]
+
+
+def text_query_sql(terms: Sequence[str]) -> SQL:
+    """A tsquery matching any term; each term goes through plainto_tsquery (never syntax)."""
+    parts = " || ".join("plainto_tsquery('english', %s)" for _ in terms)
+    return f"({parts})", list(terms)
+
+
+def lexical_ids_sql(op: ops.SearchOp, limit: int) -> SQL:
+    """The best ``limit`` chunks by text rank, inside the filter."""
+    where, params = where_sql(replace(op.filter, live_at=None))
+    query, query_params = text_query_sql(op.terms)
+    sql = (
+        f"SELECT c.rid FROM chunks c JOIN entries e ON e.rid = c.entry_rid "
+        f"WHERE c.tsv @@ {query} AND {where} ORDER BY ts_rank_cd(c.tsv, {query}) DESC LIMIT %s"
+    )
+    return sql, [*query_params, *params, *query_params, limit]
+
+
+def vector_ids_sql(op: ops.SearchOp, limit: int) -> SQL:
+    """The ``limit`` chunks nearest the query vector, inside the filter (HNSW when indexed)."""
+    assert op.vector is not None
+    where, params = where_sql(replace(op.filter, live_at=None))
+    dimension, literal = len(op.vector), vector_literal(op.vector)
+    sql = (
+        f"SELECT c.rid FROM chunks c JOIN entries e ON e.rid = c.entry_rid "
+        f"WHERE c.vector IS NOT NULL AND {where} "
+        f"ORDER BY c.vector::vector({dimension}) <=> %s::vector({dimension}) LIMIT %s"
+    )
+    return sql, [*params, literal, limit]
+
+
+def score_sql(op: ops.SearchOp, rids: list[int]) -> SQL:
+    """Both scores of the candidate chunks, in (created_at, id, seq) order."""
+    lexical, lexical_params = "0", list[Any]()
+    if op.terms:
+        query, lexical_params = text_query_sql(op.terms)
+        lexical = f"ts_rank_cd(c.tsv, {query})"
+    dense, dense_params = "NULL", list[Any]()
+    if op.vector is not None:
+        dense, dense_params = "1 - (c.vector <=> %s::vector)", [vector_literal(op.vector)]
+    vector = "c.vector::text" if op.with_vectors else "NULL"
+    sql = (
+        f"SELECT c.rid, e.id, e.created_at, e.expires_at, {lexical}, {dense}, {vector} "
+        f"FROM chunks c JOIN entries e ON e.rid = c.entry_rid WHERE c.rid = ANY(%s) "
+        f"ORDER BY e.created_at, e.id, c.seq"
+    )
+    return sql, [*lexical_params, *dense_params, rids]
+
+
+class PostgresBackend(Backend):
+    """A PostgreSQL database with pgvector; many processes and machines may share it."""
+
+    name: ClassVar[str] = "postgresql"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        persistent=True, multiprocess=True, full_text=True
+    )
+
+    def __init__(self, dsn: str, settings: Settings | None = None, pool_size: int = 10) -> None:
+        try:
+            from psycopg_pool import ConnectionPool
+        except ImportError as exc:
+            raise BackendError(
+                "the postgres backend needs: pip install memvault[postgres]"
+            ) from exc
+        settings = settings or Settings()
+        self.candidates = settings.ann_candidates
+        self._pool = ConnectionPool(dsn, min_size=1, max_size=pool_size, open=False,
+                                    kwargs={"autocommit": True})  # fmt: skip
+        try:
+            self._pool.open(wait=True, timeout=30)
+            self._migrate()
+        except Exception as exc:
+            self._pool.close()
+            raise BackendError(f"cannot open PostgreSQL store: {exc}") from exc
+
+    @classmethod
+    def from_url(cls, url: str, settings: Settings) -> PostgresBackend:
+        return cls(url.replace("postgres://", "postgresql://", 1), settings)
+
+    def _migrate(self) -> None:
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                "name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
+            )
+            rows = conn.execute("SELECT version, checksum FROM schema_migrations").fetchall()
+            applied: dict[int, str] = {int(v): str(c) for v, c in rows}
+            for migration in migrations.pending(migrations.load("postgres"), applied):
+                conn.execute(migration.sql.encode())  # a trusted, shipped file
+                conn.execute(
+                    "INSERT INTO schema_migrations VALUES (%s, %s, %s, now())",
+                    (migration.version, migration.name, migration.checksum),
+                )
+
+    def schema_version(self) -> int:
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return int(row[0] or 0) if row else 0
+
+    def batch(self, ops_: Sequence[ops.Op]) -> list[Any]:
+        import psycopg
+
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                return [getattr(self, f"op_{op.kind}")(conn, op) for op in ops_]
+        except psycopg.Error as exc:
+            raise BackendError(f"PostgreSQL store: {exc}") from exc
+
+    def close(self) -> None:
+        self._pool.close()
+
+    # -- operations -------------------------------------------------------------------------
+
+    @staticmethod
+    def _write_children(conn: Any, rid: int, tenant: str, entry: t.MemoryEntry,
+                        chunks: Sequence[ops.ChunkRecord] | None) -> None:  # fmt: skip
+        conn.execute("DELETE FROM entry_tags WHERE entry_rid = %s", (rid,))
+        with conn.cursor() as cursor:
+            cursor.executemany("INSERT INTO entry_tags VALUES (%s, %s)",
+                               [(rid, tag) for tag in entry.tags])  # fmt: skip
+            if chunks is None:
+                return
+            conn.execute("DELETE FROM chunks WHERE entry_rid = %s", (rid,))
+            cursor.executemany(
+                "INSERT INTO chunks (entry_rid, tenant, scope, seq, start, stop, text, context, "
+                "vector) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector)",
+                [(rid, tenant, str(entry.scope), c.seq, c.start, c.end,
+                  entry.content[c.start : c.end], entry.context,
+                  None if c.vector is None else vector_literal(c.vector)) for c in chunks],
+            )  # fmt: skip
+
+    def op_put(self, conn: Any, op: ops.PutOp) -> str | None:
+        if op.duplicate_probe() is not None:
+            # Serialise near-duplicate checks per scope, so two writers cannot both miss.
+            key = json.dumps([op.tenant, str(op.entry.scope)])
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+        duplicate = self._duplicate_of(
+            op,
+            lambda probe: self.op_search(conn, probe),
+            lambda entry_id: self.op_get(conn, ops.GetOp(op.tenant, entry_id)),
+        )
+        if duplicate is not None:
+            return duplicate
+        import psycopg
+
+        try:
+            (rid,) = conn.execute(*insert_sql(op.tenant, op.entry)).fetchone()
+        except psycopg.errors.UniqueViolation as exc:
+            raise BackendError(f"an entry with id {op.entry.id} already exists") from exc
+        self._write_children(conn, rid, op.tenant, op.entry, op.chunks)
+        return None
+
+    def op_get(self, conn: Any, op: ops.GetOp) -> t.MemoryEntry | None:
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM entries e WHERE e.tenant = %s AND e.id = %s",
+            (op.tenant, op.entry_id),
+        ).fetchone()
+        return None if row is None else entry_from_row(row)
+
+    def op_list(self, conn: Any, op: ops.ListOp) -> list[t.MemoryEntry]:
+        return [entry_from_row(row) for row in conn.execute(*list_sql(op))]
+
+    def op_count(self, conn: Any, op: ops.CountOp) -> int:
+        where, params = where_sql(op.filter)
+        return int(
+            conn.execute(f"SELECT count(*) FROM entries e WHERE {where}", params).fetchone()[0]
+        )
+
+    def op_replace(self, conn: Any, op: ops.ReplaceOp) -> None:
+        row = conn.execute(*replace_sql(op.tenant, op.entry, op.expected_revision)).fetchone()
+        if row is None:
+            raise ConflictError(f"entry {op.entry.id} changed or was deleted concurrently")
+        self._write_children(conn, row[0], op.tenant, op.entry, op.chunks)
+
+    def op_delete(self, conn: Any, op: ops.DeleteOp) -> bool:
+        sql = "DELETE FROM entries WHERE tenant = %s AND id = %s"
+        params: list[Any] = [op.tenant, op.entry_id]
+        if op.expected_revision is not None:
+            sql += " AND revision = %s"
+            params.append(op.expected_revision)
+        deleted: bool = conn.execute(sql, params).rowcount > 0
+        if op.expected_revision is not None and not deleted:
+            raise ConflictError(f"entry {op.entry_id} changed or was deleted concurrently")
+        return deleted
+
+    def op_delete_scope(self, conn: Any, op: ops.DeleteScopeOp) -> int:
+        sql = "DELETE FROM entries WHERE tenant = %s AND scope = %s"
+        return int(conn.execute(sql, (op.tenant, str(op.scope))).rowcount)
+
+    def op_purge_expired(self, conn: Any, op: ops.PurgeExpiredOp) -> int:
+        sql = (
+            "DELETE FROM entries WHERE tenant = %s AND expires_at IS NOT NULL AND expires_at <= %s"
+        )
+        return int(conn.execute(sql, (op.tenant, to_micros(op.now))).rowcount)
+
+    def op_search(self, conn: Any, op: ops.SearchOp) -> ops.Candidates:
+        """Candidates: the best chunks by text and by vector (filtered in SQL), both scored."""
+        rids: set[int] = set()
+        if op.terms:
+            rids.update(r[0] for r in conn.execute(*lexical_ids_sql(op, self.candidates)))
+        if op.vector is not None:
+            ef_search = min(max(HNSW_EF_SEARCH, self.candidates), HNSW_EF_SEARCH_MAX)
+            conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            rids.update(r[0] for r in conn.execute(*vector_ids_sql(op, self.candidates)))
+        rows = conn.execute(*score_sql(op, sorted(rids))).fetchall() if rids else []
+        dimension = 0 if op.vector is None else len(op.vector)
+        table = ChunkTable.from_rows(
+            ((r[0], r[1], r[2], r[3], parse_vector(r[6])) for r in rows), dimension
+        )
+        lexical = np.array([float(r[4] or 0.0) for r in rows])
+        dense = np.array([np.nan if r[5] is None else float(r[5]) for r in rows])
+        live = None if op.filter.live_at is None else to_micros(op.filter.live_at)
+        return score_table(table, lexical, dense if op.vector is not None else None, live,
+                           op.with_vectors)  # fmt: skip
+
+    def op_embedding_info(self, conn: Any, op: ops.EmbeddingInfoOp) -> tuple[str, int]:
+        rows = dict(conn.execute("SELECT key, value FROM store_info FOR UPDATE"))
+        if "embedding_model" in rows and not op.replace:
+            return rows["embedding_model"], int(rows["embedding_dimension"])
+        conn.execute(
+            "INSERT INTO store_info VALUES ('embedding_model', %s), ('embedding_dimension', %s) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (op.name, str(op.dimension)),
+        )
+        conn.execute("DROP INDEX IF EXISTS chunks_vector_hnsw")
+        conn.execute(
+            f"CREATE INDEX chunks_vector_hnsw ON chunks USING hnsw "
+            f"((vector::vector({int(op.dimension)})) vector_cosine_ops) "
+            f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
+        )
+        return op.name, op.dimension
+
+    def op_chunk_page(self, conn: Any, op: ops.ChunkPageOp) -> list[ops.ChunkText]:
+        rows = conn.execute(
+            "SELECT rid, text, context FROM chunks WHERE rid > %s ORDER BY rid LIMIT %s",
+            (op.after, op.limit),
+        )
+        return [ops.ChunkText(rid, text, context) for rid, text, context in rows]
+
+    def op_set_vectors(self, conn: Any, op: ops.SetVectorsOp) -> None:
+        row = conn.execute("SELECT value FROM store_info WHERE key = 'embedding_dimension'")
+        indexed = row.fetchone()
+        if indexed is not None and len(op.vectors) and int(indexed[0]) != op.vectors.shape[1]:
+            # Re-embedding to another dimension: the typed HNSW index goes; the final
+            # EmbeddingInfoOp of the re-embed builds it again for the new dimension.
+            conn.execute("DROP INDEX IF EXISTS chunks_vector_hnsw")
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                "UPDATE chunks SET vector = %s::vector WHERE rid = %s",
+                [(vector_literal(v), k) for k, v in zip(op.keys, op.vectors, strict=True)],
+            )
