@@ -12,7 +12,9 @@ from __future__ import annotations
 import base64
 import builtins
 import json
+import random
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -61,7 +63,13 @@ Order = Literal["newest", "oldest"]
 CompactionCallback = Callable[[Sequence[MemoryEntry]], Any]
 """Receives the source entries; returns the compacted content (a str, or an awaitable of one)."""
 
-UPDATE_ATTEMPTS = 5
+UPDATE_ATTEMPTS = 30
+"""Optimistic update attempts before ConflictError; between them, jittered exponential backoff."""
+
+
+def backoff(attempt: int) -> float:
+    """Seconds to wait before retry ``attempt`` (1-based): 1 ms doubling to 50 ms, jittered."""
+    return min(0.001 * 2 ** (attempt - 1), 0.05) * random.uniform(0.5, 1.5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -440,7 +448,9 @@ class Planner:
         Scope, provenance and ``promoted_from_id`` never change. Concurrent updates are
         serialised by revision: a lost race is retried on the fresh entry.
         """
-        for _ in range(UPDATE_ATTEMPTS):
+        for attempt in range(UPDATE_ATTEMPTS):
+            if attempt:
+                yield Invoke(time.sleep, (backoff(attempt),), blocking=True)
             current = yield from self._live(entry_id)
             now = self.now()
             changes: dict[str, Any] = {"updated_at": now, "revision": current.revision + 1}

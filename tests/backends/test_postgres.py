@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from memvault import Memory, NewEntry
 from memvault.config import Settings
 from memvault.store.base import Backend
 from memvault.testing.conformance import MemoryConformance
@@ -58,3 +61,75 @@ class TestPostgres(MemoryConformance):
     @pytest.fixture
     def backend(self, clean_backend: Backend) -> Backend:
         return clean_backend
+
+
+THREADS = 16
+
+
+def _run_threads(work: Any) -> list[BaseException]:
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(THREADS)
+
+    def runner(n: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            work(n)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=runner, args=(n,)) for n in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    return errors
+
+
+def test_sixteen_concurrent_writers_and_readers(clean_backend: Backend) -> None:
+    memory = Memory(clean_backend, settings=Settings(near_duplicate_threshold=0))
+    per_thread = 25
+
+    def work(n: int) -> None:
+        for i in range(per_thread):
+            memory.write(f"thread {n} note {i}", scope=f"user:u{n % 4}", tags=[f"t{n}"])
+            if i % 5 == 0:
+                memory.write_many([NewEntry(f"batch {n} {i} {k}", "org:shared") for k in range(3)])
+                memory.search(f"note {i}", f"user:u{n % 4}", limit=5)
+                memory.retrieve("org:shared", limit=10)
+
+    assert _run_threads(work) == []
+    assert memory.count() == THREADS * per_thread + THREADS * (per_thread // 5) * 3
+    for n in range(THREADS):
+        assert memory.count(f"user:u{n % 4}", tags=[f"t{n}"]) == per_thread
+
+
+def test_concurrent_updates_lose_nothing(clean_backend: Backend) -> None:
+    memory = Memory(clean_backend)
+    entry = memory.write("start", scope="user:a", tags=["start"])
+    rounds = 5
+
+    def work(n: int) -> None:
+        for i in range(rounds):
+            if n % 2:
+                memory.update(entry.id, content=f"content {n} {i}")
+            else:
+                memory.update(entry.id, tags=[f"tag-{n}-{i}"])
+
+    assert _run_threads(work) == []
+    final = memory.get(entry.id)
+    assert final is not None
+    assert final.revision == 1 + THREADS * rounds
+    assert final.content.startswith("content ")
+    assert final.tags[0].startswith("tag-")
+
+
+def test_concurrent_duplicate_writes_store_one_entry(clean_backend: Backend) -> None:
+    memory = Memory(clean_backend)
+    ids: list[str] = []
+
+    def work(n: int) -> None:
+        ids.append(memory.write("Alice prefers dark mode everywhere", scope="user:a").id)
+
+    assert _run_threads(work) == []
+    assert len(set(ids)) == 1
+    assert memory.count("user:a") == 1

@@ -43,7 +43,11 @@ def test_update_retries_after_a_lost_race() -> None:
     (replace,) = embed_step(plan, plan.send([entry(revision=1)]))
     assert isinstance(replace, ReplaceOp) and replace.expected_revision == 1
     assert replace.chunks is not None and len(replace.chunks) == 1
-    assert plan.throw(ConflictError("raced")) == (GetOp("t", "E1"),)
+    pause = plan.throw(ConflictError("raced"))
+    assert isinstance(pause, Invoke)
+    assert pause.blocking
+    assert 0 < pause.args[0] <= 0.075
+    assert plan.send(None) == (GetOp("t", "E1"),)
     (replace,) = embed_step(plan, plan.send([entry(revision=2, content="theirs")]))
     assert replace.expected_revision == 2
     result = finish(plan, [None])
@@ -53,10 +57,11 @@ def test_update_retries_after_a_lost_race() -> None:
 def test_update_gives_up_after_repeated_conflicts() -> None:
     plan: Any = planner().update("E1", content="new")
     next(plan)
-    with pytest.raises(ConflictError, match="gave up"):
-        for _ in range(10):
+    with pytest.raises(ConflictError, match="gave up after 30"):
+        for _ in range(40):
             embed_step(plan, plan.send([entry()]))
             plan.throw(ConflictError("raced"))
+            plan.send(None)
 
 
 def test_compact_invokes_the_callback_between_read_and_write() -> None:
