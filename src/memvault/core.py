@@ -69,7 +69,7 @@ UPDATE_ATTEMPTS = 30
 
 def backoff(attempt: int) -> float:
     """Seconds to wait before retry ``attempt`` (1-based): 1 ms doubling to 50 ms, jittered."""
-    return min(0.001 * 2 ** (attempt - 1), 0.05) * random.uniform(0.5, 1.5)
+    return float(min(0.001 * 2.0 ** (attempt - 1), 0.05) * random.uniform(0.5, 1.5))
 
 
 @dataclass(frozen=True, slots=True)
