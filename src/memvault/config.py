@@ -65,7 +65,8 @@ class Settings:
         },
     )
     ann_candidates: int = field(
-        default=2_000, metadata={"doc": "nearest chunks an ANN search returns for fusion"}
+        default=2_000,
+        metadata={"doc": "most chunks an index search returns for fusion (10 per hit asked)"},
     )
     skip_error_responses: bool = field(
         default=True, metadata={"doc": "refuse content that is an error response or traceback"}

@@ -665,8 +665,9 @@ class Planner:
         )
         terms = text.query_terms(query)
         vectors = yield from self._embed([query])
+        depth = min(self.settings.ann_candidates, max(spec.limit * 10, 100))
         op = SearchOp(where, text.fts_match(terms), tuple(terms), vectors[0],
-                      with_vectors=diversity is not None)  # fmt: skip
+                      with_vectors=diversity is not None, depth=depth)  # fmt: skip
         (candidates,) = yield (op,)
         ranked = rank(candidates, spec, int(now.timestamp() * 1_000_000))
         self.stats.add("searches")

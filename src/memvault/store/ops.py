@@ -181,6 +181,8 @@ class SearchOp(Op):
     terms: tuple[str, ...]
     vector: npt.NDArray[np.float32] | None
     with_vectors: bool = False
+    depth: int = 200
+    """How many chunks an engine that cannot score everything fetches from each index."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -147,9 +147,20 @@ def text_query_sql(terms: Sequence[str]) -> SQL:
     return f"({parts})", list(terms)
 
 
+def _chunk_filter(op: ops.SearchOp) -> SQL:
+    """The filter, plus its tenant and scopes on the chunk rows (so indexes on chunks apply)."""
+    where, params = where_sql(replace(op.filter, live_at=None))
+    where = f"c.tenant = %s AND {where}"
+    params = [op.filter.tenant, *params]
+    if op.filter.scopes is not None:
+        where = f"c.scope = ANY(%s) AND {where}"
+        params = [[str(scope) for scope in op.filter.scopes], *params]
+    return where, params
+
+
 def lexical_ids_sql(op: ops.SearchOp, limit: int) -> SQL:
     """The best ``limit`` chunks by text rank, inside the filter."""
-    where, params = where_sql(replace(op.filter, live_at=None))
+    where, params = _chunk_filter(op)
     query, query_params = text_query_sql(op.terms)
     sql = (
         f"SELECT c.rid FROM chunks c JOIN entries e ON e.rid = c.entry_rid "
@@ -161,7 +172,7 @@ def lexical_ids_sql(op: ops.SearchOp, limit: int) -> SQL:
 def vector_ids_sql(op: ops.SearchOp, limit: int) -> SQL:
     """The ``limit`` chunks nearest the query vector, inside the filter (HNSW when indexed)."""
     assert op.vector is not None
-    where, params = where_sql(replace(op.filter, live_at=None))
+    where, params = _chunk_filter(op)
     dimension, literal = len(op.vector), vector_literal(op.vector)
     sql = (
         f"SELECT c.rid FROM chunks c JOIN entries e ON e.rid = c.entry_rid "
@@ -205,7 +216,6 @@ class PostgresBackend(Backend):
                 "the postgres backend needs: pip install memvault[postgres]"
             ) from exc
         settings = settings or Settings()
-        self.candidates = settings.ann_candidates
         self._pool = ConnectionPool(dsn, min_size=1, max_size=pool_size, open=False,
                                     kwargs={"autocommit": True})  # fmt: skip
         try:
@@ -340,12 +350,12 @@ class PostgresBackend(Backend):
         """Candidates: the best chunks by text and by vector (filtered in SQL), both scored."""
         rids: set[int] = set()
         if op.terms:
-            rids.update(r[0] for r in conn.execute(*lexical_ids_sql(op, self.candidates)))
+            rids.update(r[0] for r in conn.execute(*lexical_ids_sql(op, op.depth)))
         if op.vector is not None:
-            ef_search = min(max(HNSW_EF_SEARCH, self.candidates), HNSW_EF_SEARCH_MAX)
+            ef_search = min(max(HNSW_EF_SEARCH, op.depth), HNSW_EF_SEARCH_MAX)
             conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
             conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            rids.update(r[0] for r in conn.execute(*vector_ids_sql(op, self.candidates)))
+            rids.update(r[0] for r in conn.execute(*vector_ids_sql(op, op.depth)))
         rows = conn.execute(*score_sql(op, sorted(rids))).fetchall() if rids else []
         dimension = 0 if op.vector is None else len(op.vector)
         table = ChunkTable.from_rows(

@@ -228,7 +228,6 @@ class SQLiteBackend(Backend):
         self._cache = VectorCache()
         self._generation = 0
         self._ann_min_chunks = settings.ann_min_chunks if ann.available() else 0
-        self._ann_candidates = settings.ann_candidates
         self._in_memory = path == ":memory:"
         if not self._in_memory:
             Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -471,7 +470,7 @@ class SQLiteBackend(Backend):
         size = len(table.chunk_keys)
         if key is not None and 0 < self._ann_min_chunks <= size:
             index = self._cache.ann(key, table)
-            return index.cosine(op.vector, size, self._ann_candidates)
+            return index.cosine(op.vector, size, op.depth)
         return exact_cosine(table, op.vector)
 
     def op_embedding_info(self, conn: Any, op: ops.EmbeddingInfoOp) -> tuple[str, int]:

