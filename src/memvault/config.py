@@ -68,6 +68,9 @@ class Settings:
         default=2_000,
         metadata={"doc": "most chunks an index search returns for fusion (10 per hit asked)"},
     )
+    redis_url: str = field(
+        default="", metadata={"doc": "Redis URL of a shared embedding cache (empty: none)"}
+    )
     skip_error_responses: bool = field(
         default=True, metadata={"doc": "refuse content that is an error response or traceback"}
     )

@@ -117,7 +117,7 @@ class _Base:
         else:
             self._backend = open_backend(store or settings.store_url(), settings)
             self._owns_backend = True
-        embedder = embedder if embedder is not None else default_embedder()
+        embedder = embedder if embedder is not None else default_embedder(settings.redis_url)
         self._planner = Planner(tenant or settings.tenant, settings, clock or utc_now, embedder)
         if check_embedding:
             try:

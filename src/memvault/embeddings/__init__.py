@@ -5,11 +5,14 @@ from .cache import CachedEmbedder
 from .openai import OpenAIEmbedder
 
 
-def default_embedder() -> Embedder:
-    """The packaged local model behind a process-wide cache (loaded on first use)."""
+def default_embedder(redis_url: str = "") -> Embedder:
+    """The packaged local model behind a process-wide cache (loaded on first use).
+
+    With ``redis_url`` a shared Redis cache sits between the process cache and the model.
+    """
     from .local import shared_default
 
-    return shared_default()
+    return shared_default(redis_url)
 
 
 __all__ = [

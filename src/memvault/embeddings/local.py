@@ -133,6 +133,16 @@ class LocalEmbedder(Embedder):
 
 
 @cache
-def shared_default() -> CachedEmbedder:
-    """The process-wide default: one lazily loaded local model behind an LRU cache."""
-    return CachedEmbedder(LocalEmbedder())
+def _shared_model() -> LocalEmbedder:
+    return LocalEmbedder()
+
+
+@cache
+def shared_default(redis_url: str = "") -> CachedEmbedder:
+    """The process-wide default: the lazily loaded local model behind an LRU cache, and behind
+    a shared Redis cache when ``redis_url`` is given."""
+    if not redis_url:
+        return CachedEmbedder(_shared_model())
+    from .redis_cache import RedisCachedEmbedder
+
+    return CachedEmbedder(RedisCachedEmbedder(_shared_model(), redis_url))
