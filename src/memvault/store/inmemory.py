@@ -18,7 +18,7 @@ from ..retrieval.text import words
 from ..types import MemoryEntry
 from . import ops
 from .base import Backend, Capabilities
-from .sqlite import to_micros
+from .timeconv import to_micros
 from .vector_cache import ChunkTable, exact_cosine, score_table
 
 Key = tuple[str, str]

@@ -20,10 +20,10 @@ from ..config import Settings
 from ..errors import BackendError, ConflictError
 from . import migrations, ops
 from .base import Backend, Capabilities
-from .sqlite import from_micros, to_micros
+from .sql import SQL, Dialect, count_sql, list_sql, where_sql
+from .timeconv import from_micros, to_micros
 from .vector_cache import ChunkTable, score_table
 
-SQL = tuple[str, list[Any]]
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
 HNSW_EF_SEARCH = 200
@@ -99,46 +99,15 @@ def replace_sql(tenant: str, entry: t.MemoryEntry, expected_revision: int) -> SQ
     return sql, [*_mutable(entry), tenant, entry.id, expected_revision]
 
 
-def where_sql(where: ops.Filter) -> SQL:
-    """The WHERE clause (over alias ``e``) and parameters of a filter."""
-    clauses: list[str] = ["e.tenant = %s"]
-    params: list[Any] = [where.tenant]
-    if where.scopes is not None:
-        clauses.append("e.scope = ANY(%s)")
-        params.append([str(scope) for scope in where.scopes])
-    for tag in where.tags:
-        clauses.append(
-            "EXISTS (SELECT 1 FROM entry_tags g WHERE g.entry_rid = e.rid AND g.tag = %s)"
-        )
-        params.append(tag)
-    bounds = (("e.created_at >= %s", where.since), ("e.created_at < %s", where.until))
-    for clause, when in bounds:
-        if when is not None:
-            clauses.append(clause)
-            params.append(to_micros(when))
-    if where.live_at is not None:
-        clauses.append("(e.expires_at IS NULL OR e.expires_at > %s)")
-        params.append(to_micros(where.live_at))
-    if where.categories:
-        clauses.append("e.category = ANY(%s)")
-        params.append(list(where.categories))
-    for key, value in where.metadata:
-        clauses.append("e.metadata -> %s = %s::jsonb")
-        params += [key, json.dumps(value)]
-    return " AND ".join(clauses), params
+def _any(column: str, values: list[Any]) -> SQL:
+    return f"{column} = ANY(%s)", [values]
 
 
-def list_sql(op: ops.ListOp) -> SQL:
-    where, params = where_sql(op.filter)
-    direction, before = ("DESC", "<") if op.order == "newest" else ("ASC", ">")
-    if op.after is not None:
-        where += f" AND (e.created_at, e.id) {before} (%s, %s)"
-        params += [to_micros(op.after[0]), op.after[1]]
-    sql = (
-        f"SELECT {_COLUMNS} FROM entries e WHERE {where} "
-        f"ORDER BY e.created_at {direction}, e.id {direction} LIMIT %s"
-    )
-    return sql, [*params, op.limit]
+def _metadata_equals(key: str, value: Any) -> SQL:
+    return "e.metadata -> %s = %s::jsonb", [key, json.dumps(value)]
+
+
+POSTGRES = Dialect("%s", "rid", "entry_rid", _any, _metadata_equals)
 
 
 def text_query_sql(terms: Sequence[str]) -> SQL:
@@ -149,7 +118,7 @@ def text_query_sql(terms: Sequence[str]) -> SQL:
 
 def _chunk_filter(op: ops.SearchOp) -> SQL:
     """The filter, plus its tenant and scopes on the chunk rows (so indexes on chunks apply)."""
-    where, params = where_sql(replace(op.filter, live_at=None))
+    where, params = where_sql(replace(op.filter, live_at=None), POSTGRES)
     where = f"c.tenant = %s AND {where}"
     params = [op.filter.tenant, *params]
     if op.filter.scopes is not None:
@@ -311,13 +280,10 @@ class PostgresBackend(Backend):
         return None if row is None else entry_from_row(row)
 
     def op_list(self, conn: Any, op: ops.ListOp) -> list[t.MemoryEntry]:
-        return [entry_from_row(row) for row in conn.execute(*list_sql(op))]
+        return [entry_from_row(row) for row in conn.execute(*list_sql(op, POSTGRES, _COLUMNS))]
 
     def op_count(self, conn: Any, op: ops.CountOp) -> int:
-        where, params = where_sql(op.filter)
-        return int(
-            conn.execute(f"SELECT count(*) FROM entries e WHERE {where}", params).fetchone()[0]
-        )
+        return int(conn.execute(*count_sql(op, POSTGRES)).fetchone()[0])
 
     def op_replace(self, conn: Any, op: ops.ReplaceOp) -> None:
         row = conn.execute(*replace_sql(op.tenant, op.entry, op.expected_revision)).fetchone()

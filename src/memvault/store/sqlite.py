@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,30 +27,21 @@ from ..config import Settings
 from ..errors import BackendError, ConflictError
 from . import ann, migrations, ops
 from .base import Backend, Capabilities
+from .sql import SQL, Dialect, count_sql, list_sql, where_sql
+from .timeconv import from_micros, to_micros
 from .vector_cache import CacheKey, ChunkTable, VectorCache, exact_cosine, score_table
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICRO = timedelta(microseconds=1)
 _DELETING = frozenset({"delete", "delete_scope", "purge_expired"})
 _COLUMNS = (
     "e.id, e.scope, e.content, e.category, e.tags, e.created_at, e.updated_at, e.expires_at, "
     "e.promoted_from_id, e.compacted_from_ids, e.metadata, e.provenance, e.revision, e.context"
 )
-SQL = tuple[str, list[Any]]
 _CHUNK_ROWS = (
     "SELECT c.rowid, e.id, e.created_at, e.expires_at, c.vector "
     "FROM entries e JOIN chunks c ON c.entry_rowid = e.rowid WHERE {where} "
     "ORDER BY e.created_at, e.id, c.seq"
 )
 _LEXICAL = "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
-
-
-def to_micros(value: datetime) -> int:
-    return (value - _EPOCH) // _MICRO
-
-
-def from_micros(value: int | None) -> datetime | None:
-    return None if value is None else _EPOCH + value * _MICRO
 
 
 @lru_cache(maxsize=4096)
@@ -124,37 +115,6 @@ def replace_sql(tenant: str, entry: t.MemoryEntry, expected_revision: int) -> SQ
     return sql, [*_mutable_values(entry), tenant, entry.id, expected_revision]
 
 
-def where_sql(where: ops.Filter) -> SQL:
-    """The WHERE clause (over alias ``e``) and parameters of a filter."""
-    clauses: list[str] = ["e.tenant = ?"]
-    params: list[Any] = [where.tenant]
-    if where.scopes is not None:
-        clauses.append(f"e.scope IN ({', '.join('?' * len(where.scopes))})")
-        params += [str(scope) for scope in where.scopes]
-    for tag in where.tags:
-        clauses.append(
-            "EXISTS (SELECT 1 FROM entry_tags g WHERE g.entry_rowid = e.rowid AND g.tag = ?)"
-        )
-        params.append(tag)
-    if where.since is not None:
-        clauses.append("e.created_at >= ?")
-        params.append(to_micros(where.since))
-    if where.live_at is not None:
-        clauses.append("(e.expires_at IS NULL OR e.expires_at > ?)")
-        params.append(to_micros(where.live_at))
-    if where.until is not None:
-        clauses.append("e.created_at < ?")
-        params.append(to_micros(where.until))
-    if where.categories:
-        clauses.append(f"e.category IN ({', '.join('?' * len(where.categories))})")
-        params += list(where.categories)
-    for key, value in where.metadata:
-        clause, more = metadata_sql(key, value)
-        clauses.append(clause)
-        params += more
-    return " AND ".join(clauses), params
-
-
 def metadata_sql(key: str, value: Any) -> SQL:
     """Top-level metadata ``key`` equals the JSON scalar ``value`` (true is not 1)."""
     path = '$."' + key.replace('"', '""') + '"'
@@ -170,22 +130,11 @@ def metadata_sql(key: str, value: Any) -> SQL:
     )
 
 
-def list_sql(op: ops.ListOp) -> SQL:
-    where, params = where_sql(op.filter)
-    direction, before = ("DESC", "<") if op.order == "newest" else ("ASC", ">")
-    if op.after is not None:
-        where += f" AND (e.created_at, e.id) {before} (?, ?)"
-        params += [to_micros(op.after[0]), op.after[1]]
-    sql = (
-        f"SELECT {_COLUMNS} FROM entries e WHERE {where} "
-        f"ORDER BY e.created_at {direction}, e.id {direction} LIMIT ?"
-    )
-    return sql, [*params, op.limit]
+def _in(column: str, values: list[Any]) -> SQL:
+    return f"{column} IN ({', '.join('?' * len(values))})", values
 
 
-def count_sql(op: ops.CountOp) -> SQL:
-    where, params = where_sql(op.filter)
-    return f"SELECT count(*) FROM entries e WHERE {where}", params
+SQLITE = Dialect("?", "rowid", "entry_rowid", _in, metadata_sql)
 
 
 def split_statements(script: str) -> list[str]:
@@ -385,10 +334,10 @@ class SQLiteBackend(Backend):
         return None if row is None else entry_from_row(row)
 
     def op_list(self, conn: Any, op: ops.ListOp) -> list[t.MemoryEntry]:
-        return [entry_from_row(row) for row in conn.execute(*list_sql(op))]
+        return [entry_from_row(row) for row in conn.execute(*list_sql(op, SQLITE, _COLUMNS))]
 
     def op_count(self, conn: Any, op: ops.CountOp) -> int:
-        return int(conn.execute(*count_sql(op)).fetchone()[0])
+        return int(conn.execute(*count_sql(op, SQLITE)).fetchone()[0])
 
     def op_replace(self, conn: Any, op: ops.ReplaceOp) -> None:
         row = conn.execute(*replace_sql(op.tenant, op.entry, op.expected_revision)).fetchone()
@@ -433,7 +382,7 @@ class SQLiteBackend(Backend):
     def _chunk_table(self, conn: Any, where: ops.Filter, dimension: int) -> ChunkTable:
         key = self._cache_key(where, dimension)
         if key is None:
-            clause, params = where_sql(replace(where, live_at=None))
+            clause, params = where_sql(replace(where, live_at=None), SQLITE)
             rows = conn.execute(_CHUNK_ROWS.format(where=clause), params)
             return ChunkTable.from_rows(rows, dimension)
         version = (conn.execute("PRAGMA data_version").fetchone()[0], self._generation)
