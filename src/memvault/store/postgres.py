@@ -20,7 +20,8 @@ from ..config import Settings
 from ..errors import BackendError, ConflictError
 from . import migrations, ops
 from .base import Backend, Capabilities
-from .sql import SQL, Dialect, count_sql, list_sql, where_sql
+from .sql import SQL, Dialect, where_sql
+from .sqlops import SqlOps
 from .timeconv import from_micros, to_micros
 from .vector_cache import ChunkTable, score_table
 
@@ -169,9 +170,12 @@ def score_sql(op: ops.SearchOp, rids: list[int]) -> SQL:
     return sql, [*lexical_params, *dense_params, rids]
 
 
-class PostgresBackend(Backend):
+class PostgresBackend(SqlOps, Backend):
     """A PostgreSQL database with pgvector; many processes and machines may share it."""
 
+    dialect = POSTGRES
+    columns = _COLUMNS
+    to_entry = staticmethod(entry_from_row)
     name: ClassVar[str] = "postgresql"
     capabilities: ClassVar[Capabilities] = Capabilities(
         persistent=True, multiprocess=True, full_text=True
@@ -272,45 +276,11 @@ class PostgresBackend(Backend):
         self._write_children(conn, rid, op.tenant, op.entry, op.chunks)
         return None
 
-    def op_get(self, conn: Any, op: ops.GetOp) -> t.MemoryEntry | None:
-        row = conn.execute(
-            f"SELECT {_COLUMNS} FROM entries e WHERE e.tenant = %s AND e.id = %s",
-            (op.tenant, op.entry_id),
-        ).fetchone()
-        return None if row is None else entry_from_row(row)
-
-    def op_list(self, conn: Any, op: ops.ListOp) -> list[t.MemoryEntry]:
-        return [entry_from_row(row) for row in conn.execute(*list_sql(op, POSTGRES, _COLUMNS))]
-
-    def op_count(self, conn: Any, op: ops.CountOp) -> int:
-        return int(conn.execute(*count_sql(op, POSTGRES)).fetchone()[0])
-
     def op_replace(self, conn: Any, op: ops.ReplaceOp) -> None:
         row = conn.execute(*replace_sql(op.tenant, op.entry, op.expected_revision)).fetchone()
         if row is None:
             raise ConflictError(f"entry {op.entry.id} changed or was deleted concurrently")
         self._write_children(conn, row[0], op.tenant, op.entry, op.chunks)
-
-    def op_delete(self, conn: Any, op: ops.DeleteOp) -> bool:
-        sql = "DELETE FROM entries WHERE tenant = %s AND id = %s"
-        params: list[Any] = [op.tenant, op.entry_id]
-        if op.expected_revision is not None:
-            sql += " AND revision = %s"
-            params.append(op.expected_revision)
-        deleted: bool = conn.execute(sql, params).rowcount > 0
-        if op.expected_revision is not None and not deleted:
-            raise ConflictError(f"entry {op.entry_id} changed or was deleted concurrently")
-        return deleted
-
-    def op_delete_scope(self, conn: Any, op: ops.DeleteScopeOp) -> int:
-        sql = "DELETE FROM entries WHERE tenant = %s AND scope = %s"
-        return int(conn.execute(sql, (op.tenant, str(op.scope))).rowcount)
-
-    def op_purge_expired(self, conn: Any, op: ops.PurgeExpiredOp) -> int:
-        sql = (
-            "DELETE FROM entries WHERE tenant = %s AND expires_at IS NOT NULL AND expires_at <= %s"
-        )
-        return int(conn.execute(sql, (op.tenant, to_micros(op.now))).rowcount)
 
     def op_search(self, conn: Any, op: ops.SearchOp) -> ops.Candidates:
         """Candidates: the best chunks by text and by vector (filtered in SQL), both scored."""

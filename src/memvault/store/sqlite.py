@@ -27,7 +27,8 @@ from ..config import Settings
 from ..errors import BackendError, ConflictError
 from . import ann, migrations, ops
 from .base import Backend, Capabilities
-from .sql import SQL, Dialect, count_sql, list_sql, where_sql
+from .sql import SQL, Dialect, where_sql
+from .sqlops import SqlOps
 from .timeconv import from_micros, to_micros
 from .vector_cache import CacheKey, ChunkTable, VectorCache, exact_cosine, score_table
 
@@ -162,9 +163,12 @@ def path_from_url(url: str) -> str:
     return url[len(prefix) :]
 
 
-class SQLiteBackend(Backend):
+class SQLiteBackend(SqlOps, Backend):
     """One SQLite database file (or ``:memory:``); safe for several threads and processes."""
 
+    dialect = SQLITE
+    columns = _COLUMNS
+    to_entry = staticmethod(entry_from_row)
     name: ClassVar[str] = "sqlite"
     capabilities: ClassVar[Capabilities] = Capabilities(
         persistent=True, multiprocess=True, full_text=True
@@ -326,19 +330,6 @@ class SQLiteBackend(Backend):
         self._write_chunks(conn, rowid, op.entry, op.chunks)
         return None
 
-    def op_get(self, conn: Any, op: ops.GetOp) -> t.MemoryEntry | None:
-        row = conn.execute(
-            f"SELECT {_COLUMNS} FROM entries e WHERE e.tenant = ? AND e.id = ?",
-            (op.tenant, op.entry_id),
-        ).fetchone()
-        return None if row is None else entry_from_row(row)
-
-    def op_list(self, conn: Any, op: ops.ListOp) -> list[t.MemoryEntry]:
-        return [entry_from_row(row) for row in conn.execute(*list_sql(op, SQLITE, _COLUMNS))]
-
-    def op_count(self, conn: Any, op: ops.CountOp) -> int:
-        return int(conn.execute(*count_sql(op, SQLITE)).fetchone()[0])
-
     def op_replace(self, conn: Any, op: ops.ReplaceOp) -> None:
         row = conn.execute(*replace_sql(op.tenant, op.entry, op.expected_revision)).fetchone()
         if row is None:
@@ -348,32 +339,6 @@ class SQLiteBackend(Backend):
         if op.chunks is not None:
             conn.execute("DELETE FROM chunks WHERE entry_rowid = ?", (row[0],))
             self._write_chunks(conn, row[0], op.entry, op.chunks)
-
-    def op_delete(self, conn: Any, op: ops.DeleteOp) -> bool:
-        sql = "DELETE FROM entries WHERE tenant = ? AND id = ?"
-        params: list[Any] = [op.tenant, op.entry_id]
-        if op.expected_revision is not None:
-            sql += " AND revision = ?"
-            params.append(op.expected_revision)
-        deleted: bool = conn.execute(sql, params).rowcount > 0
-        if op.expected_revision is not None and not deleted:
-            raise ConflictError(f"entry {op.entry_id} changed or was deleted concurrently")
-        return deleted
-
-    def op_delete_scope(self, conn: Any, op: ops.DeleteScopeOp) -> int:
-        cursor = conn.execute(
-            "DELETE FROM entries WHERE tenant = ? AND scope = ?", (op.tenant, str(op.scope))
-        )
-        return int(cursor.rowcount)
-
-    def op_purge_expired(self, conn: Any, op: ops.PurgeExpiredOp) -> int:
-        cursor = conn.execute(
-            "DELETE FROM entries WHERE tenant = ? AND expires_at IS NOT NULL AND expires_at <= ?",
-            (op.tenant, to_micros(op.now)),
-        )
-        return int(cursor.rowcount)
-
-    # -- search and embeddings ---------------------------------------------------------------
 
     def _cache_key(self, where: ops.Filter, dimension: int) -> CacheKey | None:
         scope = where.single_scope

@@ -1,0 +1,60 @@
+"""The operations whose SQL is the same in every dialect, executed once for all SQL backends."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from ..errors import ConflictError
+from ..types import MemoryEntry
+from . import ops
+from .sql import Dialect, count_sql, list_sql
+from .timeconv import to_micros
+
+
+class SqlOps:
+    """Mixin for backends whose connections take ``execute(sql, params)`` (DB-API style)."""
+
+    dialect: ClassVar[Dialect]
+    columns: ClassVar[str]
+
+    @staticmethod
+    def to_entry(row: Sequence[Any]) -> MemoryEntry:
+        """Rebuild an entry from a row of ``columns``."""
+        raise NotImplementedError
+
+    def op_get(self, conn: Any, op: ops.GetOp) -> MemoryEntry | None:
+        m = self.dialect.mark
+        sql = f"SELECT {self.columns} FROM entries e WHERE e.tenant = {m} AND e.id = {m}"
+        row = conn.execute(sql, (op.tenant, op.entry_id)).fetchone()
+        return None if row is None else self.to_entry(row)
+
+    def op_list(self, conn: Any, op: ops.ListOp) -> list[MemoryEntry]:
+        rows = conn.execute(*list_sql(op, self.dialect, self.columns))
+        return [self.to_entry(row) for row in rows]
+
+    def op_count(self, conn: Any, op: ops.CountOp) -> int:
+        return int(conn.execute(*count_sql(op, self.dialect)).fetchone()[0])
+
+    def op_delete(self, conn: Any, op: ops.DeleteOp) -> bool:
+        m = self.dialect.mark
+        sql = f"DELETE FROM entries WHERE tenant = {m} AND id = {m}"
+        params: list[Any] = [op.tenant, op.entry_id]
+        if op.expected_revision is not None:
+            sql += f" AND revision = {m}"
+            params.append(op.expected_revision)
+        deleted: bool = conn.execute(sql, params).rowcount > 0
+        if op.expected_revision is not None and not deleted:
+            raise ConflictError(f"entry {op.entry_id} changed or was deleted concurrently")
+        return deleted
+
+    def op_delete_scope(self, conn: Any, op: ops.DeleteScopeOp) -> int:
+        m = self.dialect.mark
+        sql = f"DELETE FROM entries WHERE tenant = {m} AND scope = {m}"
+        return int(conn.execute(sql, (op.tenant, str(op.scope))).rowcount)
+
+    def op_purge_expired(self, conn: Any, op: ops.PurgeExpiredOp) -> int:
+        m = self.dialect.mark
+        sql = (f"DELETE FROM entries WHERE tenant = {m} AND expires_at IS NOT NULL "
+               f"AND expires_at <= {m}")  # fmt: skip
+        return int(conn.execute(sql, (op.tenant, to_micros(op.now))).rowcount)
