@@ -55,6 +55,7 @@ from .store.ops import (
     ReplaceOp,
     SearchOp,
     SetVectorsOp,
+    StoredEmbeddingOp,
 )
 from .types import MemoryEntry, NewEntry, Page, Provenance, Scope, ScopeKind, SearchHit
 
@@ -237,7 +238,9 @@ class Planner:
     def check_embedding(self) -> Plan[None]:
         """Record this store's embedding model, or fail if it was built with another one."""
         name, dimension = self.embedder.name, self.embedder.dimension
-        (stored,) = yield (EmbeddingInfoOp(name, dimension),)
+        (stored,) = yield (StoredEmbeddingOp(),)  # a read: opening a store takes no write lock
+        if stored is None:
+            (stored,) = yield (EmbeddingInfoOp(name, dimension),)  # the first opener records it
         if tuple(stored) != (name, dimension):
             raise EmbeddingMismatchError(
                 f"this store was embedded with {stored[0]!r} ({stored[1]} dimensions) but is "
@@ -379,6 +382,8 @@ class Planner:
         threshold: float,
     ) -> builtins.list[int | None]:
         """For each entry, the earlier one-chunk entry of the same batch and scope it repeats."""
+        if threshold <= 0:
+            return [None] * len(entries)
         eligible = np.array([len(c) == 1 and c[0].vector is not None for c in chunks])
         dimension = self.embedder.dimension
         zero = np.zeros(dimension, np.float32)
@@ -660,7 +665,7 @@ class Planner:
         where = replace(
             self._filter(scopes, tags, since, now),
             until=None if until is None else check.aware("until", until),
-            categories=tuple(check.category(c) or "" for c in categories or ()),
+            categories=tuple(str(check.category(c)) for c in categories or ()),
             metadata=metadata_filter(metadata),
         )
         terms = text.query_terms(query)

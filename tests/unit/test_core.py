@@ -122,3 +122,19 @@ def test_embedder_answers_are_checked() -> None:
     step = next(plan)
     with pytest.raises(ConfigError, match="expected \\(1, 64\\)"):
         plan.send(step.fn(*step.args))
+
+
+def test_opening_reads_the_embedding_record_and_writes_only_the_first_time() -> None:
+    from memvault.store.ops import EmbeddingInfoOp, StoredEmbeddingOp
+
+    known: Any = planner().check_embedding()
+    (read,) = next(known)
+    assert isinstance(read, StoredEmbeddingOp)
+    assert not read.writes
+    assert finish(known, [("hash-64", 64)]) is None
+    first: Any = planner().check_embedding()
+    next(first)
+    (claim,) = first.send([None])
+    assert isinstance(claim, EmbeddingInfoOp)
+    assert claim.writes
+    assert finish(first, [("hash-64", 64)]) is None

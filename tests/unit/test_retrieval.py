@@ -56,8 +56,6 @@ class TestChunking:
 class TestScoring:
     def test_normalisers(self) -> None:
         s = np.array([2.0, 4.0, 0.0])
-        assert scoring.minmax(s).tolist() == [0.5, 1.0, 0.0]
-        assert scoring.minmax(s, s > 0).tolist() == [0.0, 1.0, 0.0]
         assert scoring.scale_to_max(s).tolist() == [0.5, 1.0, 0.0]
         assert scoring.scale_to_max(np.array([-1.0, 0.0])).tolist() == [0.0, 0.0]
 

@@ -92,9 +92,10 @@ def _translated_errors() -> Iterator[None]:
         sys.exit(_exit_code(exc))
 
 
-def _memory(ctx: click.Context) -> Memory:
-    opener: Callable[[], Memory] = ctx.obj
-    memory = opener()
+def _memory(ctx: click.Context, **options: Any) -> Memory:
+    """Open the store the group's options name (``options`` go to Memory), closed on exit."""
+    opener: Callable[..., Memory] = ctx.obj
+    memory = opener(**options)
     ctx.call_on_close(memory.close)
     return memory
 
@@ -126,10 +127,12 @@ def cli(ctx: click.Context, store: str | None, tenant: str | None) -> None:
     Exit codes: 0 ok, 1 store error, 2 bad input, 3 entry not found.
     """
 
-    def opener() -> Memory:
+    def opener(**options: Any) -> Memory:
         with _translated_errors():
             settings = Settings.from_env()
-            return Memory(store or settings.store_url(), tenant=tenant, settings=settings)
+            return Memory(
+                store or settings.store_url(), tenant=tenant, settings=settings, **options
+            )
 
     ctx.obj = opener
 
@@ -396,10 +399,7 @@ def reembed(ctx: click.Context, batch: int, as_json: bool) -> None:
     Safe to interrupt and run again.
     """
     with _translated_errors():
-        settings = Settings.from_env()
-        url = ctx.parent.params.get("store") if ctx.parent else None
-        memory = Memory(url or settings.store_url(), settings=settings, check_embedding=False)
-        ctx.call_on_close(memory.close)
+        memory = _memory(ctx, check_embedding=False)
         done = memory.reembed(batch_size=batch, progress=_progress_line)
     click.echo("", err=True)
     _emit(as_json, {"reembedded_chunks": done, "model": memory.embedder.name},

@@ -14,18 +14,6 @@ Scores = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 
 
-def minmax(scores: Scores, present: npt.NDArray[np.bool_] | None = None) -> Scores:
-    """Scale to [0, 1] over the present values; absent values become 0."""
-    present = np.ones(len(scores), bool) if present is None else present
-    result = np.zeros(len(scores))
-    if not present.any():
-        return result
-    values = scores[present]
-    low, high = values.min(), values.max()
-    result[present] = 1.0 if high == low else (values - low) / (high - low)
-    return result
-
-
 def scale_to_max(scores: Scores, present: npt.NDArray[np.bool_] | None = None) -> Scores:
     """Divide by the largest present value (negatives and absent values become 0).
 

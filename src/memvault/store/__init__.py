@@ -12,6 +12,7 @@ from .ops import (
     PurgeExpiredOp,
     PutOp,
     ReplaceOp,
+    StoredEmbeddingOp,
 )
 from .registry import open_backend, register_backend
 
@@ -28,6 +29,7 @@ __all__ = [
     "PurgeExpiredOp",
     "PutOp",
     "ReplaceOp",
+    "StoredEmbeddingOp",
     "open_backend",
     "register_backend",
 ]

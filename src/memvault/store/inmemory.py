@@ -209,6 +209,9 @@ class InMemoryBackend(Backend):
         dense = None if op.vector is None else exact_cosine(table, op.vector)
         return score_table(table, lexical, dense, live, op.with_vectors)
 
+    def op_stored_embedding(self, op: ops.StoredEmbeddingOp, undo: Undo) -> tuple[str, int] | None:
+        return (self._info["model"], self._info["dimension"]) if "model" in self._info else None
+
     def op_embedding_info(self, op: ops.EmbeddingInfoOp, undo: Undo) -> tuple[str, int]:
         if "model" not in self._info or op.replace:
             self._info.update(model=op.name, dimension=op.dimension)

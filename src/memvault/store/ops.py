@@ -202,6 +202,13 @@ class Candidates:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredEmbeddingOp(Op):
+    """The store's recorded embedding model. Result: (name, dimension) or None (none yet)."""
+
+    kind: ClassVar[str] = "stored_embedding"
+
+
+@dataclass(frozen=True, slots=True)
 class EmbeddingInfoOp(Op):
     """Record the store's embedding model if it has none. Result: (name, dimension) stored."""
 

@@ -304,9 +304,11 @@ class PostgresBackend(SqlOps, Backend):
                            op.with_vectors)  # fmt: skip
 
     def op_embedding_info(self, conn: Any, op: ops.EmbeddingInfoOp) -> tuple[str, int]:
-        rows = dict(conn.execute("SELECT key, value FROM store_info FOR UPDATE"))
-        if "embedding_model" in rows and not op.replace:
-            return rows["embedding_model"], int(rows["embedding_dimension"])
+        # Serialised with migrations: only one first opener records the model and builds the index.
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        stored = self.op_stored_embedding(conn, ops.StoredEmbeddingOp())
+        if stored is not None and not op.replace:
+            return stored
         conn.execute(
             "INSERT INTO store_info VALUES ('embedding_model', %s), ('embedding_dimension', %s) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -388,9 +388,9 @@ class SQLiteBackend(SqlOps, Backend):
         return exact_cosine(table, op.vector)
 
     def op_embedding_info(self, conn: Any, op: ops.EmbeddingInfoOp) -> tuple[str, int]:
-        rows = dict(conn.execute("SELECT key, value FROM store_info"))
-        if "embedding_model" in rows and not op.replace:
-            return rows["embedding_model"], int(rows["embedding_dimension"])
+        stored = self.op_stored_embedding(conn, ops.StoredEmbeddingOp())
+        if stored is not None and not op.replace:
+            return stored
         conn.executemany(
             "INSERT OR REPLACE INTO store_info (key, value) VALUES (?, ?)",
             [("embedding_model", op.name), ("embedding_dimension", str(op.dimension))],

@@ -23,6 +23,12 @@ class SqlOps:
         """Rebuild an entry from a row of ``columns``."""
         raise NotImplementedError
 
+    def op_stored_embedding(self, conn: Any, op: ops.StoredEmbeddingOp) -> tuple[str, int] | None:
+        info = dict(conn.execute("SELECT key, value FROM store_info").fetchall())
+        if "embedding_model" not in info:
+            return None
+        return str(info["embedding_model"]), int(info["embedding_dimension"])
+
     def op_get(self, conn: Any, op: ops.GetOp) -> MemoryEntry | None:
         m = self.dialect.mark
         sql = f"SELECT {self.columns} FROM entries e WHERE e.tenant = {m} AND e.id = {m}"

@@ -73,10 +73,12 @@ class ChunkTable:
     def positions(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Chunk positions of the given chunk keys (-1 for keys not in the table)."""
         sorted_keys = self.chunk_keys[self.key_order]
-        found = np.searchsorted(sorted_keys, keys)
-        found = np.minimum(found, max(len(sorted_keys) - 1, 0))
-        ok = (len(sorted_keys) > 0) & (sorted_keys[found] == keys) if len(keys) else found == 0
-        result: npt.NDArray[np.int64] = np.where(ok, self.key_order[found], -1)
+        if not len(sorted_keys):
+            return np.full(len(keys), -1, np.int64)
+        found = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+        result: npt.NDArray[np.int64] = np.where(
+            sorted_keys[found] == keys, self.key_order[found], -1
+        )
         return result
 
 
