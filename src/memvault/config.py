@@ -74,6 +74,14 @@ class Settings:
     skip_error_responses: bool = field(
         default=True, metadata={"doc": "refuse content that is an error response or traceback"}
     )
+    api_keys: str = field(
+        default="",
+        repr=False,
+        metadata={"doc": "REST server keys as tenant:key pairs, comma-separated (empty: none)"},
+    )
+    max_request_bytes: int = field(
+        default=16 * 1024 * 1024, metadata={"doc": "largest REST request body, in bytes"}
+    )
 
     def __post_init__(self) -> None:
         for f in fields(self):

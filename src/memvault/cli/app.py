@@ -127,6 +127,8 @@ def cli(ctx: click.Context, store: str | None, tenant: str | None) -> None:
     Exit codes: 0 ok, 1 store error, 2 bad input, 3 entry not found.
     """
 
+    ctx.meta["memvault.store"], ctx.meta["memvault.tenant"] = store, tenant
+
     def opener(**options: Any) -> Memory:
         with _translated_errors():
             settings = Settings.from_env()

@@ -1,0 +1,5 @@
+"""``python -m memvault`` runs the CLI."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,78 @@
+"""``memvault serve``: the REST server (needs ``memvault[server]``)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+
+import click
+
+from ..config import Settings
+from ..errors import ConfigError
+from ..memory import Memory
+from .app import EXIT_INPUT, _translated_errors, cli
+
+LOOPBACK_NAMES = {"localhost"}
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="Port to listen on.")  # fmt: skip
+@click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
+              help="Worker processes (all share the one store).")  # fmt: skip
+@click.option(
+    "--allow-anonymous",
+    is_flag=True,
+    help="Serve a non-loopback address without API keys (all clients share one tenant).",
+)
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+              help="How much the server logs.")  # fmt: skip
+@click.pass_context
+def serve(ctx: click.Context, host: str, port: int, workers: int, allow_anonymous: bool,
+          log_level: str) -> None:  # fmt: skip
+    """Serve the store over HTTP (JSON API under /v1; see docs/server.md).
+
+    With MEMVAULT_API_KEYS (tenant:key,…) every request needs 'Authorization: Bearer KEY',
+    and the key picks the tenant. Without keys the server only listens on loopback, unless
+    --allow-anonymous.
+    """
+    try:
+        import uvicorn
+
+        from ..server.auth import KeyRing
+    except ImportError:
+        click.echo("Error: the server needs its extra: pip install 'memvault[server]'", err=True)
+        ctx.exit(EXIT_INPUT)
+    store, tenant = ctx.meta.get("memvault.store"), ctx.meta.get("memvault.tenant")
+    with _translated_errors():
+        for name, value in (("STORE", store), ("TENANT", tenant)):
+            if value:
+                os.environ[f"MEMVAULT_{name}"] = value
+        settings = Settings.from_env()
+        if not KeyRing.parse(settings.api_keys).enabled and not (
+            is_loopback(host) or allow_anonymous
+        ):
+            raise ConfigError(
+                f"refusing to serve {host} without API keys: set MEMVAULT_API_KEYS "
+                "(tenant:key,…) or pass --allow-anonymous"
+            )
+        Memory(settings=settings).close()  # a bad store or model fails here, not in a worker
+    uvicorn.run(
+        "memvault.server.app:app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=log_level,
+    )

@@ -1,0 +1,91 @@
+"""A real HTTP server (uvicorn, in a thread) over a fresh store, and a tiny client for it."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+
+from memvault import AsyncMemory, Settings
+from memvault.server import create_app
+from memvault.testing import HashEmbedder, ManualClock
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Client:
+    """Sends JSON requests to ``base``; returns (status, decoded JSON body)."""
+
+    base: str
+    key: str | None = None
+
+    def __call__(
+        self, method: str, path: str, body: Any = None, *, raw: bytes | None = None
+    ) -> tuple[int, Any]:
+        data = raw if raw is not None else None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        request.add_header("Content-Type", "application/json")
+        if self.key:
+            request.add_header("Authorization", f"Bearer {self.key}")
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            with error:
+                return error.code, json.loads(error.read())
+
+
+def wait_until_up(base: str, seconds: float = 60, alive: Callable[[], bool] = lambda: True) -> None:
+    """Poll ``/health`` until it answers; give up after ``seconds`` or once ``alive()`` is false."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/health", timeout=2):
+                return
+        except OSError:
+            if time.monotonic() > deadline or not alive():
+                raise
+            time.sleep(0.1)
+
+
+@pytest.fixture
+def start_server(tmp_path: Path) -> Iterator[Callable[..., Client]]:
+    """Start servers over a fresh SQLite store with the hash embedder; stopped after the test."""
+    running: list[tuple[uvicorn.Server, threading.Thread]] = []
+
+    def start(**app_options: Any) -> Client:
+        memory = AsyncMemory(
+            str(tmp_path / "server.db"),
+            settings=Settings(near_duplicate_threshold=0.99),
+            embedder=HashEmbedder(),
+            clock=app_options.pop("clock", None) or ManualClock(),
+        )
+        app = create_app(memory, owns_memory=True, **app_options)
+        port = free_port()
+        server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        running.append((server, thread))
+        base = f"http://127.0.0.1:{port}"
+        wait_until_up(base)
+        return Client(base)
+
+    yield start
+    for server, thread in running:
+        server.should_exit = True
+        thread.join(timeout=10)

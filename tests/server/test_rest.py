@@ -1,0 +1,185 @@
+"""The REST API over a real HTTP server: every operation, error translation, tenancy by key."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from memvault.testing import HashEmbedder, ManualClock
+
+from .conftest import Client
+
+KEY_A, KEY_B = "a-key-0123456789abcdef", "b-key-0123456789abcdef"
+
+
+@pytest.fixture
+def api(start_server: Callable[..., Client]) -> Client:
+    return start_server()
+
+
+def write(api: Client, content: str, scope: str = "user:alice", **fields: Any) -> dict[str, Any]:
+    status, body = api("POST", "/v1/memories", {"content": content, "scope": scope, **fields})
+    assert status == 201, body
+    return body  # type: ignore[no-any-return]
+
+
+def test_write_get_update_delete_round_trip(api: Client) -> None:
+    entry = write(api, "Alice prefers dark mode", tags=["ui"], category="preference",
+                  metadata={"k": 1}, provenance={"source": "chat", "confidence": 0.9})  # fmt: skip
+    assert entry["scope"] == "user:alice" and entry["tags"] == ["ui"]
+    assert entry["provenance"]["source"] == "chat"
+    assert api("GET", f"/v1/memories/{entry['id']}") == (200, entry)
+
+    status, updated = api("PATCH", f"/v1/memories/{entry['id']}", {"content": "Alice: light"})
+    assert status == 200
+    assert (updated["content"], updated["revision"], updated["tags"]) == ("Alice: light", 2, ["ui"])
+    assert updated["provenance"] == entry["provenance"]
+
+    assert api("DELETE", f"/v1/memories/{entry['id']}") == (200, {"deleted": True})
+    assert api("DELETE", f"/v1/memories/{entry['id']}") == (200, {"deleted": False})
+    status, body = api("GET", f"/v1/memories/{entry['id']}")
+    assert (status, body["error"]["type"]) == (404, "NotFoundError")
+
+
+def test_list_pages_filters_and_count(api: Client) -> None:
+    ids = [write(api, f"note number {i}", tags=["even"] if i % 2 == 0 else [])["id"]
+           for i in range(5)]  # fmt: skip
+    write(api, "elsewhere", scope="user:bob")
+    status, first = api("GET", "/v1/memories?scope=user:alice&limit=2&order=oldest")
+    assert status == 200 and [e["id"] for e in first["entries"]] == ids[:2]
+    cursor = first["next_cursor"]
+    _, second = api("GET", f"/v1/memories?scope=user:alice&limit=10&order=oldest&cursor={cursor}")
+    assert [e["id"] for e in second["entries"]] == ids[2:] and second["next_cursor"] is None
+    _, tagged = api("GET", "/v1/memories?scope=user:alice&tag=even")
+    assert len(tagged["entries"]) == 3
+    assert api("GET", "/v1/count?scope=user:alice") == (200, {"count": 5})
+    assert api("GET", "/v1/count?scope=user:alice&tag=even") == (200, {"count": 3})
+    assert api("GET", "/v1/count") == (200, {"count": 6})
+
+
+def test_search_and_retrieve(api: Client) -> None:
+    write(api, "the deploy pipeline uses blue green releases", tags=["ops"])
+    write(api, "lunch is at noon on fridays")
+    status, body = api("POST", "/v1/search", {"query": "blue green deploy", "scope": "user:alice",
+                                               "limit": 1})  # fmt: skip
+    assert status == 200 and len(body["hits"]) == 1
+    hit = body["hits"][0]
+    assert "blue green" in hit["content"] and set(hit["components"]) >= {"lexical", "dense"}
+    _, none = api("POST", "/v1/search", {"query": "deploy", "scope": "user:alice",
+                                         "tags": ["missing"]})  # fmt: skip
+    assert none == {"hits": []}
+    status, body = api("POST", "/v1/retrieve", {"scope": "user:alice", "tags": ["ops"]})
+    assert status == 200 and [e["tags"] for e in body["entries"]] == [["ops"]]
+
+
+def test_batch_is_all_or_nothing(api: Client) -> None:
+    items = [{"content": "one fact", "scope": "user:alice"}, {"content": "two", "scope": "nope"}]
+    status, body = api("POST", "/v1/memories/batch", {"items": items})
+    assert status == 400 and "item 1" in body["error"]["message"]
+    assert api("GET", "/v1/count") == (200, {"count": 0})
+    status, body = api("POST", "/v1/memories/batch", {"items": items[:1] * 1 + [
+        {"content": "another fact", "scope": "session:s1", "tags": ["t"]}]})  # fmt: skip
+    assert status == 201 and [e["scope"] for e in body["entries"]] == ["user:alice", "session:s1"]
+    status, body = api("POST", "/v1/memories/batch", {"items": [{"content": "x"}]})
+    assert status == 400 and body["error"]["message"].startswith("items[0]: missing")
+
+
+def test_promote_and_delete_scope(api: Client) -> None:
+    note = write(api, "use the staging cluster", scope="session:s1")
+    status, promoted = api("POST", f"/v1/memories/{note['id']}/promote", {"to": "user:alice"})
+    assert status == 201 and promoted["promoted_from_id"] == note["id"]
+    status, body = api("POST", f"/v1/memories/{promoted['id']}/promote", {"to": "session:s2"})
+    assert (status, body["error"]["type"]) == (400, "InvalidScopePromotionError")
+    write(api, "second note", scope="session:s1")
+    assert api("DELETE", "/v1/scopes/session:s1") == (200, {"deleted": 2})
+    assert api("GET", "/v1/count") == (200, {"count": 1})
+
+
+def test_expiry_and_purge(start_server: Callable[..., Client]) -> None:
+    clock = ManualClock()
+    api = start_server(clock=clock)
+    entry = write(api, "temporary code 1234", ttl=60)
+    clock.advance(seconds=61)
+    assert api("GET", f"/v1/memories/{entry['id']}")[0] == 404
+    assert api("POST", "/v1/purge-expired") == (200, {"purged": 1})
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "kind"),
+    [
+        ("POST", "/v1/memories", {"contnt": "x", "scope": "user:a"}, 400, "ValidationError"),
+        ("POST", "/v1/memories", {"content": "x"}, 400, "ValidationError"),
+        ("POST", "/v1/memories", {"content": "x", "scope": "bogus"}, 400, "InvalidScopeError"),
+        ("POST", "/v1/memories", ["not", "an", "object"], 400, "ValidationError"),
+        ("POST", "/v1/memories", {"content": "x", "scope": "user:a", "expires_at": "tomorrow"},
+         400, "ValidationError"),
+        ("POST", "/v1/memories", {"content": "x", "scope": "user:a",
+                                  "expires_at": "2030-01-01T00:00:00"}, 400, "ValidationError"),
+        ("POST", "/v1/memories", {"content": "x", "scope": "user:a", "ttl": -1},
+         400, "ValidationError"),
+        ("POST", "/v1/search", {"query": " ", "scope": "user:a"}, 400, "ValidationError"),
+        ("POST", "/v1/search", {"query": "q", "scope": "user:a", "limit": "ten"},
+         400, "ValidationError"),
+        ("POST", "/v1/search", {"query": "q", "scope": "user:a", "fusion": "magic"},
+         400, "ValidationError"),
+        ("PATCH", "/v1/memories/01ABC", {}, 400, "ValidationError"),
+        ("PATCH", "/v1/memories/01ABC", {"content": "new"}, 404, "NotFoundError"),
+        ("GET", "/v1/memories?scope=user:a&scope=user:b", None, 400, "ValidationError"),
+        ("GET", "/v1/memories?limit=0", None, 400, "ValidationError"),
+        ("GET", "/v1/memories?cursor=garbage", None, 400, "ValidationError"),
+    ],
+)  # fmt: skip
+def test_bad_input_gets_a_clear_error(  # noqa: PLR0917  (one parameter per column)
+    api: Client, method: str, path: str, body: Any, status: int, kind: str
+) -> None:
+    got_status, got = api(method, path, body)
+    assert (got_status, got["error"]["type"]) == (status, kind), got
+    assert got["error"]["message"]
+
+
+def test_filtered_content_is_422_with_its_reason(api: Client) -> None:
+    trace = 'Traceback (most recent call last):\n  File "x.py", line 1\nValueError: boom'
+    status, body = api("POST", "/v1/memories", {"content": trace, "scope": "user:a"})
+    assert status == 422 and body["error"]["reason"] == "error_response"
+
+
+def test_malformed_and_oversized_bodies(start_server: Callable[..., Client]) -> None:
+    api = start_server(max_request_bytes=1000)
+    status, body = api("POST", "/v1/memories", raw=b"{not json")
+    assert (status, body["error"]["type"]) == (400, "InvalidJSON")
+    status, body = api("POST", "/v1/memories", {"content": "x" * 2000, "scope": "user:a"})
+    assert (status, body["error"]["type"]) == (413, "PayloadTooLarge")
+    assert api("GET", "/v1/count") == (200, {"count": 0})
+
+
+def test_api_keys_choose_the_tenant_and_isolate_it(start_server: Callable[..., Client]) -> None:
+    api = start_server(api_keys=f"acme:{KEY_A}, globex:{KEY_B}")
+    assert api("GET", "/health")[0] == 200
+    status, body = api("GET", "/v1/count")
+    assert (status, body["error"]["type"]) == (401, "Unauthorized")
+    assert Client(api.base, key="not-a-key-0123456789")("GET", "/v1/count")[0] == 401
+    acme, globex = Client(api.base, key=KEY_A), Client(api.base, key=KEY_B)
+    secret = write(acme, "acme launch date is march 3", scope="org:shared")
+    assert globex("GET", f"/v1/memories/{secret['id']}")[0] == 404
+    assert globex("GET", "/v1/count") == (200, {"count": 0})
+    assert globex("POST", "/v1/search", {"query": "launch", "scope": "org:shared"}) == (
+        200, {"hits": []})  # fmt: skip
+    assert globex("DELETE", f"/v1/memories/{secret['id']}") == (200, {"deleted": False})
+    assert globex("DELETE", "/v1/scopes/org:shared") == (200, {"deleted": 0})
+    assert acme("GET", f"/v1/memories/{secret['id']}")[1]["content"] == secret["content"]
+
+
+def test_an_unexpected_failure_is_a_500_that_leaks_nothing(
+    start_server: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = start_server()
+
+    def explode(self: HashEmbedder, texts: Any) -> Any:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(HashEmbedder, "embed_batch", explode)
+    status, body = api("POST", "/v1/search", {"query": "q", "scope": "user:a"})
+    assert (status, body["error"]["type"]) == (500, "InternalError")
+    assert "secret" not in str(body)

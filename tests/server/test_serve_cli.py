@@ -1,0 +1,104 @@
+"""``memvault serve`` as users run it: a real process, the packaged model, SQLite or PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from .conftest import Client, free_port, wait_until_up
+
+KEY_A, KEY_B = "tenant-a-key-0123456789", "tenant-b-key-0123456789"
+
+
+@contextmanager
+def serving(store: str, log: Path, *options: str, **env: str) -> Iterator[str]:
+    """Run ``memvault --store STORE serve --port P OPTIONS`` until the block ends; yield its URL."""
+    port = free_port()
+    command = [sys.executable, "-m", "memvault", "--store", store, "serve", "--port", str(port),
+               "--log-level", "warning", *options]  # fmt: skip
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+                                   env={**os.environ, **env})  # fmt: skip
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_up(base, seconds=120, alive=lambda: process.poll() is None)
+            yield base
+        except Exception:
+            print(log.read_text())
+            raise
+        finally:
+            process.terminate()  # uvicorn shuts down, then re-raises the signal it caught
+            assert process.wait(timeout=30) in (0, -signal.SIGTERM), log.read_text()
+
+
+def test_serve_refuses_a_public_address_without_keys(run: Callable[..., Any]) -> None:
+    result = run("serve", "--host", "0.0.0.0", code=2)
+    assert "MEMVAULT_API_KEYS" in result.output
+
+
+def test_serve_rejects_bad_keys(run: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMVAULT_API_KEYS", "acme:short")
+    assert "shorter than 16" in run("serve", code=2).output
+
+
+@pytest.mark.slow
+def test_serve_sqlite_end_to_end_with_the_packaged_model(
+    tmp_path: Path, run: Callable[..., Any]
+) -> None:
+    store = f"sqlite:///{tmp_path / 'served.db'}"
+    with serving(store, tmp_path / "serve.log") as base:
+        api = Client(base)
+        status, entry = api("POST", "/v1/memories", {"content": "Maya is allergic to peanuts",
+                                                      "scope": "user:maya"})  # fmt: skip
+        assert status == 201
+        _, found = api("POST", "/v1/search", {"query": "food allergy", "scope": "user:maya"})
+        assert [hit["id"] for hit in found["hits"]] == [entry["id"]]
+        assert found["hits"][0]["components"]["dense"] > 0.3
+    from click.testing import CliRunner
+
+    from memvault.cli import cli
+
+    shown = CliRunner().invoke(cli, ["--store", store, "get", entry["id"]])
+    assert shown.exit_code == 0 and "peanuts" in shown.output
+
+
+@pytest.mark.slow
+def test_serve_postgres_with_workers_and_keys(postgres_dsn: str, tmp_path: Path) -> None:
+    psycopg = pytest.importorskip("psycopg")
+    database = f"serve_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {database}")
+    dsn = urlunsplit(urlsplit(postgres_dsn)._replace(path=f"/{database}"))
+    keys = f"acme:{KEY_A},globex:{KEY_B}"
+    log = tmp_path / "serve.log"
+    with serving(dsn, log, "--workers", "2", MEMVAULT_API_KEYS=keys) as base:
+        acme, globex = Client(base, key=KEY_A), Client(base, key=KEY_B)
+
+        def write(index: int) -> int:
+            client = acme if index % 2 else globex
+            status, _ = client(
+                "POST",
+                "/v1/memories",
+                {"content": f"ticket {index} concerns the billing export", "scope": "org:ops"},
+            )
+            return status
+
+        with ThreadPoolExecutor(8) as pool:
+            assert set(pool.map(write, range(40))) == {201}
+        assert acme("GET", "/v1/count") == (200, {"count": 20})
+        assert globex("GET", "/v1/count") == (200, {"count": 20})
+        _, found = acme("POST", "/v1/search", {"query": "billing", "scope": "org:ops",
+                                               "limit": 50})  # fmt: skip
+        assert len(found["hits"]) == 20
+        assert all(int(h["content"].split()[1]) % 2 for h in found["hits"])
