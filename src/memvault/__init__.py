@@ -1,6 +1,9 @@
 """memvault: long-term memory for LLM agents — scoped, searchable, safe and fast, offline."""
 
 from .config import Settings
+from .context.builder import ContextWindow, Message
+from .context.plans import HierarchicalContext
+from .context.summarize import ExtractiveSummarizer, Summarizer
 from .core import UNSET, CompactionCallback
 from .errors import (
     BackendError,
@@ -8,13 +11,16 @@ from .errors import (
     CompactionError,
     ConfigError,
     ConflictError,
+    ForbiddenError,
     InvalidScopeError,
     InvalidScopePromotionError,
     MemvaultError,
     NotFoundError,
     SchemaError,
+    SessionNotFoundError,
     ValidationError,
 )
+from .facilities.model import Finding, Record, Session, Source, trust_tag
 from .memory import AsyncMemory, Memory
 from .types import MemoryEntry, NewEntry, Page, Provenance, Scope, ScopeKind
 
@@ -27,21 +33,33 @@ __all__ = [
     "CapabilityError",
     "CompactionCallback",
     "CompactionError",
+    "ContextWindow",
     "ConfigError",
     "ConflictError",
+    "ExtractiveSummarizer",
+    "Finding",
+    "ForbiddenError",
+    "HierarchicalContext",
     "InvalidScopeError",
     "InvalidScopePromotionError",
     "Memory",
     "MemoryEntry",
+    "Message",
     "MemvaultError",
     "NewEntry",
     "NotFoundError",
     "Page",
     "Provenance",
+    "Record",
     "SchemaError",
+    "Session",
+    "SessionNotFoundError",
     "Scope",
     "ScopeKind",
     "Settings",
+    "Source",
+    "Summarizer",
     "ValidationError",
     "__version__",
+    "trust_tag",
 ]

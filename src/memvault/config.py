@@ -74,6 +74,15 @@ class Settings:
     skip_error_responses: bool = field(
         default=True, metadata={"doc": "refuse content that is an error response or traceback"}
     )
+    max_session_memory: int = field(
+        default=50, metadata={"doc": "Session Memory entries kept per session (oldest go first)"}
+    )
+    max_findings: int = field(
+        default=100, metadata={"doc": "Findings kept per session (oldest go first)"}
+    )
+    max_global_memory: int = field(
+        default=100, metadata={"doc": "Global Memory entries kept per user (oldest go first)"}
+    )
     api_keys: str = field(
         default="",
         repr=False,

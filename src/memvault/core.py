@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 import numpy as np
 
@@ -32,9 +32,11 @@ from .errors import (
     ConflictError,
     EmbeddingMismatchError,
     FilteredError,
+    ForbiddenError,
     NotFoundError,
     ValidationError,
 )
+from .facilities.model import RESERVED_CATEGORIES
 from .ids import new_id
 from .retrieval import chunking, filters, text
 from .retrieval.ranker import CONVERSATIONAL, RankSpec, rank
@@ -56,6 +58,7 @@ from .store.ops import (
     SearchOp,
     SetVectorsOp,
     StoredEmbeddingOp,
+    TrimOp,
 )
 from .types import MemoryEntry, NewEntry, Page, Provenance, Scope, ScopeKind, SearchHit
 
@@ -64,6 +67,8 @@ Order = Literal["newest", "oldest"]
 CompactionCallback = Callable[[Sequence[MemoryEntry]], Any]
 """Receives the source entries; returns the compacted content (a str, or an awaitable of one)."""
 
+PAGE = 1000
+"""Entries read per transaction when a plan reads a whole selection."""
 UPDATE_ATTEMPTS = 30
 """Optimistic update attempts before ConflictError; between them, jittered exponential backoff."""
 
@@ -189,8 +194,8 @@ class Planner:
     def now(self) -> datetime:
         return check.aware("the clock's time", self._clock())
 
-    def for_tenant(self, tenant: str) -> Planner:
-        return Planner(tenant, self.settings, self._clock, self.embedder, self.stats)
+    def for_tenant(self, tenant: str) -> Self:
+        return type(self)(tenant, self.settings, self._clock, self.embedder, self.stats)
 
     # -- indexing ---------------------------------------------------------------------------
 
@@ -301,6 +306,56 @@ class Planner:
             raise NotFoundError(entry_id)
         return found
 
+    def _put(
+        self,
+        entry: MemoryEntry,
+        *,
+        indexed: bool = True,
+        duplicates: bool = False,
+        cap: tuple[tuple[str, ...], int] | None = None,
+        also: Sequence[Op] = (),
+    ) -> Plan[MemoryEntry]:
+        """Store an entry built by a facility, in one transaction with ``also``.
+
+        ``indexed`` chunks and embeds it (else it is found by filters only); ``duplicates``
+        returns a live near-duplicate of the same scope instead; ``cap`` (categories, n) keeps
+        only the newest n entries of those categories in the entry's scope.
+        """
+        chunks: tuple[ChunkRecord, ...] = ()
+        if indexed:
+            (chunks,) = yield from self._index([entry])
+        threshold = self.settings.near_duplicate_threshold if duplicates else 0.0
+        ops: builtins.list[Op] = [PutOp(self.tenant, entry, chunks, threshold)]
+        if cap is not None:
+            ops.append(TrimOp(Filter(self.tenant, (entry.scope,), categories=cap[0]), cap[1]))
+        (duplicate, *_) = yield (*ops, *also)
+        if duplicate is None:
+            self.stats.add("written")
+            return entry
+        self.stats.add("near_duplicate")
+        return (yield from self._live(duplicate))
+
+    def _every(self, where: Filter, order: Order = "newest") -> Plan[builtins.list[MemoryEntry]]:
+        """Every entry ``where`` selects, read page by page."""
+        found: builtins.list[MemoryEntry] = []
+        after = None
+        while True:
+            (page,) = yield (ListOp(where, PAGE, order, after),)
+            found += page
+            if len(page) < PAGE:
+                return found
+            after = (page[-1].created_at, page[-1].id)
+
+    @staticmethod
+    def _editable(entry: MemoryEntry) -> MemoryEntry:
+        """Refuse to change facility-owned entries (records, sessions, summaries) directly."""
+        if entry.category in RESERVED_CATEGORIES:
+            raise ForbiddenError(
+                f"entry {entry.id} is a {entry.category}: records are immutable, and sessions "
+                "and summaries change only through their session (e.g. delete_session)"
+            )
+        return entry
+
     # -- operations -------------------------------------------------------------------------
 
     def write(
@@ -330,7 +385,7 @@ class Planner:
         request = NewEntry(
             content, scope, tags, category, expires_at, metadata, provenance, context, created_at
         )
-        entry = self._new_entry(request, self.now(), ttl)
+        entry = self._editable(self._new_entry(request, self.now(), ttl))
         self._admit(entry.content)
         (chunks,) = yield from self._index([entry])
         threshold = self.settings.near_duplicate_threshold
@@ -352,12 +407,14 @@ class Planner:
         for index, item in enumerate(items):
             try:
                 request = item if isinstance(item, NewEntry) else NewEntry(**item)
-                entries.append(self._new_entry(request, now))
+                entries.append(self._editable(self._new_entry(request, now)))
                 self._admit(entries[-1].content)
             except FilteredError as exc:
                 raise FilteredError(exc.reason, f"item {index}: {exc}") from exc
             except (ValidationError, TypeError) as exc:
                 raise ValidationError(f"item {index}: {exc}") from exc
+            except ForbiddenError as exc:
+                raise ForbiddenError(f"item {index}: {exc}") from exc
         if not entries:
             return []
         chunks = yield from self._index(entries)
@@ -456,7 +513,7 @@ class Planner:
         for attempt in range(UPDATE_ATTEMPTS):
             if attempt:
                 yield Invoke(time.sleep, (backoff(attempt),), blocking=True)
-            current = yield from self._live(entry_id)
+            current = self._editable((yield from self._live(entry_id)))
             now = self.now()
             changes: dict[str, Any] = {"updated_at": now, "revision": current.revision + 1}
             if content is not UNSET:
@@ -482,8 +539,15 @@ class Planner:
         )
 
     def delete(self, entry_id: str) -> Plan[bool]:
-        """Delete an entry; True if it existed. Deleting a missing entry is not an error."""
-        (deleted,) = yield (DeleteOp(self.tenant, check.entry_id(entry_id)),)
+        """Delete an entry; True if it existed. Deleting a missing entry is not an error.
+
+        Records, sessions and summaries cannot be deleted one by one (ForbiddenError).
+        """
+        (found,) = yield (GetOp(self.tenant, check.entry_id(entry_id)),)
+        if found is None:
+            return False
+        self._editable(found)
+        (deleted,) = yield (DeleteOp(self.tenant, entry_id),)
         return bool(deleted)
 
     def delete_by_scope(self, scope: Scope | str) -> Plan[int]:
@@ -506,7 +570,7 @@ class Planner:
         With ``delete_original`` the source is removed in the same transaction.
         """
         target = Scope.coerce(to)
-        source = yield from self._live(entry_id)
+        source = self._editable((yield from self._live(entry_id)))
         check_promotion(source.scope, target)
         now = self.now()
         promoted = replace(
@@ -553,7 +617,7 @@ class Planner:
         for entry_id, entry in zip(ids, found, strict=True):
             if entry is None or entry.is_expired(now):
                 raise NotFoundError(entry_id)
-            sources.append(entry)
+            sources.append(self._editable(entry))
         target = sources[0].scope if scope is None else Scope.coerce(scope)
         strays = [e.id for e in sources if e.scope != target]
         if strays:
@@ -572,7 +636,8 @@ class Planner:
             metadata,
             merge_provenance(sources),
         )
-        entry = replace(self._new_entry(request, now), compacted_from_ids=tuple(ids))
+        entry = self._editable(self._new_entry(request, now))
+        entry = replace(entry, compacted_from_ids=tuple(ids))
         (chunks,) = yield from self._index([entry])
         ops: list[Op] = [PutOp(self.tenant, entry, chunks)]
         if delete_sources:
@@ -668,11 +733,17 @@ class Planner:
             categories=tuple(str(check.category(c)) for c in categories or ()),
             metadata=metadata_filter(metadata),
         )
+        return (yield from self._ranked(query, where, spec, now))
+
+    def _ranked(
+        self, query: str, where: Filter, spec: RankSpec, now: datetime
+    ) -> Plan[builtins.list[SearchHit]]:
+        """Search the entries ``where`` selects and rank them by ``spec``."""
         terms = text.query_terms(query)
         vectors = yield from self._embed([query])
         depth = min(self.settings.ann_candidates, max(spec.limit * 10, 100))
         op = SearchOp(where, text.fts_match(terms), tuple(terms), vectors[0],
-                      with_vectors=diversity is not None, depth=depth)  # fmt: skip
+                      with_vectors=spec.diversity is not None, depth=depth)  # fmt: skip
         (candidates,) = yield (op,)
         ranked = rank(candidates, spec, int(now.timestamp() * 1_000_000))
         self.stats.add("searches")

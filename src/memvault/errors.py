@@ -8,6 +8,8 @@ these *types* (never their message text) into HTTP statuses and CLI messages::
     │   ├── InvalidScopeError      malformed scope string, unknown scope kind
     │   └── FilteredError          a write-time filter refused the content (too short, an error)
     ├── NotFoundError              no live entry with that id in this tenant  (also a KeyError)
+    │   └── SessionNotFoundError   no session with that id in this tenant
+    ├── ForbiddenError             not allowed: a record altered, a private session pinned, a gate
     ├── InvalidScopePromotionError promotion that is not narrow → broad
     ├── CompactionError            the compaction callback failed; nothing was changed
     ├── ConflictError              a concurrent change won; retry the operation
@@ -52,6 +54,18 @@ class NotFoundError(MemvaultError, KeyError):
 
     def __str__(self) -> str:
         return f"memory entry not found: {self.entry_id} (it may have expired or been deleted)"
+
+
+class SessionNotFoundError(NotFoundError):
+    """No session has this id in this tenant."""
+
+    def __str__(self) -> str:
+        return f"session not found: {self.entry_id}"
+
+
+class ForbiddenError(MemvaultError):
+    """The operation is not allowed: records are immutable, a private session never reaches
+    Global Memory, a finding needs loaded data. Nothing was changed."""
 
 
 class InvalidScopePromotionError(MemvaultError):

@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 from .config import Settings
+from .context.plans import ContextPlans as Operations
 from .core import Invoke, Plan, Planner, Step, utc_now
 from .embeddings import Embedder, default_embedder
 from .errors import ValidationError
@@ -118,7 +119,7 @@ class _Base:
             self._backend = open_backend(store or settings.store_url(), settings)
             self._owns_backend = True
         embedder = embedder if embedder is not None else default_embedder(settings.redis_url)
-        self._planner = Planner(tenant or settings.tenant, settings, clock or utc_now, embedder)
+        self._planner = Operations(tenant or settings.tenant, settings, clock or utc_now, embedder)
         if check_embedding:
             try:
                 run_blocking(self._planner.check_embedding(), self._backend)
@@ -160,7 +161,7 @@ class _Base:
 
 
 def _blocking(
-    plan: Callable[Concatenate[Planner, P], Plan[T]],
+    plan: Callable[Concatenate[Operations, P], Plan[T]],
 ) -> Callable[Concatenate[Memory, P], T]:
     @functools.wraps(plan)
     def operation(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> T:
@@ -170,7 +171,7 @@ def _blocking(
 
 
 def _awaitable(
-    plan: Callable[Concatenate[Planner, P], Plan[T]],
+    plan: Callable[Concatenate[Operations, P], Plan[T]],
 ) -> Callable[Concatenate[AsyncMemory, P], Coroutine[Any, Any, T]]:
     @functools.wraps(plan)
     async def operation(self: AsyncMemory, /, *args: P.args, **kwargs: P.kwargs) -> T:
@@ -200,6 +201,27 @@ class Memory(_Base):
     purge_expired = _blocking(Planner.purge_expired)
     search = _blocking(Planner.search)
     reembed = _blocking(Planner.reembed)
+    # the facilities: sessions and records, notes, findings, global memory, context
+    create_session = _blocking(Operations.create_session)
+    get_session = _blocking(Operations.get_session)
+    list_sessions = _blocking(Operations.list_sessions)
+    rename_session = _blocking(Operations.rename_session)
+    set_data_loaded = _blocking(Operations.set_data_loaded)
+    delete_session = _blocking(Operations.delete_session)
+    append_record = _blocking(Operations.append_record)
+    records = _blocking(Operations.records)
+    search_records = _blocking(Operations.search_records)
+    add_session_memory = _blocking(Operations.add_session_memory)
+    session_memory = _blocking(Operations.session_memory)
+    add_finding = _blocking(Operations.add_finding)
+    findings = _blocking(Operations.findings)
+    add_global_memory = _blocking(Operations.add_global_memory)
+    global_memory = _blocking(Operations.global_memory)
+    pin = _blocking(Operations.pin)
+    demote = _blocking(Operations.demote)
+    build_context = _blocking(Operations.build_context)
+    system_prompt = _blocking(Operations.system_prompt)
+    recall = _blocking(Operations.recall)
 
     def __enter__(self) -> Self:
         return self
@@ -230,6 +252,27 @@ class AsyncMemory(_Base):
     purge_expired = _awaitable(Planner.purge_expired)
     search = _awaitable(Planner.search)
     reembed = _awaitable(Planner.reembed)
+    # the facilities: sessions and records, notes, findings, global memory, context
+    create_session = _awaitable(Operations.create_session)
+    get_session = _awaitable(Operations.get_session)
+    list_sessions = _awaitable(Operations.list_sessions)
+    rename_session = _awaitable(Operations.rename_session)
+    set_data_loaded = _awaitable(Operations.set_data_loaded)
+    delete_session = _awaitable(Operations.delete_session)
+    append_record = _awaitable(Operations.append_record)
+    records = _awaitable(Operations.records)
+    search_records = _awaitable(Operations.search_records)
+    add_session_memory = _awaitable(Operations.add_session_memory)
+    session_memory = _awaitable(Operations.session_memory)
+    add_finding = _awaitable(Operations.add_finding)
+    findings = _awaitable(Operations.findings)
+    add_global_memory = _awaitable(Operations.add_global_memory)
+    global_memory = _awaitable(Operations.global_memory)
+    pin = _awaitable(Operations.pin)
+    demote = _awaitable(Operations.demote)
+    build_context = _awaitable(Operations.build_context)
+    system_prompt = _awaitable(Operations.system_prompt)
+    recall = _awaitable(Operations.recall)
 
     async def aclose(self) -> None:
         """Close the backend (off the event loop) if this object opened it."""

@@ -1,6 +1,6 @@
 """Commands of the ``memvault`` CLI. Each accepts ``--json`` for machine-readable output.
 
-Exit codes: 0 success, 1 store or backend error, 2 bad input, 3 entry not found.
+Exit codes: 0 success, 1 store or backend error, 2 bad input, 3 entry not found, 4 not allowed.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import click
 
 from ..config import Settings
 from ..core import UNSET
-from ..errors import ConfigError, MemvaultError, NotFoundError, ValidationError
+from ..errors import ConfigError, ForbiddenError, MemvaultError, NotFoundError, ValidationError
 from ..memory import Memory
 from ..types import MemoryEntry, NewEntry, Provenance, Scope
 from . import render
 
 Command = TypeVar("Command", bound=Callable[..., Any])
-EXIT_STORE, EXIT_INPUT, EXIT_NOT_FOUND = 1, 2, 3
+EXIT_STORE, EXIT_INPUT, EXIT_NOT_FOUND, EXIT_FORBIDDEN = 1, 2, 3, 4
 
 
 def _scope(ctx: click.Context, param: click.Parameter, value: str | None) -> Scope | None:
@@ -77,6 +77,8 @@ json_object_option = _parsed_option(_json_object, "JSON")
 def _exit_code(error: MemvaultError) -> int:
     if isinstance(error, NotFoundError):
         return EXIT_NOT_FOUND
+    if isinstance(error, ForbiddenError):
+        return EXIT_FORBIDDEN
     if isinstance(error, ValidationError | ConfigError):
         return EXIT_INPUT
     return EXIT_STORE
@@ -124,7 +126,7 @@ def cli(ctx: click.Context, store: str | None, tenant: str | None) -> None:
     """memvault: long-term memory for LLM agents.
 
     Scopes are written kind:id — session:ID, user:ID, workspace:ID, org:ID or object:TYPE:ID.
-    Exit codes: 0 ok, 1 store error, 2 bad input, 3 entry not found.
+    Exit codes: 0 ok, 1 store error, 2 bad input, 3 entry not found, 4 not allowed.
     """
 
     ctx.meta["memvault.store"], ctx.meta["memvault.tenant"] = store, tenant

@@ -25,6 +25,7 @@ from ..errors import (
     ConfigError,
     ConflictError,
     FilteredError,
+    ForbiddenError,
     InvalidScopePromotionError,
     MemvaultError,
     NotFoundError,
@@ -41,6 +42,7 @@ Handler = Callable[[Request, AsyncMemory], Awaitable[tuple[int, Any]]]
 
 STATUS_BY_ERROR: tuple[tuple[type[MemvaultError], int], ...] = (
     (NotFoundError, 404),
+    (ForbiddenError, 403),
     (FilteredError, 422),
     (ValidationError, 400),
     (InvalidScopePromotionError, 400),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import itertools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -42,12 +42,19 @@ def matches(entry: MemoryEntry, where: ops.Filter) -> bool:
         where.since is None or entry.created_at >= where.since,
         where.until is None or entry.created_at < where.until,
         not where.categories or entry.category in where.categories,
+        not where.scope_kinds or entry.scope.kind in where.scope_kinds,
         where.live_at is None or not entry.is_expired(where.live_at),
     )
-    return all(checks) and all(
-        key in entry.metadata and _json_equal(entry.metadata[key], value)
-        for key, value in where.metadata
+    provenance = entry.provenance.to_dict()
+    return (
+        all(checks)
+        and all(_has(entry.metadata, key, value) for key, value in where.metadata)
+        and all(_has(provenance, key, value) for key, value in where.provenance)
     )
+
+
+def _has(document: Mapping[str, Any], key: str, value: Any) -> bool:
+    return key in document and _json_equal(document[key], value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +188,18 @@ class InMemoryBackend(Backend):
 
     def op_delete_scope(self, op: ops.DeleteScopeOp, undo: Undo) -> int:
         return self._remove_where(lambda k, e: k[0] == op.tenant and e.scope == op.scope, undo)
+
+    def op_delete_matching(self, op: ops.DeleteMatchingOp, undo: Undo) -> int:
+        return self._remove_where(lambda k, e: k[0] == op.filter.tenant
+                                  and matches(e, op.filter), undo)  # fmt: skip
+
+    def op_trim(self, op: ops.TrimOp, undo: Undo) -> list[str]:
+        newest = sorted((r.entry for r in self._select(op.filter)),
+                        key=lambda e: (e.created_at, e.id), reverse=True)  # fmt: skip
+        doomed = [e.id for e in reversed(newest[op.keep :])]
+        for entry_id in doomed:
+            self._remove((op.filter.tenant, entry_id), undo)
+        return doomed
 
     def op_purge_expired(self, op: ops.PurgeExpiredOp, undo: Undo) -> int:
         return self._remove_where(lambda k, e: k[0] == op.tenant and e.is_expired(op.now), undo)

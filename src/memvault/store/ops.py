@@ -36,11 +36,16 @@ class Filter:
     categories: tuple[str, ...] = ()
     metadata: tuple[tuple[str, Any], ...] = ()
     """Top-level metadata keys that must equal these JSON scalars."""
+    provenance: tuple[tuple[str, Any], ...] = ()
+    """Provenance fields that must equal these JSON scalars."""
+    scope_kinds: tuple[str, ...] = ()
+    """Only scopes of these kinds (any of them)."""
 
     @property
     def single_scope(self) -> Scope | None:
         """The one scope this filter is only about, or None if it says more than that."""
-        plain = not (self.tags or self.since or self.until or self.categories or self.metadata)
+        plain = not (self.tags or self.since or self.until or self.categories or self.metadata
+                     or self.provenance or self.scope_kinds)  # fmt: skip
         if plain and self.scopes is not None and len(self.scopes) == 1:
             return self.scopes[0]
         return None
@@ -155,6 +160,33 @@ class DeleteScopeOp(Op):
     writes: ClassVar[bool] = True
     tenant: str
     scope: Scope
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteMatchingOp(Op):
+    """Delete every entry that passes a filter (expired or not). Result: int (how many)."""
+
+    kind: ClassVar[str] = "delete_matching"
+    writes: ClassVar[bool] = True
+    filter: Filter
+
+
+@dataclass(frozen=True, slots=True)
+class TrimOp(Op):
+    """Keep only the newest ``keep`` entries that pass a filter of one scope (a FIFO cap).
+
+    Result: list[str], the ids deleted, oldest first. Concurrent trims of one scope are
+    serialised, so the cap holds under any number of writers.
+    """
+
+    kind: ClassVar[str] = "trim"
+    writes: ClassVar[bool] = True
+    filter: Filter
+    keep: int
+
+    def __post_init__(self) -> None:
+        if self.filter.scopes is None or len(self.filter.scopes) != 1:
+            raise ValueError("TrimOp needs a filter of exactly one scope")
 
 
 @dataclass(frozen=True, slots=True)

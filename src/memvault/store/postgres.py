@@ -104,11 +104,11 @@ def _any(column: str, values: list[Any]) -> SQL:
     return f"{column} = ANY(%s)", [values]
 
 
-def _metadata_equals(key: str, value: Any) -> SQL:
-    return "e.metadata -> %s = %s::jsonb", [key, json.dumps(value)]
+def _json_equals(column: str, key: str, value: Any) -> SQL:
+    return f"{column} -> %s = %s::jsonb", [key, json.dumps(value)]
 
 
-POSTGRES = Dialect("%s", "rid", "entry_rid", _any, _metadata_equals)
+POSTGRES = Dialect("%s", "rid", "entry_rid", _any, _json_equals, "ALL")
 
 
 def text_query_sql(terms: Sequence[str]) -> SQL:
@@ -258,8 +258,7 @@ class PostgresBackend(SqlOps, Backend):
     def op_put(self, conn: Any, op: ops.PutOp) -> str | None:
         if op.duplicate_probe() is not None:
             # Serialise near-duplicate checks per scope, so two writers cannot both miss.
-            key = json.dumps([op.tenant, str(op.entry.scope)])
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+            self.lock_scope(conn, op.tenant, str(op.entry.scope))
         duplicate = self._duplicate_of(
             op,
             lambda probe: self.op_search(conn, probe),
@@ -275,6 +274,10 @@ class PostgresBackend(SqlOps, Backend):
             raise BackendError(f"an entry with id {op.entry.id} already exists") from exc
         self._write_children(conn, rid, op.tenant, op.entry, op.chunks)
         return None
+
+    def lock_scope(self, conn: Any, tenant: str, scope: str) -> None:
+        key = json.dumps([tenant, scope])
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
 
     def op_replace(self, conn: Any, op: ops.ReplaceOp) -> None:
         row = conn.execute(*replace_sql(op.tenant, op.entry, op.expected_revision)).fetchone()

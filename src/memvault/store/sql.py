@@ -26,8 +26,10 @@ class Dialect:
     """The column of ``entry_tags`` that refers to it."""
     any_of: Callable[[str, list[Any]], SQL]
     """``column`` is one of ``values``."""
-    metadata_equals: Callable[[str, Any], SQL]
-    """Top-level metadata ``key`` equals the JSON scalar ``value`` (true is not 1)."""
+    json_equals: Callable[[str, str, Any], SQL]
+    """Top-level ``key`` of the JSON ``column`` equals the JSON scalar ``value`` (true is not 1)."""
+    no_limit: str
+    """What ``LIMIT`` takes to mean "no limit" (before an ``OFFSET``)."""
 
 
 def where_sql(where: ops.Filter, d: Dialect) -> SQL:
@@ -49,7 +51,10 @@ def where_sql(where: ops.Filter, d: Dialect) -> SQL:
         parts.append((f"(e.expires_at IS NULL OR e.expires_at > {m})", [to_micros(where.live_at)]))
     if where.categories:
         parts.append(d.any_of("e.category", list(where.categories)))
-    parts += [d.metadata_equals(key, value) for key, value in where.metadata]
+    if where.scope_kinds:
+        parts.append(d.any_of("e.scope_kind", list(where.scope_kinds)))
+    parts += [d.json_equals("e.metadata", key, value) for key, value in where.metadata]
+    parts += [d.json_equals("e.provenance", key, value) for key, value in where.provenance]
     for clause, more in parts:
         clauses.append(clause)
         params += more
@@ -73,3 +78,21 @@ def list_sql(op: ops.ListOp, d: Dialect, columns: str) -> SQL:
 def count_sql(op: ops.CountOp, d: Dialect) -> SQL:
     where, params = where_sql(op.filter, d)
     return f"SELECT count(*) FROM entries e WHERE {where}", params
+
+
+def delete_matching_sql(where: ops.Filter, d: Dialect) -> SQL:
+    clause, params = where_sql(where, d)
+    doomed = f"SELECT e.id FROM entries e WHERE {clause}"
+    sql = f"DELETE FROM entries WHERE tenant = {d.mark} AND id IN ({doomed}) RETURNING id"
+    return sql, [where.tenant, *params]
+
+
+def trim_sql(op: ops.TrimOp, d: Dialect) -> SQL:
+    """Delete all but the newest ``op.keep`` matching entries; returns their ids."""
+    clause, params = where_sql(op.filter, d)
+    newest_first = "ORDER BY e.created_at DESC, e.id DESC"
+    doomed = (f"SELECT e.id FROM entries e WHERE {clause} {newest_first} "
+              f"LIMIT {d.no_limit} OFFSET {d.mark}")  # fmt: skip
+    sql = (f"DELETE FROM entries WHERE tenant = {d.mark} AND id IN ({doomed}) "
+           "RETURNING id, created_at")  # fmt: skip
+    return sql, [op.filter.tenant, *params, op.keep]

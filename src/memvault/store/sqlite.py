@@ -32,7 +32,7 @@ from .sqlops import SqlOps
 from .timeconv import from_micros, to_micros
 from .vector_cache import CacheKey, ChunkTable, VectorCache, exact_cosine, score_table
 
-_DELETING = frozenset({"delete", "delete_scope", "purge_expired"})
+_DELETING = frozenset({"delete", "delete_scope", "delete_matching", "purge_expired", "trim"})
 _COLUMNS = (
     "e.id, e.scope, e.content, e.category, e.tags, e.created_at, e.updated_at, e.expires_at, "
     "e.promoted_from_id, e.compacted_from_ids, e.metadata, e.provenance, e.revision, e.context"
@@ -116,17 +116,17 @@ def replace_sql(tenant: str, entry: t.MemoryEntry, expected_revision: int) -> SQ
     return sql, [*_mutable_values(entry), tenant, entry.id, expected_revision]
 
 
-def metadata_sql(key: str, value: Any) -> SQL:
-    """Top-level metadata ``key`` equals the JSON scalar ``value`` (true is not 1)."""
+def json_sql(column: str, key: str, value: Any) -> SQL:
+    """Top-level ``key`` of the JSON ``column`` equals the JSON scalar ``value`` (true is not 1)."""
     path = '$."' + key.replace('"', '""') + '"'
     if value is None:
-        return "json_type(e.metadata, ?) = 'null'", [path]
+        return f"json_type({column}, ?) = 'null'", [path]
     if isinstance(value, bool):
-        return "json_type(e.metadata, ?) = ?", [path, "true" if value else "false"]
+        return f"json_type({column}, ?) = ?", [path, "true" if value else "false"]
     kinds = ["text"] if isinstance(value, str) else ["integer", "real"]
     marks = ", ".join("?" * len(kinds))
     return (
-        f"json_type(e.metadata, ?) IN ({marks}) AND json_extract(e.metadata, ?) = ?",
+        f"json_type({column}, ?) IN ({marks}) AND json_extract({column}, ?) = ?",
         [path, *kinds, path, value],
     )
 
@@ -135,7 +135,7 @@ def _in(column: str, values: list[Any]) -> SQL:
     return f"{column} IN ({', '.join('?' * len(values))})", values
 
 
-SQLITE = Dialect("?", "rowid", "entry_rowid", _in, metadata_sql)
+SQLITE = Dialect("?", "rowid", "entry_rowid", _in, json_sql, "-1")
 
 
 def split_statements(script: str) -> list[str]:

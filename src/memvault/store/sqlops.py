@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from ..errors import ConflictError
 from ..types import MemoryEntry
 from . import ops
-from .sql import Dialect, count_sql, list_sql
+from .sql import Dialect, count_sql, delete_matching_sql, list_sql, trim_sql
 from .timeconv import to_micros
 
 
@@ -64,3 +64,16 @@ class SqlOps:
         sql = (f"DELETE FROM entries WHERE tenant = {m} AND expires_at IS NOT NULL "
                f"AND expires_at <= {m}")  # fmt: skip
         return int(conn.execute(sql, (op.tenant, to_micros(op.now))).rowcount)
+
+    def op_delete_matching(self, conn: Any, op: ops.DeleteMatchingOp) -> int:
+        return len(conn.execute(*delete_matching_sql(op.filter, self.dialect)).fetchall())
+
+    def lock_scope(self, conn: Any, tenant: str, scope: str) -> None:
+        """Serialise writers of one scope until the transaction ends (a no-op where writers
+        are serialised already)."""
+
+    def op_trim(self, conn: Any, op: ops.TrimOp) -> list[str]:
+        (scope,) = op.filter.scopes or ()
+        self.lock_scope(conn, op.filter.tenant, str(scope))
+        rows = conn.execute(*trim_sql(op, self.dialect)).fetchall()
+        return [str(r[0]) for r in sorted(rows, key=lambda r: (r[1], r[0]))]

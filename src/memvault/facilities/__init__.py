@@ -1,0 +1,1 @@
+"""The four facilities on the scoped store: Records, Session Memory, Findings, Global Memory."""

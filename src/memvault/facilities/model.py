@@ -1,0 +1,185 @@
+"""The facilities' vocabulary and rules (pure): categories, sources and trust, the views of
+sessions, records and findings over store entries, and findings' de-duplication.
+
+Every facility item is an ordinary entry of the scoped store: a session is a ``session``
+entry in ``session:ID``; its records (``record``), summary cache (``summary``), Session Memory
+(``fact``/``context``) and Findings (``finding``) live in that scope too; Global Memory is
+``preference``/``decision`` entries in ``user:ID``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from ..errors import ValidationError
+from ..types import MemoryEntry
+
+SESSION, RECORD, SUMMARY, FINDING = "session", "record", "summary", "finding"
+RESERVED_CATEGORIES = frozenset({SESSION, RECORD, SUMMARY})
+"""Categories only the facilities write; the generic store API refuses to write or change them."""
+SESSION_MEMORY = ("fact", "context")
+GLOBAL_MEMORY = ("preference", "decision")
+ROLES = ("user", "assistant", "tool", "report", "system")
+
+
+class Source(StrEnum):
+    """Where a Session Memory, Finding or Global Memory item came from (seed 002 §9)."""
+
+    USER_TURN = "user_turn"
+    ASSISTANT_TURN = "assistant_turn"
+    MANUAL = "manual"
+    PROMOTED_FROM_SESSION_MEMORY = "promoted_from_session_memory"
+    PROMOTED_FROM_FINDING = "promoted_from_finding"
+    LLM_PROMOTED = "llm_promoted"
+    ANALYZE_DATA = "analyze_data"
+
+
+USER_STATED_ORDER = (Source.USER_TURN, Source.MANUAL, Source.PROMOTED_FROM_SESSION_MEMORY,
+                     Source.PROMOTED_FROM_FINDING)  # fmt: skip
+USER_STATED = frozenset(USER_STATED_ORDER)
+SESSION_MEMORY_SOURCES = (Source.USER_TURN, Source.ASSISTANT_TURN)
+FINDING_SOURCES = (Source.LLM_PROMOTED, Source.ANALYZE_DATA)
+GLOBAL_MEMORY_SOURCES = (*USER_STATED_ORDER, Source.ASSISTANT_TURN)
+
+
+def trust_tag(source: str | None) -> str:
+    """``[user-stated]`` for what the user said or chose, ``[derived]`` for the rest (and none)."""
+    return "[user-stated]" if source in USER_STATED else "[derived]"
+
+
+def one_of(name: str, value: object, allowed: Iterable[str]) -> str:
+    """``value`` if it is one of ``allowed``, else a ValidationError naming them."""
+    choices = [str(a) for a in allowed]
+    if value not in choices:
+        raise ValidationError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A conversation of one user. ``private`` is fixed at creation."""
+
+    id: str
+    user_id: str
+    title: str
+    private: bool
+    created_at: datetime
+    has_data: bool = False
+    profile: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    entry_id: str = ""
+
+    @classmethod
+    def from_entry(cls, entry: MemoryEntry) -> Session:
+        m = entry.metadata
+        return cls(entry.scope.id, m["user_id"], entry.content, bool(m["private"]),
+                   entry.created_at, bool(m.get("has_data")), m.get("profile"),
+                   dict(m.get("extra") or {}), entry.id)  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "user_id": self.user_id, "title": self.title,
+                "private": self.private, "created_at": self.created_at.isoformat(),
+                "has_data": self.has_data, "profile": self.profile,
+                "metadata": dict(self.metadata)}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One immutable turn of a session's log."""
+
+    id: str
+    session_id: str
+    role: str
+    content: str
+    created_at: datetime
+    tool_name: str | None = None
+    call_id: str | None = None
+    object_ids: tuple[str, ...] = ()
+
+    @classmethod
+    def from_entry(cls, entry: MemoryEntry) -> Record:
+        m = entry.metadata
+        objects = tuple(m.get("object_ids") or ())
+        return cls(entry.id, entry.scope.id, m["role"], entry.content, entry.created_at,
+                   m.get("tool_name"), m.get("call_id"), objects)  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "session_id": self.session_id, "role": self.role,
+                "content": self.content, "created_at": self.created_at.isoformat(),
+                "tool_name": self.tool_name, "call_id": self.call_id,
+                "object_ids": list(self.object_ids)}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A data-analysis discovery of one session. ``duplicate``: an add found it already there."""
+
+    id: str
+    entry_id: str
+    session_id: str
+    content: str
+    tags: tuple[str, ...]
+    created_at: datetime
+    source: str
+    tool_originated: bool = False
+    duplicate: bool = False
+
+    @classmethod
+    def from_entry(cls, entry: MemoryEntry, duplicate: bool = False) -> Finding:
+        return cls(entry.metadata["finding_id"], entry.id, entry.scope.id, entry.content,
+                   entry.tags, entry.created_at, entry.provenance.source or "",
+                   entry.provenance.tool_originated, duplicate)  # fmt: skip
+
+    @property
+    def created_label(self) -> str:
+        """E.g. ``2026-05-03 (Sunday)``."""
+        return self.created_at.strftime("%Y-%m-%d (%A)")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "entry_id": self.entry_id, "session_id": self.session_id,
+                "content": self.content, "tags": list(self.tags),
+                "created_at": self.created_at.isoformat(), "created_label": self.created_label,
+                "source": self.source, "trust": trust_tag(self.source),
+                "tool_originated": self.tool_originated, "duplicate": self.duplicate}  # fmt: skip
+
+
+def finding_id(created_at: datetime, sequence: int, suffix: str) -> str:
+    """``f-YYYYMMDD-NNN-hex``: the day, the session's count of findings that day, a random tail."""
+    return f"f-{created_at:%Y%m%d}-{sequence:03d}-{suffix}"
+
+
+_PUNCTUATION = re.compile(r"[^\w\s]", re.UNICODE)
+JACCARD_THRESHOLD = 0.5
+
+
+def normalised(text: str) -> str:
+    """Case-, width- and punctuation-insensitive form, whitespace collapsed."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(_PUNCTUATION.sub(" ", folded).split())
+
+
+def jaccard(a: str, b: str) -> float:
+    """Word-set Jaccard similarity of two texts (on their normalised forms)."""
+    left, right = set(normalised(a).split()), set(normalised(b).split())
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+def duplicate_finding(content: str, existing: Sequence[Finding]) -> Finding | None:
+    """The finding ``content`` repeats: same text, same normalised text, or Jaccard ≥ 0.5."""
+    for tier in (
+        lambda f: f.content == content,
+        lambda f: normalised(f.content) == normalised(content),
+        lambda f: jaccard(f.content, content) >= JACCARD_THRESHOLD,
+    ):
+        found = next((f for f in existing if tier(f)), None)
+        if found is not None:
+            return found
+    return None

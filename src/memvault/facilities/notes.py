@@ -1,0 +1,214 @@
+"""Session Memory, Findings and Global Memory, with pin and demote: plans on the scoped store."""
+
+from __future__ import annotations
+
+import builtins
+import secrets
+from collections.abc import Iterable
+from dataclasses import replace
+
+from ..core import Plan
+from ..errors import ForbiddenError, ValidationError
+from ..ids import new_id
+from ..store.ops import DeleteOp, Filter
+from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
+from .model import (
+    FINDING,
+    FINDING_SOURCES,
+    GLOBAL_MEMORY,
+    GLOBAL_MEMORY_SOURCES,
+    SESSION_MEMORY,
+    SESSION_MEMORY_SOURCES,
+    Finding,
+    Session,
+    Source,
+    duplicate_finding,
+    finding_id,
+    normalised,
+    one_of,
+)
+from .sessions import SessionPlans
+
+
+class NotePlans(SessionPlans):
+    """The three facilities that hold what was learned, and the moves between them."""
+
+    # -- Session Memory -----------------------------------------------------------------------
+
+    def add_session_memory(
+        self,
+        session_id: str,
+        fact: str,
+        *,
+        category: str = "fact",
+        source: str = Source.USER_TURN,
+        native: str | None = None,
+        source_turn_index: int | None = None,
+        tool_originated: bool = False,
+    ) -> Plan[MemoryEntry]:
+        """Remember a ``fact``/``context`` of this session (FIFO cap ``max_session_memory``)."""
+        yield from self._session_entry(session_id)
+        one_of("category", category, SESSION_MEMORY)
+        provenance = Provenance(source=one_of("source", source, SESSION_MEMORY_SOURCES),
+                                source_turn_index=source_turn_index,
+                                tool_originated=tool_originated)  # fmt: skip
+        entry = self._note(fact, Scope.session(session_id), category, provenance, native)
+        cap = (SESSION_MEMORY, self.settings.max_session_memory)
+        return (yield from self._put(entry, duplicates=True, cap=cap))
+
+    def session_memory(self, session_id: str) -> Plan[builtins.list[MemoryEntry]]:
+        """The session's Session Memory, newest first."""
+        yield from self._session_entry(session_id)
+        return (yield from self._live_notes(Scope.session(session_id), SESSION_MEMORY))
+
+    # -- Findings -----------------------------------------------------------------------------
+
+    def add_finding(
+        self,
+        session_id: str,
+        content: str,
+        *,
+        tags: Iterable[str] = (),
+        source: str = Source.LLM_PROMOTED,
+        tool_originated: bool = False,
+    ) -> Plan[Finding]:
+        """Record a data-analysis finding; a repeat of one already there returns that one
+        (``duplicate=True``). ``llm_promoted`` findings need the session's data loaded."""
+        session = Session.from_entry((yield from self._session_entry(session_id)))
+        one_of("source", source, FINDING_SOURCES)
+        if source == Source.LLM_PROMOTED and not session.has_data:
+            raise ForbiddenError(
+                f"session {session_id} has no data loaded; findings from the LLM need loaded data"
+            )
+        existing = yield from self.findings(session_id)
+        twin = duplicate_finding(content, existing)
+        if twin is not None:
+            self.stats.add("finding_duplicate")
+            return replace(twin, duplicate=True)
+        now = self.now()
+        same_day = [f for f in existing if f.id.startswith(f"f-{now:%Y%m%d}-")]
+        sequence = 1 + max((int(f.id.split("-")[2]) for f in same_day), default=0)
+        identity = {"finding_id": finding_id(now, sequence, secrets.token_hex(2))}
+        provenance = Provenance(source=source, tool_originated=tool_originated)
+        request = NewEntry(content, Scope.session(session_id), tags, FINDING,
+                           metadata=identity, provenance=provenance)  # fmt: skip
+        entry = self._new_entry(request, now)
+        self._admit(entry.content)
+        stored = yield from self._put(entry, duplicates=True,
+                                      cap=((FINDING,), self.settings.max_findings))  # fmt: skip
+        return Finding.from_entry(stored, duplicate=stored.id != entry.id)
+
+    def findings(
+        self, session_id: str, *, tags: Iterable[str] = (), text: str | None = None
+    ) -> Plan[builtins.list[Finding]]:
+        """The session's findings, newest first; with ALL ``tags`` and containing ``text``."""
+        yield from self._session_entry(session_id)
+        where = replace(self._filter((Scope.session(session_id),), tags, None, self.now()),
+                        categories=(FINDING,))  # fmt: skip
+        found = [Finding.from_entry(e) for e in (yield from self._every(where))]
+        if text:
+            needle = normalised(text)
+            found = [f for f in found if needle in normalised(f.content)]
+        return found
+
+    # -- Global Memory ------------------------------------------------------------------------
+
+    def add_global_memory(
+        self,
+        user_id: str,
+        fact: str,
+        *,
+        category: str = "preference",
+        source: str = Source.MANUAL,
+        native: str | None = None,
+        session_id: str | None = None,
+        source_turn_index: int | None = None,
+        tool_originated: bool = False,
+    ) -> Plan[MemoryEntry]:
+        """Remember a ``preference``/``decision`` of a user across sessions (FIFO cap
+        ``max_global_memory``). From a private ``session_id`` it is refused."""
+        if session_id is not None:
+            session = Session.from_entry((yield from self._session_entry(session_id)))
+            self._check_may_reach_global(session, user_id)
+        one_of("category", category, GLOBAL_MEMORY)
+        provenance = Provenance(source=one_of("source", source, GLOBAL_MEMORY_SOURCES),
+                                created_in_session_id=session_id,
+                                source_turn_index=source_turn_index,
+                                tool_originated=tool_originated)  # fmt: skip
+        entry = self._note(fact, Scope.user(user_id), category, provenance, native)
+        return (yield from self._put(entry, duplicates=True, cap=self._global_cap))
+
+    def global_memory(self, user_id: str) -> Plan[builtins.list[MemoryEntry]]:
+        """The user's Global Memory, newest first."""
+        return (yield from self._live_notes(Scope.user(user_id), GLOBAL_MEMORY))
+
+    # -- moves --------------------------------------------------------------------------------
+
+    def pin(self, entry_id: str, *, category: str = "decision") -> Plan[MemoryEntry]:
+        """Copy a Session Memory entry or a Finding into its user's Global Memory (the original
+        stays). Refused for private sessions."""
+        source = yield from self._live(entry_id)
+        if source.scope.kind is not ScopeKind.SESSION or source.category not in (
+            *SESSION_MEMORY,
+            FINDING,
+        ):
+            raise ValidationError("only Session Memory entries and Findings can be pinned")
+        session = Session.from_entry((yield from self._session_entry(source.scope.id)))
+        self._check_may_reach_global(session, session.user_id)
+        one_of("category", category, GLOBAL_MEMORY)
+        origin = (Source.PROMOTED_FROM_FINDING if source.category == FINDING
+                  else Source.PROMOTED_FROM_SESSION_MEMORY)  # fmt: skip
+        now = self.now()
+        pinned = replace(source, id=new_id(now), scope=Scope.user(session.user_id),
+                         category=category, created_at=now, updated_at=now, revision=1,
+                         expires_at=None, promoted_from_id=source.id,
+                         provenance=replace(source.provenance, source=origin))  # fmt: skip
+        return (yield from self._put(pinned, duplicates=True, cap=self._global_cap))
+
+    def demote(
+        self, entry_id: str, session_id: str, *, category: str = "fact"
+    ) -> Plan[MemoryEntry]:
+        """Move a Global Memory entry into a session of the same user as Session Memory."""
+        source = yield from self._live(entry_id)
+        if source.scope.kind is not ScopeKind.USER or source.category not in GLOBAL_MEMORY:
+            raise ValidationError("only Global Memory entries can be demoted")
+        session = Session.from_entry((yield from self._session_entry(session_id)))
+        if session.user_id != source.scope.id:
+            raise ValidationError(f"session {session_id} belongs to another user")
+        now = self.now()
+        moved = replace(source, id=new_id(now), scope=Scope.session(session_id),
+                        category=one_of("category", category, SESSION_MEMORY), created_at=now,
+                        updated_at=now, revision=1, promoted_from_id=source.id)  # fmt: skip
+        delete = DeleteOp(self.tenant, source.id, expected_revision=source.revision)
+        cap = (SESSION_MEMORY, self.settings.max_session_memory)
+        return (yield from self._put(moved, duplicates=True, cap=cap, also=(delete,)))
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    @property
+    def _global_cap(self) -> tuple[tuple[str, ...], int]:
+        return GLOBAL_MEMORY, self.settings.max_global_memory
+
+    @staticmethod
+    def _check_may_reach_global(session: Session, user_id: str) -> None:
+        if session.private:
+            raise ForbiddenError(
+                f"session {session.id} is private: nothing in it reaches Global Memory"
+            )
+        if session.user_id != user_id:
+            raise ValidationError(f"session {session.id} belongs to another user")
+
+    def _note(
+        self, fact: str, scope: Scope, category: str, provenance: Provenance, native: str | None
+    ) -> MemoryEntry:
+        metadata = {} if native is None else {"native": native}
+        entry = self._new_entry(NewEntry(fact, scope, category=category, metadata=metadata,
+                                         provenance=provenance), self.now())  # fmt: skip
+        self._admit(entry.content)
+        return entry
+
+    def _live_notes(
+        self, scope: Scope, categories: tuple[str, ...]
+    ) -> Plan[builtins.list[MemoryEntry]]:
+        where = Filter(self.tenant, (scope,), live_at=self.now(), categories=categories)
+        return (yield from self._every(where))
