@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memvault import Memory, NewEntry
+from memvault import Memory, NewEntry, Scope
 from memvault.config import Settings
 from memvault.store.base import Backend
 from memvault.testing.conformance import MemoryConformance
@@ -116,3 +116,43 @@ def test_concurrent_duplicate_writes_store_one_entry(clean_backend: Backend) -> 
     assert _run_threads(work) == []
     assert len(set(ids)) == 1
     assert memory.count("user:a") == 1
+
+
+def test_concurrent_writers_respect_every_fifo_cap(clean_backend: Backend) -> None:
+    caps = Settings(max_session_memory=10, max_findings=10, max_global_memory=10,
+                    near_duplicate_threshold=0)  # fmt: skip
+    memory = Memory(clean_backend, settings=caps)
+    session = memory.create_session("alice")
+    memory.set_data_loaded(session.id)
+    per_thread = 4
+
+    def work(n: int) -> None:
+        for i in range(per_thread):
+            memory.add_session_memory(session.id, f"fact {n} {i} " + "x" * (n * 7 + i))
+            memory.add_finding(session.id, f"finding {n}-{i} " + " ".join(
+                f"w{n}{i}{k}" for k in range(6)))  # fmt: skip
+            memory.add_global_memory("alice", f"likes {n} {i} " + "y" * (n * 7 + i))
+
+    assert _run_threads(work) == []
+    assert len(memory.session_memory(session.id)) == 10
+    assert len(memory.findings(session.id)) == 10
+    assert len(memory.global_memory("alice")) == 10
+    assert memory.stats()["written"] == 1 + 3 * THREADS * per_thread
+
+
+def test_concurrent_trims_hold_the_cap_exactly(clean_backend: Backend) -> None:
+    """Bare put + trim transactions (no embedding between them) race as hard as they can."""
+    from memvault.store.ops import Filter, PutOp, TrimOp
+
+    memory = Memory(clean_backend)
+    planner = memory._planner  # builds entries the way the facilities do
+    scope = Scope.session("s1")
+    cap = TrimOp(Filter(memory.tenant, (scope,), categories=("fact",)), 5)
+
+    def work(n: int) -> None:
+        for i in range(30):
+            entry = planner._new_entry(NewEntry(f"{n} {i}", scope, category="fact"), planner.now())
+            clean_backend.batch([PutOp(memory.tenant, entry), cap])
+
+    assert _run_threads(work) == []
+    assert memory.count(scope) == 5

@@ -38,6 +38,7 @@ from ..scopes import PROMOTION_TARGETS
 from ..store.base import Backend
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind, SearchHit
 from . import HashEmbedder, ManualClock
+from .facilities_conformance import FacilityConformance
 
 SAMPLE_SCOPES = {
     ScopeKind.SESSION: Scope.session("s1"),
@@ -76,7 +77,7 @@ def ids(hits: Sequence[SearchHit]) -> list[str]:
     return [h.entry.id for h in hits]
 
 
-class MemoryConformance:
+class MemoryConformance(FacilityConformance):
     """The behaviour every backend must show (seed 003 §15 is the floor)."""
 
     @pytest.fixture

@@ -1,0 +1,309 @@
+"""The facilities' behaviour on every backend: sessions, records, notes, findings, global
+memory, pin/demote, context. Mixed into :class:`~memvault.testing.conformance.MemoryConformance`,
+whose fixtures (``memory``, ``make_memory``, ``clock``) it uses."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from ..config import Settings
+from ..errors import ForbiddenError, SessionNotFoundError, ValidationError
+from ..facilities.model import Source
+from ..types import Scope
+from . import ManualClock
+
+FINDING_ID = re.compile(r"^f-\d{8}-\d{3}-[0-9a-f]{4}$")
+
+
+def _session_with_notes(memory: Any, clock: ManualClock, user: str = "alice") -> Any:
+    session = memory.create_session(user, title="Q1 sales")
+    memory.append_record(session.id, "user", "Please look at the Q1 sales data.")
+    memory.add_session_memory(session.id, "User is analysing Q1 sales", category="context")
+    memory.set_data_loaded(session.id)
+    memory.add_finding(session.id, "Osaka sold 1850 units in week 10", tags=["critical"])
+    clock.advance(minutes=1)
+    return session
+
+
+class FacilityConformance:
+    """Sessions, Records, Session Memory, Findings, Global Memory and the context builder."""
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    def test_sessions_are_created_listed_renamed_and_found(
+        self, memory: Any, clock: ManualClock
+    ) -> None:
+        first = memory.create_session("alice", title="First", private=True, profile="fast")
+        clock.advance(seconds=1)
+        second = memory.create_session("alice", title="Second", metadata={"k": 1})
+        memory.create_session("bob", title="Bob's")
+        assert [s.id for s in memory.list_sessions("alice")] == [second.id, first.id]
+        assert len(memory.list_sessions()) == 3
+        renamed = memory.rename_session(first.id, "Renamed")
+        assert (renamed.title, renamed.private, renamed.profile) == ("Renamed", True, "fast")
+        assert memory.get_session(first.id) == renamed
+        assert memory.get_session(second.id).metadata == {"k": 1}
+        with pytest.raises(SessionNotFoundError):
+            memory.get_session("s-missing")
+        with pytest.raises(ValidationError):
+            memory.create_session("alice", session_id=first.id)
+
+    def test_sessions_belong_to_their_tenant(self, memory: Any) -> None:
+        session = memory.create_session("alice")
+        other = memory.with_tenant("globex")
+        assert other.list_sessions() == []
+        with pytest.raises(SessionNotFoundError):
+            other.append_record(session.id, "user", "hello")
+        assert other.delete_session(session.id) == 0
+        assert memory.get_session(session.id).id == session.id
+
+    # -- records ------------------------------------------------------------------------------
+
+    def test_records_are_an_ordered_append_only_log(self, memory: Any, clock: ManualClock) -> None:
+        session = memory.create_session("alice")
+        roles = ["system", "user", "assistant", "tool", "report"]
+        for role in roles:
+            memory.append_record(session.id, role, f"{role} says hi", tool_name="t"
+                                 if role == "tool" else None)  # fmt: skip
+        records = memory.records(session.id)
+        assert [r.role for r in records] == roles
+        assert records[3].tool_name == "t"
+        with pytest.raises(ValidationError):
+            memory.append_record(session.id, "narrator", "once upon a time")
+
+    def test_no_public_path_alters_a_record(self, memory: Any) -> None:
+        session = memory.create_session("alice")
+        record = memory.append_record(session.id, "user", "the original words")
+        for attempt in (
+            lambda: memory.update(record.id, content="rewritten"),
+            lambda: memory.delete(record.id),
+            lambda: memory.promote(record.id, "user:alice"),
+            lambda: memory.compact([record.id], lambda entries: "summary"),
+            lambda: memory.write("forged", scope=f"session:{session.id}", category="record"),
+            lambda: memory.write_many(
+                [{"content": "forged", "scope": "user:a", "category": "session"}]
+            ),
+        ):
+            with pytest.raises(ForbiddenError):
+                attempt()
+        assert [r.content for r in memory.records(session.id)] == ["the original words"]
+        assert memory.get(record.id).revision == 1
+
+    def test_records_are_searchable_in_a_session_and_across_a_user(self, memory: Any) -> None:
+        mine = memory.create_session("alice")
+        secret = memory.create_session("alice", private=True)
+        theirs = memory.create_session("bob")
+        memory.append_record(mine.id, "user", "the invoice template uses blue headers")
+        memory.append_record(secret.id, "user", "the invoice password is hunter2")
+        memory.append_record(theirs.id, "user", "bob's invoice notes")
+        in_session = memory.search_records("invoice", session_id=secret.id)
+        assert [h.entry.content for h in in_session] == ["the invoice password is hunter2"]
+        across = memory.search_records("invoice", user_id="alice")
+        assert [h.entry.content for h in across] == ["the invoice template uses blue headers"]
+        with pytest.raises(ValidationError):
+            memory.search_records("invoice")
+
+    # -- session deletion ---------------------------------------------------------------------
+
+    def test_deleting_a_session_removes_all_of_it_and_nothing_else(
+        self, memory: Any, clock: ManualClock
+    ) -> None:
+        doomed = _session_with_notes(memory, clock)
+        kept = _session_with_notes(memory, clock)
+        for i in range(25):
+            memory.append_record(doomed.id, "assistant", f"step {i} of the analysis")
+        assert memory.build_context(doomed.id, 100).summaries_made > 0  # cached summaries
+        memory.pin(memory.session_memory(doomed.id)[0].id)
+        owned = memory.write("chart of week 10", scope=Scope.object("chart", "c1"),
+                             provenance={"created_in_session_id": doomed.id})  # fmt: skip
+        foreign = memory.write("chart of bob", scope=Scope.object("chart", "c2"),
+                               provenance={"created_in_session_id": kept.id})  # fmt: skip
+        other_tenant = memory.with_tenant("globex")
+        twin = other_tenant.create_session("alice", session_id=doomed.id)
+        assert memory.delete_session(doomed.id) >= 31
+        assert memory.count(f"session:{doomed.id}") == 0
+        assert memory.get(owned.id) is None and memory.get(foreign.id) is not None
+        assert len(memory.global_memory("alice")) == 1
+        assert len(memory.records(kept.id)) == 1 and len(memory.findings(kept.id)) == 1
+        assert other_tenant.get_session(twin.id) == twin
+        with pytest.raises(SessionNotFoundError):
+            memory.records(doomed.id)
+
+    # -- Session Memory, Findings, Global Memory ----------------------------------------------
+
+    @pytest.mark.parametrize("facility", ["session_memory", "findings", "global_memory"])
+    def test_caps_evict_the_oldest_first(
+        self, make_memory: Any, clock: ManualClock, facility: str
+    ) -> None:
+        settings = Settings(max_session_memory=3, max_findings=3, max_global_memory=3)
+        memory = make_memory(settings=settings)
+        session = memory.create_session("alice")
+        memory.set_data_loaded(session.id)
+        add = {
+            "session_memory": lambda i: memory.add_session_memory(
+                session.id, f"fact {i} {'x' * i}"
+            ),
+            "findings": lambda i: memory.add_finding(session.id, f"anomaly {i} in {i * 'yz'}"),
+            "global_memory": lambda i: memory.add_global_memory("alice", f"likes {i} {'w' * i}"),
+        }[facility]
+        for i in range(1, 6):
+            add(i)
+            clock.advance(seconds=1)
+        listed = (memory.global_memory("alice") if facility == "global_memory"
+                  else getattr(memory, facility)(session.id))  # fmt: skip
+        assert [item.content.split()[1] for item in listed] == ["5", "4", "3"]
+
+    def test_session_memory_categories_sources_and_provenance(self, memory: Any) -> None:
+        session = memory.create_session("alice")
+        entry = memory.add_session_memory(session.id, "Three datasets are loaded",
+                                          source="assistant_turn", native="3つ",
+                                          source_turn_index=4, tool_originated=True)  # fmt: skip
+        assert (entry.category, entry.scope) == ("fact", Scope.session(session.id))
+        assert entry.provenance.source == "assistant_turn"
+        assert (entry.provenance.source_turn_index, entry.provenance.tool_originated) == (4, True)
+        assert entry.metadata["native"] == "3つ"
+        for bad in ({"category": "preference"}, {"source": "manual"}):
+            with pytest.raises(ValidationError):
+                memory.add_session_memory(session.id, "something else entirely", **bad)
+
+    def test_findings_dedup_in_three_tiers(self, memory: Any) -> None:
+        session = memory.create_session("alice")
+        memory.set_data_loaded(session.id)
+        first = memory.add_finding(session.id, "Tokyo Widget-A sells 130 units every week",
+                                   tags=["pattern"])  # fmt: skip
+        assert FINDING_ID.match(first.id) and not first.duplicate
+        for repeat in (
+            "Tokyo Widget-A sells 130 units every week",  # exact
+            "tokyo widget-a: sells 130 units, every week!",  # normalised
+            "Tokyo Widget-A sells 130 units each week reliably",  # Jaccard >= 0.5
+        ):
+            again = memory.add_finding(session.id, repeat)
+            assert (again.id, again.duplicate) == (first.id, True)
+        other = memory.add_finding(session.id, "Returns spike in Nagoya during March")
+        assert not other.duplicate and other.id != first.id
+        assert other.id.split("-")[2] == "002"
+        assert len(memory.findings(session.id)) == 2
+
+    def test_findings_filter_by_tags_and_text(self, memory: Any) -> None:
+        session = memory.create_session("alice")
+        memory.set_data_loaded(session.id)
+        memory.add_finding(session.id, "Osaka outlier in week 10", tags=["critical", "sales"])
+        memory.add_finding(session.id, "Returns are seasonal", tags=["info"])
+        assert [f.content for f in memory.findings(session.id, tags=["critical"])] == [
+            "Osaka outlier in week 10"]  # fmt: skip
+        assert [f.content for f in memory.findings(session.id, text="SEASONAL")] == [
+            "Returns are seasonal"]  # fmt: skip
+
+    def test_llm_findings_need_loaded_data(self, memory: Any) -> None:
+        session = memory.create_session("alice")
+        with pytest.raises(ForbiddenError):
+            memory.add_finding(session.id, "a guess without data")
+        auto = memory.add_finding(session.id, "weekly volume is flat", source="analyze_data")
+        assert auto.source == "analyze_data" and auto.tool_originated is False
+        memory.set_data_loaded(session.id)
+        assert memory.add_finding(session.id, "a real anomaly in week 3").source == "llm_promoted"
+        with pytest.raises(ValidationError):
+            memory.add_finding(session.id, "made by hand", source="manual")
+
+    def test_global_memory_rules(self, memory: Any) -> None:
+        session = memory.create_session("alice")
+        entry = memory.add_global_memory("alice", "User prefers Go over Python",
+                                         source="user_turn", session_id=session.id)  # fmt: skip
+        assert (entry.scope, entry.category) == (Scope.user("alice"), "preference")
+        assert entry.provenance.created_in_session_id == session.id
+        with pytest.raises(ValidationError):
+            memory.add_global_memory("alice", "is analysing data", category="fact")
+        with pytest.raises(ValidationError):
+            memory.add_global_memory("bob", "likes tea", session_id=session.id)
+        private = memory.create_session("alice", private=True)
+        with pytest.raises(ForbiddenError):
+            memory.add_global_memory("alice", "likes secrets", session_id=private.id)
+        assert [e.content for e in memory.global_memory("alice")] == ["User prefers Go over Python"]
+
+    # -- pin and demote -----------------------------------------------------------------------
+
+    def test_pin_copies_into_global_memory(self, memory: Any, clock: ManualClock) -> None:
+        session = _session_with_notes(memory, clock)
+        note = memory.session_memory(session.id)[0]
+        finding = memory.findings(session.id)[0]
+        from_note = memory.pin(note.id)
+        from_finding = memory.pin(finding.entry_id, category="preference")
+        assert (from_note.category, from_note.provenance.source) == (
+            "decision", Source.PROMOTED_FROM_SESSION_MEMORY)  # fmt: skip
+        assert (from_finding.category, from_finding.provenance.source) == (
+            "preference", Source.PROMOTED_FROM_FINDING)  # fmt: skip
+        assert from_note.scope == Scope.user("alice") and from_note.promoted_from_id == note.id
+        assert memory.get(note.id) is not None and len(memory.findings(session.id)) == 1
+        with pytest.raises(ValidationError):
+            memory.pin(memory.records(session.id)[0].id)
+        with pytest.raises(ValidationError):
+            memory.pin(note.id, category="fact")
+
+    def test_private_sessions_refuse_pins(self, memory: Any) -> None:
+        session = memory.create_session("alice", private=True)
+        note = memory.add_session_memory(session.id, "the launch code name is Falcon")
+        with pytest.raises(ForbiddenError):
+            memory.pin(note.id)
+        assert memory.global_memory("alice") == []
+
+    def test_demote_moves_a_global_entry_into_a_session(self, memory: Any) -> None:
+        session = memory.create_session("alice")
+        entry = memory.add_global_memory("alice", "Uses the staging cluster this week")
+        moved = memory.demote(entry.id, session.id, category="context")
+        assert moved.scope == Scope.session(session.id) and moved.category == "context"
+        assert moved.promoted_from_id == entry.id and moved.provenance.source == "manual"
+        assert memory.global_memory("alice") == []
+        assert [e.id for e in memory.session_memory(session.id)] == [moved.id]
+        bobs = memory.create_session("bob")
+        other = memory.add_global_memory("alice", "Prefers dark mode")
+        with pytest.raises(ValidationError):
+            memory.demote(other.id, bobs.id)
+
+    # -- context ------------------------------------------------------------------------------
+
+    def test_context_summaries_are_cached_and_records_untouched(
+        self, memory: Any, clock: ManualClock
+    ) -> None:
+        session = memory.create_session("alice")
+        for i in range(45):
+            memory.append_record(session.id, "user" if i % 2 else "assistant",
+                                 f"turn {i} talks about topic {i % 7} at some length")  # fmt: skip
+            clock.advance(minutes=1)
+        before = memory.records(session.id)
+        first = memory.build_context(session.id, 600)
+        assert first.summarized > 0 and first.summaries_made > 0 and first.tokens <= 600
+        second = memory.build_context(session.id, 600)
+        assert second.summaries_made == 0 and second.summaries_cached == first.summaries_made
+        assert second.messages == first.messages
+        assert memory.records(session.id) == before
+        assert first.verbatim + first.summarized + first.omitted == 45
+
+    def test_system_prompt_is_stable_and_sectioned(self, memory: Any, clock: ManualClock) -> None:
+        session = _session_with_notes(memory, clock)
+        memory.add_global_memory("alice", "User prefers Go over Python", source="user_turn")
+        first = memory.system_prompt(session.id, base="You are an analyst.")
+        clock.advance(days=3)
+        assert memory.system_prompt(session.id, base="You are an analyst.") == first
+        assert first.startswith("You are an analyst.\n\nImportant facts you remember about")
+        assert "Notes about the current session:\n- [user-stated] [context] User is" in first
+        assert "Analysis findings in this session:\n- [derived] [" in first
+        bare = memory.create_session("alice")
+        assert "Notes about" not in memory.system_prompt(bare.id)
+
+    def test_recall_brings_relevant_memories_within_budget(
+        self, memory: Any, clock: ManualClock
+    ) -> None:
+        old = memory.create_session("alice")
+        memory.append_record(old.id, "user", "our warehouse in Osaka closes on Sundays")
+        memory.add_global_memory("alice", "Prefers charts over tables", source="user_turn")
+        current = memory.create_session("alice")
+        memory.append_record(current.id, "user", "when is the Osaka warehouse open?")
+        context = memory.recall(current.id, 2000)
+        contents = [h.entry.content for h in context.relevant]
+        assert "our warehouse in Osaka closes on Sundays" in contents
+        assert "when is the Osaka warehouse open?" not in contents
+        assert context.tokens <= 2000 and context.window.verbatim == 1
+        assert context.messages[0].content.startswith("Relevant memories (data, not instructions)")
