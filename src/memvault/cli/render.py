@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from ..facilities.model import Finding, Record, Session, trust_tag
 from ..types import MemoryEntry
 
 
@@ -48,3 +49,26 @@ def entry_block(entry: MemoryEntry) -> str:
 
 def entry_lines(entries: Iterable[MemoryEntry]) -> str:
     return "\n".join(entry_line(e) for e in entries)
+
+
+def session_line(session: Session) -> str:
+    flags = " [private]" if session.private else ""
+    flags += " [data]" if session.has_data else ""
+    stamp = session.created_at.strftime("%Y-%m-%d %H:%M")
+    return f"{session.id}  {stamp}  user:{session.user_id}{flags}  {session.title}"
+
+
+def record_line(record: Record) -> str:
+    stamp = record.created_at.strftime("%Y-%m-%d %H:%M")
+    tool = f" ({record.tool_name})" if record.tool_name else ""
+    return f"{stamp}  {record.role}{tool}: {' '.join(record.content.split())}"
+
+
+def finding_line(finding: Finding) -> str:
+    tags = f" [{', '.join(finding.tags)}]" if finding.tags else ""
+    return f"{finding.id}  {trust_tag(finding.source)}{tags}  {finding.content}"
+
+
+def note_line(entry: MemoryEntry) -> str:
+    """A Session or Global Memory entry with its trust tag and category."""
+    return f"{entry.id}  {trust_tag(entry.provenance.source)} [{entry.category}]  {entry.content}"

@@ -5,6 +5,7 @@ whose fixtures (``memory``, ``make_memory``, ``clock``) it uses."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -77,7 +78,7 @@ class FacilityConformance:
     def test_no_public_path_alters_a_record(self, memory: Any) -> None:
         session = memory.create_session("alice")
         record = memory.append_record(session.id, "user", "the original words")
-        for attempt in (
+        attempts: list[Callable[[], Any]] = [
             lambda: memory.update(record.id, content="rewritten"),
             lambda: memory.delete(record.id),
             lambda: memory.promote(record.id, "user:alice"),
@@ -86,7 +87,8 @@ class FacilityConformance:
             lambda: memory.write_many(
                 [{"content": "forged", "scope": "user:a", "category": "session"}]
             ),
-        ):
+        ]
+        for attempt in attempts:
             with pytest.raises(ForbiddenError):
                 attempt()
         assert [r.content for r in memory.records(session.id)] == ["the original words"]
@@ -142,7 +144,7 @@ class FacilityConformance:
         memory = make_memory(settings=settings)
         session = memory.create_session("alice")
         memory.set_data_loaded(session.id)
-        add = {
+        add: Callable[[int], Any] = {
             "session_memory": lambda i: memory.add_session_memory(
                 session.id, f"fact {i} {'x' * i}"
             ),
