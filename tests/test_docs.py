@@ -25,3 +25,18 @@ def test_readme_names_the_two_commands() -> None:
     text = README.read_text(encoding="utf-8")
     assert 'python -m pip install -e ".[dev]"' in text
     assert "python -m pytest" in text
+
+
+def test_facilities_example_runs(
+    isolated_environment: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"## Sessions, Records.*?```python\n(.*?)```", text, re.S)
+    assert block, "README has no facilities example"
+    exec(compile(block[1], "README facilities example", "exec"), {})
+    out = capsys.readouterr().out
+    assert out.startswith("You are an analyst.\n\nImportant facts you remember about the user:\n")
+    assert (
+        "- [user-stated] [decision] Osaka sold 1850 units in week 10 (promoted from Finding" in out
+    )
+    assert "Message(role='user', content='[" in out
