@@ -315,7 +315,7 @@ class Planner:
         cap: tuple[tuple[str, ...], int] | None = None,
         also: Sequence[Op] = (),
     ) -> Plan[MemoryEntry]:
-        """Store an entry built by a facility, in one transaction with ``also``.
+        """Store a new entry, in one transaction with ``also``.
 
         ``indexed`` chunks and embeds it (else it is found by filters only); ``duplicates``
         returns a live near-duplicate of the same scope instead; ``cap`` (categories, n) keeps
@@ -387,14 +387,7 @@ class Planner:
         )
         entry = self._editable(self._new_entry(request, self.now(), ttl))
         self._admit(entry.content)
-        (chunks,) = yield from self._index([entry])
-        threshold = self.settings.near_duplicate_threshold
-        (duplicate,) = yield (PutOp(self.tenant, entry, chunks, threshold),)
-        if duplicate is None:
-            self.stats.add("written")
-            return entry
-        self.stats.add("near_duplicate")
-        return (yield from self._live(duplicate))
+        return (yield from self._put(entry, duplicates=True))
 
     def write_many(self, items: Iterable[NewEntry | Mapping[str, Any]]) -> Plan[list[MemoryEntry]]:
         """Store several entries in one transaction: all are written, or none (on any error).

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta, tzinfo
 from typing import Any
 
@@ -71,7 +71,7 @@ class Layout:
 
     blocks: tuple[tuple[Record, ...], ...]
     tail: tuple[Message, ...]
-    tail_records: int = field(default=0)
+    tail_records: int = 0
 
 
 def time_marker(record: Record, tz: tzinfo) -> str:

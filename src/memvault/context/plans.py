@@ -62,9 +62,8 @@ def relevant_line(hit: SearchHit) -> str:
     if entry.category == RECORD:
         return f"- [{day}] {entry.metadata.get('role')} said: {prompt.one_line(entry.content)}"
     if entry.category == FINDING:
-        return f"- {trust_tag(entry.provenance.source)} [finding] [{day}] " + prompt.one_line(
-            entry.content
-        )
+        tag = trust_tag(entry.provenance.source)
+        return f"- {tag} [finding] [{day}] {prompt.one_line(entry.content)}"
     return prompt.memory_line(entry)
 
 
@@ -87,12 +86,18 @@ class ContextPlans(NotePlans):
     ) -> Plan[ContextWindow]:
         """The messages for the next LLM call: newest records verbatim, older ones folded into
         cached summaries, all within ``budget`` estimated tokens. Records never change."""
-        summarizer = summarizer if summarizer is not None else ExtractiveSummarizer()
-        scope = Scope.session(session_id)
         yield from self._session_entry(session_id)
-        records = yield from self._records(scope)
+        records = yield from self._records(Scope.session(session_id))
+        return (yield from self._window(records, budget, summarizer, tz))
+
+    def _window(
+        self, records: Sequence[Record], budget: int, summarizer: Summarizer | None, tz: tzinfo
+    ) -> Plan[ContextWindow]:
+        """The window of these records (one session's, oldest first)."""
+        summarizer = summarizer if summarizer is not None else ExtractiveSummarizer()
         if not records:
             return ContextWindow((), 0, 0, 0)
+        scope = Scope.session(records[0].session_id)
         layout = builder.layout(records, _budget(budget), tz)
         keys = [builder.summary_key(block, summarizer.name) for block in layout.blocks]
         cached = yield from self._summaries(scope)
@@ -110,9 +115,10 @@ class ContextPlans(NotePlans):
         """The system prompt of the session: ``base``, then Global Memory of its user, its
         Session Memory and its Findings — byte-identical for the same memory state."""
         session = Session.from_entry((yield from self._session_entry(session_id)))
-        global_memory = yield from self.global_memory(session.user_id)
-        session_memory = yield from self.session_memory(session_id)
-        findings = yield from self.findings(session_id)
+        scope = Scope.session(session_id)
+        global_memory = yield from self._live_notes(Scope.user(session.user_id), GLOBAL_MEMORY)
+        session_memory = yield from self._live_notes(scope, SESSION_MEMORY)
+        findings = yield from self._findings(scope)
         return prompt.system_prompt(base, global_memory, session_memory, findings)
 
     def recall(
@@ -136,8 +142,7 @@ class ContextPlans(NotePlans):
         if query:
             hits = yield from self._relevant(session, query, limit, records)
         kept, used = _within(hits, int(_budget(budget) * RELEVANT_SHARE))
-        window = yield from self.build_context(session_id, budget - used, summarizer=summarizer,
-                                               tz=tz)  # fmt: skip
+        window = yield from self._window(records, budget - used, summarizer, tz)
         return HierarchicalContext(tuple(kept), window, used + window.tokens)
 
     # -- helpers ------------------------------------------------------------------------------

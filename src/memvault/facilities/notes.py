@@ -80,7 +80,7 @@ class NotePlans(SessionPlans):
             raise ForbiddenError(
                 f"session {session_id} has no data loaded; findings from the LLM need loaded data"
             )
-        existing = yield from self.findings(session_id)
+        existing = yield from self._findings(Scope.session(session_id))
         twin = duplicate_finding(content, existing)
         if twin is not None:
             self.stats.add("finding_duplicate")
@@ -103,8 +103,12 @@ class NotePlans(SessionPlans):
     ) -> Plan[builtins.list[Finding]]:
         """The session's findings, newest first; with ALL ``tags`` and containing ``text``."""
         yield from self._session_entry(session_id)
-        where = replace(self._filter((Scope.session(session_id),), tags, None, self.now()),
-                        categories=(FINDING,))  # fmt: skip
+        return (yield from self._findings(Scope.session(session_id), tags, text))
+
+    def _findings(
+        self, scope: Scope, tags: Iterable[str] = (), text: str | None = None
+    ) -> Plan[builtins.list[Finding]]:
+        where = replace(self._filter((scope,), tags, None, self.now()), categories=(FINDING,))
         found = [Finding.from_entry(e) for e in (yield from self._every(where))]
         if text:
             needle = normalised(text)

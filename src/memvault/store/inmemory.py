@@ -45,12 +45,12 @@ def matches(entry: MemoryEntry, where: ops.Filter) -> bool:
         not where.scope_kinds or entry.scope.kind in where.scope_kinds,
         where.live_at is None or not entry.is_expired(where.live_at),
     )
-    provenance = entry.provenance.to_dict()
     return (
         all(checks)
         and all(_has(entry.metadata, key, value) for key, value in where.metadata)
-        and all(_has(provenance, key, value) for key, value in where.provenance)
-    )
+        and (not where.provenance or all(_has(entry.provenance.to_dict(), key, value)
+                                         for key, value in where.provenance))
+    )  # fmt: skip
 
 
 def _has(document: Mapping[str, Any], key: str, value: Any) -> bool:
