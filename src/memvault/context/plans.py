@@ -95,10 +95,11 @@ class ContextPlans(NotePlans):
     ) -> Plan[ContextWindow]:
         """The window of these records (one session's, oldest first)."""
         summarizer = summarizer if summarizer is not None else ExtractiveSummarizer()
+        _budget(budget)
         if not records:
             return ContextWindow((), 0, 0, 0)
         scope = Scope.session(records[0].session_id)
-        layout = builder.layout(records, _budget(budget), tz)
+        layout = builder.layout(records, budget, tz)
         keys = [builder.summary_key(block, summarizer.name) for block in layout.blocks]
         cached = yield from self._summaries(scope)
         made = []

@@ -6,7 +6,6 @@ Errors are translated here, by type, into HTTP statuses with a JSON body
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -33,8 +32,10 @@ from ..errors import (
 )
 from ..memory import AsyncMemory
 from ..types import NewEntry
+from . import facilities
 from .auth import KeyRing
 from .payload import as_is, fields, flag, integer, query_fields, seconds, timestamp
+from .request import HttpError, read_json, request_query
 
 log = logging.getLogger("memvault.server")
 
@@ -53,37 +54,12 @@ STATUS_BY_ERROR: tuple[tuple[type[MemvaultError], int], ...] = (
 )
 
 
-class HttpError(Exception):
-    """A refusal that is about HTTP itself (authentication, body size, JSON syntax)."""
-
-    def __init__(self, status: int, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.kind = status, kind
-
-
 def status_of(error: MemvaultError) -> int:
     return next((code for kind, code in STATUS_BY_ERROR if isinstance(error, kind)), 500)
 
 
 def error_response(status: int, kind: str, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": {"type": kind, "message": message, **extra}}, status)
-
-
-async def read_json(request: Request) -> Any:
-    """The request body as JSON, refused if larger than the configured limit."""
-    limit: int = request.app.state.max_request_bytes
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise HttpError(413, "PayloadTooLarge", f"the request body is over {limit:,} bytes")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise HttpError(413, "PayloadTooLarge", f"the request body is over {limit:,} bytes")
-    try:
-        return json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise HttpError(400, "InvalidJSON", f"the request body is not valid JSON: {exc}") from None
 
 
 def _memory_for(request: Request) -> AsyncMemory:
@@ -158,7 +134,7 @@ async def write_batch(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
 async def list_entries(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
     accepted = {**SELECT_FIELDS, "order": as_is, "limit": integer, "cursor": as_is,
                 "include_expired": flag}  # fmt: skip
-    args = query_fields(_query(request), accepted, lists=("tag",))
+    args = query_fields(request_query(request), accepted, lists=("tag",))
     page = await memory.list(**_renamed(args))
     return 200, {"entries": [e.to_dict() for e in page.entries], "next_cursor": page.next_cursor}
 
@@ -232,7 +208,7 @@ async def search(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
 
 async def count(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
     accepted = {**SELECT_FIELDS, **NARROWER_FIELDS}
-    args = query_fields(_query(request), accepted, lists=("tag",))
+    args = query_fields(request_query(request), accepted, lists=("tag",))
     return 200, {"count": await memory.count(**_renamed(args))}
 
 
@@ -243,13 +219,6 @@ async def purge_expired(request: Request, memory: AsyncMemory) -> tuple[int, Any
 async def health(request: Request) -> JSONResponse:
     """Liveness, without authentication and without touching the store."""
     return JSONResponse({"status": "ok", "version": __version__})
-
-
-def _query(request: Request) -> dict[str, list[str]]:
-    params: dict[str, list[str]] = {}
-    for key, value in request.query_params.multi_items():
-        params.setdefault(key, []).append(value)
-    return params
 
 
 def _renamed(args: dict[str, Any]) -> dict[str, Any]:
@@ -294,7 +263,8 @@ def create_app(
                 memory.close()
 
     routes = [Route("/health", health, methods=["GET"])]
-    routes += [Route(path, endpoint(handler), methods=[method]) for path, handler, method in ROUTES]
+    routes += [Route(path, endpoint(handler), methods=[method])
+               for path, handler, method in (*ROUTES, *facilities.ROUTES)]  # fmt: skip
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.memory, app.state.keys = memory, keys
     app.state.max_request_bytes = max_request_bytes
