@@ -106,7 +106,10 @@ def expiry(
     if ttl is not None:
         if isinstance(ttl, bool) or not isinstance(ttl, int | float | timedelta):
             raise ValidationError("ttl must be a number of seconds or a timedelta")
-        expires_at = now + (ttl if isinstance(ttl, timedelta) else timedelta(seconds=ttl))
+        try:
+            expires_at = now + (ttl if isinstance(ttl, timedelta) else timedelta(seconds=ttl))
+        except (OverflowError, ValueError):
+            raise ValidationError(f"ttl {ttl} is not a usable number of seconds") from None
     if expires_at is None:
         return None
     when = aware("expires_at", expires_at)

@@ -63,14 +63,13 @@ def wait_until_up(base: str, seconds: float = 60, alive: Callable[[], bool] = la
             time.sleep(0.1)
 
 
-@pytest.fixture
-def start_server(tmp_path: Path) -> Iterator[Callable[..., Client]]:
-    """Start servers over a fresh SQLite store with the hash embedder; stopped after the test."""
+def _servers(root: Path) -> Iterator[Callable[..., Client]]:
+    """Start servers over a fresh SQLite store with the hash embedder; stop them at the end."""
     running: list[tuple[uvicorn.Server, threading.Thread]] = []
 
     def start(**app_options: Any) -> Client:
         memory = AsyncMemory(
-            str(tmp_path / "server.db"),
+            str(root / f"server-{len(running)}.db"),
             settings=Settings(near_duplicate_threshold=0.99),
             embedder=HashEmbedder(),
             clock=app_options.pop("clock", None) or ManualClock(),
@@ -89,3 +88,15 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., Client]]:
     for server, thread in running:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@pytest.fixture
+def start_server(tmp_path: Path) -> Iterator[Callable[..., Client]]:
+    yield from _servers(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def start_module_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[..., Client]]:
+    yield from _servers(tmp_path_factory.mktemp("server"))

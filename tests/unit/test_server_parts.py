@@ -1,5 +1,6 @@
 """The REST server's pure parts: API keys, request fields, loopback detection."""
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -7,7 +8,16 @@ import pytest
 from memvault.cli.serve import is_loopback
 from memvault.errors import ConfigError, ValidationError
 from memvault.server.auth import KeyRing
-from memvault.server.payload import fields, flag, query_fields, seconds, timestamp
+from memvault.server.payload import (
+    FLAG,
+    INTEGER,
+    SECONDS,
+    TAG_PARAM,
+    TEXT,
+    TIMESTAMP,
+    fields,
+    query_fields,
+)
 
 KEY = "k" * 16
 
@@ -38,9 +48,16 @@ def test_bad_key_settings_are_refused(text: str, message: str) -> None:
 
 
 def test_fields_refuse_unknown_and_missing_and_convert() -> None:
-    accepted = {"when": timestamp, "ttl": seconds, "on": flag, "name": lambda n, v: v}
-    got = fields({"when": "2026-01-01T00:00:00Z", "ttl": 5, "on": "true"}, accepted)
+    accepted = {"when": TIMESTAMP, "ttl": SECONDS, "on": FLAG, "name": TEXT, "n": INTEGER,
+                "clear": replace(TIMESTAMP, nullable=True)}  # fmt: skip
+    got = fields({"when": "2026-01-01T00:00:00Z", "ttl": 5, "on": "true", "name": None,
+                  "clear": None}, accepted)  # fmt: skip
     assert got["when"].year == 2026 and got["ttl"] == timedelta(seconds=5) and got["on"] is True
+    assert "name" not in got and got["clear"] is None  # null: not given, unless nullable
+    for bad, message in (({"name": 3}, "JSON type string"), ({"n": True}, "integer"),
+                         ({"n": "x"}, "integer")):  # fmt: skip
+        with pytest.raises(ValidationError, match=message):
+            fields(bad, accepted)
     with pytest.raises(ValidationError, match="unknown field"):
         fields({"nme": 1}, accepted)
     with pytest.raises(ValidationError, match="missing required field"):
@@ -54,11 +71,11 @@ def test_fields_refuse_unknown_and_missing_and_convert() -> None:
 
 
 def test_query_fields_allow_repeats_only_for_lists() -> None:
-    accepted = {"tag": lambda n, v: v, "scope": lambda n, v: v}
-    got = query_fields({"tag": ["a", "b"], "scope": ["user:x"]}, accepted, lists=("tag",))
-    assert got == {"tag": ["a", "b"], "scope": "user:x"}
+    accepted = {"tag": TAG_PARAM, "scope": TEXT, "limit": INTEGER}
+    got = query_fields({"tag": ["a", "b"], "scope": ["user:x"], "limit": ["5"]}, accepted)
+    assert got == {"tags": ["a", "b"], "scope": "user:x", "limit": 5}
     with pytest.raises(ValidationError, match="more than once"):
-        query_fields({"scope": ["user:x", "user:y"]}, accepted, lists=("tag",))
+        query_fields({"scope": ["user:x", "user:y"]}, accepted)
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,9 @@ def test_expiry_from_ttl_or_instant() -> None:
         check.expiry(now, None, now)
     with pytest.raises(ValidationError):
         check.expiry(None, True, now)
+    for unusable in (1e300, float("inf"), float("nan"), timedelta(days=999_999_999)):
+        with pytest.raises(ValidationError, match="not a usable number"):
+            check.expiry(None, unusable, now)
 
 
 def test_content_limit_is_configurable() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.routing import Route as Path
 
 from .. import __version__
 from ..config import Settings
@@ -31,15 +31,13 @@ from ..errors import (
     ValidationError,
 )
 from ..memory import AsyncMemory
-from ..types import NewEntry
-from . import facilities
+from . import facilities, store
 from .auth import KeyRing
-from .payload import as_is, fields, flag, integer, query_fields, seconds, timestamp
-from .request import HttpError, read_json, request_query
+from .request import HttpError
+from .routes import Call, Route, openapi
 
 log = logging.getLogger("memvault.server")
 
-Handler = Callable[[Request, AsyncMemory], Awaitable[tuple[int, Any]]]
 
 STATUS_BY_ERROR: tuple[tuple[type[MemvaultError], int], ...] = (
     (NotFoundError, 404),
@@ -74,12 +72,14 @@ def _memory_for(request: Request) -> AsyncMemory:
     return memory.with_tenant(tenant)
 
 
-def endpoint(handler: Handler) -> Callable[[Request], Awaitable[JSONResponse]]:
-    """Wrap a handler with authentication and error translation."""
+def endpoint(route: Route) -> Callable[[Request], Awaitable[JSONResponse]]:
+    """Wrap a route's handler with authentication, argument checks and error translation."""
 
     async def run(request: Request) -> JSONResponse:
         try:
-            status, body = await handler(request, _memory_for(request))
+            memory = _memory_for(request)
+            call = Call(dict(request.path_params), await route.arguments(request))
+            status, body = await route.handler(memory, call)
             return JSONResponse(body, status)
         except HttpError as exc:
             return error_response(exc.status, exc.kind, str(exc))
@@ -94,151 +94,18 @@ def endpoint(handler: Handler) -> Callable[[Request], Awaitable[JSONResponse]]:
     return run
 
 
-# -- operations ---------------------------------------------------------------------------------
-
-ENTRY_FIELDS = {
-    "content": as_is,
-    "scope": as_is,
-    "tags": as_is,
-    "category": as_is,
-    "expires_at": timestamp,
-    "metadata": as_is,
-    "provenance": as_is,
-    "context": as_is,
-    "created_at": timestamp,
-}
-REQUIRED = ("content", "scope")
-SELECT_FIELDS = {"scope": as_is, "tag": as_is, "since": timestamp}
-TAGS = {"tag": "tags"}
-
-
-async def write(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
-    args = fields(await read_json(request), {**ENTRY_FIELDS, "ttl": seconds}, required=REQUIRED)
-    return 201, (await memory.write(**args)).to_dict()
-
-
-async def write_batch(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
-    items = fields(await read_json(request), {"items": as_is}, required=("items",))["items"]
-    if not isinstance(items, list):
-        raise ValidationError("items must be a list of entry objects")
-    requests = []
-    for index, item in enumerate(items):
-        try:
-            requests.append(NewEntry(**fields(item, ENTRY_FIELDS, required=REQUIRED)))
-        except ValidationError as exc:
-            raise ValidationError(f"items[{index}]: {exc}") from exc
-    entries = await memory.write_many(requests)
-    return 201, {"entries": [e.to_dict() for e in entries]}
-
-
-async def list_entries(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
-    accepted = {**SELECT_FIELDS, "order": as_is, "limit": integer, "cursor": as_is,
-                "include_expired": flag}  # fmt: skip
-    args = query_fields(request_query(request), accepted, lists=("tag",))
-    page = await memory.list(**_renamed(args))
-    return 200, {"entries": [e.to_dict() for e in page.entries], "next_cursor": page.next_cursor}
-
-
-async def get_entry(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
-    entry_id = request.path_params["entry_id"]
-    entry = await memory.get(entry_id)
-    if entry is None:
-        raise NotFoundError(entry_id)
-    return 200, entry.to_dict()
-
-
-async def update_entry(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
-    accepted = {"content": as_is, "tags": as_is, "expires_at": timestamp, "metadata": as_is}
-    args = fields(await read_json(request), accepted)
-    if not args:
-        raise ValidationError(f"nothing to update; give any of: {', '.join(accepted)}")
-    return 200, (await memory.update(request.path_params["entry_id"], **args)).to_dict()
-
-
-async def delete_entry(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
-    return 200, {"deleted": await memory.delete(request.path_params["entry_id"])}
-
-
-async def promote_entry(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
-    accepted = {"to": as_is, "delete_original": flag, "content": as_is, "tags": as_is}
-    args = fields(await read_json(request), accepted, required=("to",))
-    return 201, (await memory.promote(request.path_params["entry_id"], **args)).to_dict()
-
-
-async def delete_scope(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
-    return 200, {"deleted": await memory.delete_by_scope(request.path_params["scope"])}
-
-
-NARROWER_FIELDS = {"include_narrower": flag, "session_id": as_is}
-
-
-async def retrieve(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
-    accepted = {**SELECT_FIELDS, **NARROWER_FIELDS, "tags": as_is, "limit": integer,
-                "order": as_is}  # fmt: skip
-    accepted.pop("tag")
-    args = fields(await read_json(request), accepted, required=("scope",))
-    return 200, {"entries": [e.to_dict() for e in await memory.retrieve(**args)]}
-
-
-SEARCH_FIELDS = {
-    "query": as_is,
-    "scope": as_is,
-    "limit": integer,
-    "tags": as_is,
-    "categories": as_is,
-    "since": timestamp,
-    "until": timestamp,
-    "metadata": as_is,
-    **NARROWER_FIELDS,
-    "lexical_weight": as_is,
-    "dense_weight": as_is,
-    "recency_weight": as_is,
-    "recency_half_life": seconds,
-    "fusion": as_is,
-    "diversity": as_is,
-    "min_score": as_is,
-    "conversational": flag,
-}
-
-
-async def search(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
-    args = fields(await read_json(request), SEARCH_FIELDS, required=("query", "scope"))
-    return 200, {"hits": [hit.to_dict() for hit in await memory.search(**args)]}
-
-
-async def count(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
-    accepted = {**SELECT_FIELDS, **NARROWER_FIELDS}
-    args = query_fields(request_query(request), accepted, lists=("tag",))
-    return 200, {"count": await memory.count(**_renamed(args))}
-
-
-async def purge_expired(request: Request, memory: AsyncMemory) -> tuple[int, Any]:
-    return 200, {"purged": await memory.purge_expired()}
-
-
 async def health(request: Request) -> JSONResponse:
     """Liveness, without authentication and without touching the store."""
     return JSONResponse({"status": "ok", "version": __version__})
 
 
-def _renamed(args: dict[str, Any]) -> dict[str, Any]:
-    return {TAGS.get(k, k): v for k, v in args.items()}
+async def openapi_document(request: Request) -> JSONResponse:
+    """The OpenAPI 3.1 description of every route, built from the routes themselves."""
+    keys: KeyRing = request.app.state.keys
+    return JSONResponse(openapi(ROUTES, __version__, keys.enabled))
 
 
-ROUTES = (
-    ("/v1/memories", write, "POST"),
-    ("/v1/memories", list_entries, "GET"),
-    ("/v1/memories/batch", write_batch, "POST"),
-    ("/v1/memories/{entry_id}", get_entry, "GET"),
-    ("/v1/memories/{entry_id}", update_entry, "PATCH"),
-    ("/v1/memories/{entry_id}", delete_entry, "DELETE"),
-    ("/v1/memories/{entry_id}/promote", promote_entry, "POST"),
-    ("/v1/scopes/{scope:path}", delete_scope, "DELETE"),
-    ("/v1/retrieve", retrieve, "POST"),
-    ("/v1/search", search, "POST"),
-    ("/v1/count", count, "GET"),
-    ("/v1/purge-expired", purge_expired, "POST"),
-)
+ROUTES = (*store.ROUTES, *facilities.ROUTES)
 
 
 def create_app(
@@ -262,9 +129,11 @@ def create_app(
             if owns_memory:
                 memory.close()
 
-    routes = [Route("/health", health, methods=["GET"])]
-    routes += [Route(path, endpoint(handler), methods=[method])
-               for path, handler, method in (*ROUTES, *facilities.ROUTES)]  # fmt: skip
+    routes = [
+        Path("/health", health, methods=["GET"]),
+        Path("/openapi.json", openapi_document, methods=["GET"]),
+        *(Path(r.path, endpoint(r), methods=[r.method]) for r in ROUTES),
+    ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.memory, app.state.keys = memory, keys
     app.state.max_request_bytes = max_request_bytes

@@ -1,31 +1,47 @@
-"""Turning JSON bodies and query strings into operation arguments (pure).
+"""Request fields: their JSON schema and how each becomes an operation argument (pure).
 
-Every endpoint names the fields it accepts; an unknown field is an error (a typo must not be
-ignored silently). Values the core validates pass through; only JSON's missing types
-(datetimes, durations) are converted here.
+Every route names the fields it accepts; an unknown field is an error (a typo must not be
+ignored silently). Each field checks its JSON type and converts what JSON cannot say (datetimes,
+durations, zones); the core validates the rest. ``null`` means "not given", unless a field says
+that null is a value (``nullable``, e.g. an expiry to clear).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import ValidationError
 
 Convert = Callable[[str, Any], Any]
+_PYTHON: dict[str, type | tuple[type, ...]] = {
+    "string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict,
+    "array": list}  # fmt: skip
 
 
-def as_is(name: str, value: Any) -> Any:
-    return value
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
 
 
-def timestamp(name: str, value: Any) -> datetime | None:
-    """An ISO-8601 string with a timezone (None stays None)."""
-    if value is None:
-        return None
+def typed(kind: str) -> Convert:
+    """A converter that only checks the JSON type ``kind``."""
+
+    def check(name: str, value: Any) -> Any:
+        if (isinstance(value, bool) and kind in ("integer", "number")) or not isinstance(
+            value, _PYTHON[kind]
+        ):
+            raise ValidationError(f"{name} must be of JSON type {kind}, got {_kind(value)}")
+        return value
+
+    return check
+
+
+def timestamp(name: str, value: Any) -> datetime:
+    """An ISO-8601 string with a timezone."""
     if not isinstance(value, str):
-        raise ValidationError(f"{name} must be an ISO-8601 string, got {type(value).__name__}")
+        raise ValidationError(f"{name} must be an ISO-8601 string, got {_kind(value)}")
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
@@ -35,16 +51,18 @@ def timestamp(name: str, value: Any) -> datetime | None:
     return parsed
 
 
-def seconds(name: str, value: Any) -> timedelta | None:
+def seconds(name: str, value: Any) -> timedelta:
     """A positive number of seconds."""
-    if value is None:
-        return None
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         raise ValidationError(f"{name} must be a positive number of seconds, got {value!r}")
-    return timedelta(seconds=value)
+    try:
+        return timedelta(seconds=value)
+    except OverflowError:
+        raise ValidationError(f"{name}: {value} seconds is too long a time") from None
 
 
 def flag(name: str, value: Any) -> bool:
+    """true/false (in a query string also 1/0)."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.lower() in {"true", "1", "false", "0"}:
@@ -53,6 +71,7 @@ def flag(name: str, value: Any) -> bool:
 
 
 def integer(name: str, value: Any) -> int:
+    """An integer (in a query string, its digits)."""
     if isinstance(value, str):
         try:
             return int(value)
@@ -63,17 +82,39 @@ def integer(name: str, value: Any) -> int:
     return value
 
 
-def fields(
-    source: Any,
-    accepted: Mapping[str, Convert],
-    *,
-    required: tuple[str, ...] = (),
-    renamed: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """Check ``source`` (a JSON object) against ``accepted`` and convert its values.
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One accepted field: its JSON schema and its converter."""
 
-    ``renamed`` maps a field name to the keyword of the operation it feeds.
-    """
+    schema: Mapping[str, Any]
+    convert: Convert = field(default=typed("string"))
+    keyword: str | None = None
+    """The operation's keyword, when it is not the field's name."""
+    repeats: bool = False
+    """In a query string: may be given several times (a list)."""
+    nullable: bool = False
+    """null is a value passed on (not "not given")."""
+
+    def __call__(self, name: str, value: Any) -> Any:
+        return None if value is None else self.convert(name, value)
+
+
+TEXT = Field({"type": "string"})
+TEXTS = Field({"type": "array", "items": {"type": "string"}}, typed("array"))
+OBJECT = Field({"type": "object"}, typed("object"))
+NUMBER = Field({"type": "number"}, typed("number"))
+INTEGER = Field({"type": "integer"}, integer)
+FLAG = Field({"type": "boolean"}, flag)
+TIMESTAMP = Field({"type": "string", "format": "date-time"}, timestamp)
+SECONDS = Field({"type": "number", "exclusiveMinimum": 0}, seconds)
+TAG_PARAM = Field({"type": "string"}, typed("array"), keyword="tags", repeats=True)
+"""``?tag=a&tag=b`` → ``tags=[a, b]``."""
+
+
+def fields(
+    source: Any, accepted: Mapping[str, Field], required: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Check ``source`` (a JSON object) against ``accepted``; the operation's keyword arguments."""
     if not isinstance(source, Mapping):
         raise ValidationError(f"the request body must be a JSON object, got {_kind(source)}")
     unknown = sorted(set(source) - set(accepted))
@@ -84,21 +125,18 @@ def fields(
     missing = [name for name in required if source.get(name) is None]
     if missing:
         raise ValidationError(f"missing required field(s): {', '.join(missing)}")
-    names = renamed or {}
-    return {names.get(k, k): accepted[k](k, v) for k, v in source.items()}
+    return {accepted[k].keyword or k: accepted[k](k, v) for k, v in source.items()
+            if v is not None or accepted[k].nullable}  # fmt: skip
 
 
 def query_fields(
-    params: Mapping[str, list[str]], accepted: Mapping[str, Convert], lists: tuple[str, ...] = ()
+    params: Mapping[str, list[str]], accepted: Mapping[str, Field], required: tuple[str, ...] = ()
 ) -> dict[str, Any]:
-    """Like :func:`fields` for a query string: ``lists`` may repeat, the others may not."""
-    single = {}
+    """Like :func:`fields` for a query string: only repeatable fields may repeat."""
+    single: dict[str, Any] = {}
     for name, values in params.items():
-        if name not in lists and len(values) > 1:
+        repeats = name in accepted and accepted[name].repeats
+        if not repeats and len(values) > 1:
             raise ValidationError(f"query parameter {name} is given more than once")
-        single[name] = values if name in lists else values[0]
-    return fields(single, accepted)
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
+        single[name] = values if repeats else values[0]
+    return fields(single, accepted, required)

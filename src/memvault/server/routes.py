@@ -1,0 +1,117 @@
+"""Routes as values: method, path, accepted fields, handler — and the OpenAPI document built
+from them (pure), so the API description can never drift from what the server accepts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+
+from ..memory import AsyncMemory
+from .payload import Field, fields, query_fields
+from .request import read_json, request_query
+
+Answer = tuple[int, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """What a handler gets: the path parameters and the checked arguments."""
+
+    path: Mapping[str, str]
+    args: dict[str, Any]
+
+
+Handler = Callable[[AsyncMemory, Call], Awaitable[Answer]]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    method: str
+    path: str
+    handler: Handler
+    body: Mapping[str, Field] | None = None
+    """Fields of the JSON body (None: the route takes no body)."""
+    query: Mapping[str, Field] | None = None
+    """Fields of the query string."""
+    required: tuple[str, ...] = ()
+    status: int = 200
+    answer: str = "the result"
+
+    async def arguments(self, request: Request) -> dict[str, Any]:
+        if self.body is not None:
+            return fields(await read_json(request), self.body, self.required)
+        if self.query is not None:
+            return query_fields(request_query(request), self.query, self.required)
+        return {}
+
+
+_PARAMETER = re.compile(r"{(\w+)(?::\w+)?}")
+ERROR = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {"error": {"type": "object", "required": ["type", "message"], "properties": {
+        "type": {"type": "string"}, "message": {"type": "string"}}}},
+}  # fmt: skip
+
+
+def _optional(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [dict(schema), {"type": "null"}]}
+
+
+def _object(accepted: Mapping[str, Field], required: Sequence[str]) -> dict[str, Any]:
+    properties = {name: dict(f.schema) if name in required else _optional(f.schema)
+                  for name, f in accepted.items()}  # fmt: skip
+    schema: dict[str, Any] = {"type": "object", "properties": properties,
+                              "additionalProperties": False}  # fmt: skip
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+def _operation(route: Route) -> dict[str, Any]:
+    names = _PARAMETER.findall(route.path)
+    parameters: list[dict[str, Any]] = [
+        {"name": n, "in": "path", "required": True, "schema": {"type": "string"}} for n in names
+    ]
+    for name, f in (route.query or {}).items():
+        schema = {"type": "array", "items": f.schema} if f.repeats else dict(f.schema)
+        parameters.append({"name": name, "in": "query", "required": name in route.required,
+                           "schema": schema})  # fmt: skip
+    operation: dict[str, Any] = {
+        "operationId": route.handler.__name__,
+        "summary": (route.handler.__doc__ or "").strip().split("\n")[0],
+        "parameters": parameters,
+        "responses": {
+            str(route.status): {"description": route.answer,
+                                "content": {"application/json": {"schema": {}}}},
+            "default": {"description": "an error", "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/Error"}}}},
+        },
+    }  # fmt: skip
+    if route.body is not None:
+        operation["requestBody"] = {"required": bool(route.required), "content": {
+            "application/json": {"schema": _object(route.body, route.required)}}}  # fmt: skip
+    return operation
+
+
+def openapi(routes: Sequence[Route], version: str, authenticated: bool) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ``routes``."""
+    paths: dict[str, dict[str, Any]] = {}
+    for route in routes:
+        path = _PARAMETER.sub(r"{\1}", route.path)
+        paths.setdefault(path, {})[route.method.lower()] = _operation(route)
+    document: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "info": {"title": "memvault", "version": version,
+                 "description": "Long-term memory for LLM agents (docs/server.md)."},
+        "paths": paths,
+        "components": {"schemas": {"Error": ERROR}},
+    }  # fmt: skip
+    if authenticated:
+        document["components"]["securitySchemes"] = {"key": {"type": "http", "scheme": "bearer"}}
+        document["security"] = [{"key": []}]
+    return document
