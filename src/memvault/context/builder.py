@@ -2,8 +2,8 @@
 
 Records never change; summaries are derived and cached by a key made of the summariser's name
 and the records' ids and contents, so the same records are never summarised twice. Older
-records are folded in full blocks counted from the session's start (the verbatim tail begins at
-a block boundary), so a block's summary stays valid as the session grows. Everything is deterministic: same records, budget, time zone and
+records are folded in fixed blocks counted from the session's start, so a block's key stays the
+same as the session grows. Everything is deterministic: same records, budget, time zone and
 summaries → same bytes.
 """
 
@@ -133,17 +133,9 @@ def layout(records: Sequence[Record], budget: int, tz: tzinfo) -> Layout:
     while start > 0 and used + costs[start - 1] <= budget * RECENT_SHARE:
         start -= 1
         used += costs[start]
-    start = _block_boundary(start, len(records))
     blocks = tuple(tuple(records[i : min(i + BLOCK_RECORDS, start)])
                    for i in range(0, start, BLOCK_RECORDS))  # fmt: skip
     return Layout(blocks, tuple(messages[start:]), len(records) - start)
-
-
-def _block_boundary(start: int, count: int) -> int:
-    """Move the verbatim tail's start up to the next block boundary, so every folded block is
-    full and its summary stays valid as the session grows (unless that leaves no record)."""
-    aligned = -(-start // BLOCK_RECORDS) * BLOCK_RECORDS
-    return aligned if aligned < count else start
 
 
 def fit(plan: Layout, summaries: Sequence[str], budget: int, tz: tzinfo) -> ContextWindow:
