@@ -159,8 +159,10 @@ def test_layout_folds_old_records_in_aligned_blocks() -> None:
     assert plan.blocks[0][0].id == "r000"
     tail_cost = sum(message_tokens(m.content) for m in plan.tail)
     assert tail_cost <= 400 * builder.RECENT_SHARE
-    longer = builder.layout([*records, record(50, minutes=50)], 400, UTC)
-    assert longer.blocks[0] == plan.blocks[0]  # same records, same block, same cache key
+    for more in range(51, 90):
+        longer = builder.layout(records + [record(i, minutes=i) for i in range(50, more)], 400, UTC)
+        assert longer.blocks[0] == plan.blocks[0]  # same records, same block, same cache key
+        assert all(len(b) == builder.BLOCK_RECORDS for b in longer.blocks[:-1])
 
 
 def test_fit_stays_within_budget_and_says_what_it_left_out() -> None:

@@ -24,7 +24,7 @@ from ..facilities.model import (
     trust_tag,
 )
 from ..facilities.notes import NotePlans
-from ..store.ops import Filter, PutOp
+from ..store.ops import DeleteMatchingOp, Filter, Op, PutOp
 from ..types import MemoryEntry, NewEntry, Scope, SearchHit
 from . import builder, prompt
 from .builder import ContextWindow, Message
@@ -108,7 +108,7 @@ class ContextPlans(NotePlans):
                 cached[key] = yield from self._summarize(summarizer, block)
                 made.append(self._summary_entry(scope, key, block, cached[key], summarizer.name))
         if made:
-            yield tuple(PutOp(self.tenant, e) for e in made)  # derived: not indexed
+            yield tuple(op for e in made for op in self._replace_summary(scope, e))
         window = builder.fit(layout, [cached[k] for k in keys], budget, tz)
         return replace(window, summaries_made=len(made), summaries_cached=len(keys) - len(made))
 
@@ -175,6 +175,14 @@ class ContextPlans(NotePlans):
         if not isinstance(text, str) or not text.strip():
             raise ValidationError(f"summariser {summarizer.name!r} returned no text")
         return text
+
+    def _replace_summary(self, scope: Scope, entry: MemoryEntry) -> tuple[Op, ...]:
+        """Store a summary in place of older ones of the same block start and summariser (a
+        block still growing is re-summarised as it grows; the cache keeps one per block)."""
+        same_block = (("first_record_id", entry.metadata["first_record_id"]),
+                      ("summarizer", entry.metadata["summarizer"]))  # fmt: skip
+        stale = Filter(self.tenant, (scope,), categories=(SUMMARY,), metadata=same_block)
+        return DeleteMatchingOp(stale), PutOp(self.tenant, entry)  # derived: not indexed
 
     def _summary_entry(
         self, scope: Scope, key: str, block: Sequence[Record], text: str, name: str

@@ -282,6 +282,14 @@ class FacilityConformance:
         assert second.messages == first.messages
         assert memory.records(session.id) == before
         assert first.verbatim + first.summarized + first.omitted == 45
+        for i in range(45, 70):  # a growing session re-summarises only its newest block
+            memory.append_record(session.id, "user", f"turn {i} talks about topic {i % 7}")
+            clock.advance(minutes=1)
+            window = memory.build_context(session.id, 600)
+            assert window.summaries_made <= 1
+        summaries = [e for e in memory.list(f"session:{session.id}", limit=500).entries
+                     if e.category == "summary"]  # fmt: skip
+        assert len(summaries) == window.summaries_made + window.summaries_cached
 
     def test_system_prompt_is_stable_and_sectioned(self, memory: Any, clock: ManualClock) -> None:
         session = _session_with_notes(memory, clock)
