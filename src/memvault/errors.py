@@ -11,7 +11,7 @@ these *types* (never their message text) into HTTP statuses and CLI messages::
     │   └── SessionNotFoundError   no session with that id in this tenant
     ├── ForbiddenError             not allowed: a record altered, a private session pinned, a gate
     ├── InvalidScopePromotionError promotion that is not narrow → broad
-    ├── CompactionError            the compaction callback failed; nothing was changed
+    ├── CompactionError            a compaction callback or summariser failed; nothing was changed
     ├── ConflictError              a concurrent change won; retry the operation
     ├── ConfigError                a setting is unknown or has a bad value
     │   └── EmbeddingMismatchError the store was embedded with another model; re-embed it
@@ -73,7 +73,8 @@ class InvalidScopePromotionError(MemvaultError):
 
 
 class CompactionError(MemvaultError):
-    """The compaction callback failed or returned no usable content; nothing was changed."""
+    """A compaction callback or a summariser failed or returned no usable content; nothing was
+    changed."""
 
     def __init__(self, source_entry_ids: Sequence[str], reason: str) -> None:
         self.source_entry_ids = tuple(source_entry_ids)

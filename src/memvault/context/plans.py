@@ -11,7 +11,7 @@ from datetime import UTC, tzinfo
 from typing import Any
 
 from ..core import Invoke, Plan
-from ..errors import ValidationError
+from ..errors import CompactionError, ValidationError
 from ..facilities.model import (
     FINDING,
     GLOBAL_MEMORY,
@@ -170,10 +170,16 @@ class ContextPlans(NotePlans):
         return {e.metadata["key"]: e.content for e in entries}
 
     def _summarize(self, summarizer: Summarizer, block: Sequence[Record]) -> Plan[str]:
+        """The summariser's text for a block; its failure is a CompactionError (no change)."""
+        ids = [r.id for r in block]
         asynchronous = inspect.iscoroutinefunction(summarizer.summarize)
-        text = yield Invoke(summarizer.summarize, (tuple(block),), blocking=not asynchronous)
+        try:
+            text = yield Invoke(summarizer.summarize, (tuple(block),), blocking=not asynchronous)
+        except Exception as exc:
+            reason = f"summariser {summarizer.name!r} raised {type(exc).__name__}: {exc}"
+            raise CompactionError(ids, reason) from exc
         if not isinstance(text, str) or not text.strip():
-            raise ValidationError(f"summariser {summarizer.name!r} returned no text")
+            raise CompactionError(ids, f"summariser {summarizer.name!r} returned no text")
         return text
 
     def _replace_summary(self, scope: Scope, entry: MemoryEntry) -> tuple[Op, ...]:

@@ -21,6 +21,7 @@ from ..config import Settings
 from ..errors import (
     BackendError,
     CapabilityError,
+    CompactionError,
     ConfigError,
     ConflictError,
     FilteredError,
@@ -47,6 +48,7 @@ STATUS_BY_ERROR: tuple[tuple[type[MemvaultError], int], ...] = (
     (InvalidScopePromotionError, 400),
     (ConfigError, 400),
     (ConflictError, 409),
+    (CompactionError, 502),
     (CapabilityError, 501),
     (BackendError, 503),
 )
