@@ -115,6 +115,8 @@ class ContextPlans(NotePlans):
     def system_prompt(self, session_id: str, base: str = "") -> Plan[str]:
         """The system prompt of the session: ``base``, then Global Memory of its user, its
         Session Memory and its Findings — byte-identical for the same memory state."""
+        if not isinstance(base, str):
+            raise ValidationError(f"the base prompt must be a string, got {type(base).__name__}")
         session = Session.from_entry((yield from self._session_entry(session_id)))
         scope = Scope.session(session_id)
         global_memory = yield from self._live_notes(Scope.user(session.user_id), GLOBAL_MEMORY)

@@ -7,6 +7,7 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import replace
 
+from .. import validation as check
 from ..core import Plan
 from ..errors import ForbiddenError, ValidationError
 from ..ids import new_id
@@ -80,6 +81,7 @@ class NotePlans(SessionPlans):
             raise ForbiddenError(
                 f"session {session_id} has no data loaded; findings from the LLM need loaded data"
             )
+        content = check.content(content, self.settings)
         existing = yield from self._findings(Scope.session(session_id))
         twin = duplicate_finding(content, existing)
         if twin is not None:
@@ -110,6 +112,8 @@ class NotePlans(SessionPlans):
     ) -> Plan[builtins.list[Finding]]:
         where = replace(self._filter((scope,), tags, None, self.now()), categories=(FINDING,))
         found = [Finding.from_entry(e) for e in (yield from self._every(where))]
+        if text is not None and not isinstance(text, str):
+            raise ValidationError(f"text must be a string, got {type(text).__name__}")
         if text:
             needle = normalised(text)
             found = [f for f in found if needle in normalised(f.content)]

@@ -184,6 +184,8 @@ class FacilityConformance:
         ):
             again = memory.add_finding(session.id, repeat)
             assert (again.id, again.duplicate) == (first.id, True)
+        with pytest.raises(ValidationError):
+            memory.add_finding(session.id, 42)
         other = memory.add_finding(session.id, "Returns spike in Nagoya during March")
         assert not other.duplicate and other.id != first.id
         assert other.id.split("-")[2] == "002"
@@ -198,6 +200,8 @@ class FacilityConformance:
             "Osaka outlier in week 10"]  # fmt: skip
         assert [f.content for f in memory.findings(session.id, text="SEASONAL")] == [
             "Returns are seasonal"]  # fmt: skip
+        with pytest.raises(ValidationError):
+            memory.findings(session.id, text=7)
 
     def test_llm_findings_need_loaded_data(self, memory: Any) -> None:
         session = memory.create_session("alice")
@@ -302,6 +306,8 @@ class FacilityConformance:
         assert "Analysis findings in this session:\n- [derived] [" in first
         bare = memory.create_session("alice")
         assert "Notes about" not in memory.system_prompt(bare.id)
+        with pytest.raises(ValidationError):
+            memory.system_prompt(bare.id, base=None)
 
     def test_recall_brings_relevant_memories_within_budget(
         self, memory: Any, clock: ManualClock
