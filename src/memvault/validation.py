@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 from .config import Settings
@@ -38,8 +38,8 @@ def tags(values: Iterable[str] | None, settings: Settings) -> tuple[str, ...]:
     """Strip, de-duplicate (first occurrence wins) and check tags."""
     if values is None:
         return ()
-    if isinstance(values, str):
-        raise ValidationError("tags must be a list of strings, not a single string")
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise ValidationError(f"tags must be a list of strings, got {type(values).__name__}")
     seen: dict[str, None] = {}
     for raw in values:
         if not isinstance(raw, str):
@@ -123,6 +123,19 @@ def limit(value: object, settings: Settings) -> int:
         raise ValidationError(f"limit must be a positive integer, got {value!r}")
     if value > settings.max_limit:
         raise ValidationError(f"limit {value} is above the maximum of {settings.max_limit}")
+    return value
+
+
+def entry_ids(name: str, values: object) -> list[str]:
+    """A list of entry or object ids."""
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise ValidationError(f"{name} must be a list of ids, got {type(values).__name__}")
+    return [entry_id(v) for v in values]
+
+
+def zone(value: object) -> tzinfo:
+    if not isinstance(value, tzinfo):
+        raise ValidationError(f"tz must be a time zone (tzinfo), got {type(value).__name__}")
     return value
 
 

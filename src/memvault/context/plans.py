@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, tzinfo
 from typing import Any
 
+from .. import validation as check
 from ..core import Invoke, Plan
 from ..errors import CompactionError, ValidationError
 from ..facilities.model import (
@@ -96,6 +97,7 @@ class ContextPlans(NotePlans):
         """The window of these records (one session's, oldest first)."""
         summarizer = summarizer if summarizer is not None else ExtractiveSummarizer()
         _budget(budget)
+        check.zone(tz)
         if not records:
             return ContextWindow((), 0, 0, 0)
         scope = Scope.session(records[0].session_id)
@@ -138,6 +140,7 @@ class ContextPlans(NotePlans):
         user record) from Global Memory, this session's notes and findings, and the records
         of the user's other non-private sessions — deduplicated, within 30 % of ``budget`` —
         then the session's window (recent records and summaries) in the rest."""
+        limit = check.limit(limit, self.settings)
         session = Session.from_entry((yield from self._session_entry(session_id)))
         records = yield from self._records(Scope.session(session_id))
         query = query or next((r.content for r in reversed(records) if r.role == "user"), None)

@@ -117,7 +117,7 @@ class SessionPlans(Planner):
         one_of("role", role, ROLES)
         attributes = {"role": role, "tool_name": _optional_text("tool_name", tool_name),
                       "call_id": _optional_text("call_id", call_id),
-                      "object_ids": [check.entry_id(i) for i in object_ids]}  # fmt: skip
+                      "object_ids": check.entry_ids("object_ids", object_ids)}  # fmt: skip
         provenance = Provenance(tool_originated=role == "tool")
         scope = Scope.session(session_id)
         request = NewEntry(content, scope, category=RECORD, metadata=attributes,

@@ -49,13 +49,15 @@ class Backend(ABC):
 
     def _duplicate_of(self, op: PutOp, search: Callable[[SearchOp], Candidates],
                       get: Callable[[str], MemoryEntry | None]) -> str | None:  # fmt: skip
-        """The live entry ``op.entry`` near-duplicates (same scope, cosine, same numbers)."""
+        """The live entry ``op.entry`` near-duplicates (same scope and category, cosine, same
+        numbers)."""
         probe = op.duplicate_probe()
         if probe is None:
             return None
         for entry_id in similar_ids(search(probe), op.duplicate_threshold):
             existing = get(entry_id)
-            if existing is not None and same_numbers(existing.content, op.entry.content):
+            if (existing is not None and existing.category == op.entry.category
+                    and same_numbers(existing.content, op.entry.content)):  # fmt: skip
                 return entry_id
         return None
 

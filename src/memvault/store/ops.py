@@ -72,8 +72,8 @@ class PutOp(Op):
     """Insert a new entry. Result: None, or the id of a live near-duplicate written instead of it.
 
     With ``duplicate_threshold`` > 0 and a one-chunk entry, an unexpired entry of the same scope
-    whose vector has cosine >= the threshold is found inside the same transaction, and nothing is
-    inserted.
+    and category whose vector has cosine >= the threshold is found inside the same transaction,
+    and nothing is inserted.
     """
 
     kind: ClassVar[str] = "put"
@@ -87,7 +87,9 @@ class PutOp(Op):
         """The search that finds a near-duplicate of this entry, if one should be looked for."""
         if self.duplicate_threshold <= 0 or len(self.chunks) != 1 or self.chunks[0].vector is None:
             return None
-        where = Filter(self.tenant, (self.entry.scope,), live_at=self.entry.created_at)
+        category = self.entry.category
+        where = Filter(self.tenant, (self.entry.scope,), live_at=self.entry.created_at,
+                       categories=(category,) if category else ())  # fmt: skip
         return SearchOp(where, None, (), self.chunks[0].vector)
 
 

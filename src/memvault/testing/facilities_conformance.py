@@ -203,6 +203,17 @@ class FacilityConformance:
         with pytest.raises(ValidationError):
             memory.findings(session.id, text=7)
 
+    def test_near_duplicates_are_found_within_a_category_only(self, memory: Any) -> None:
+        session = memory.create_session("alice")
+        memory.set_data_loaded(session.id)
+        said = memory.append_record(session.id, "user", "The Osaka warehouse closes on Sundays")
+        note = memory.add_session_memory(session.id, "The Osaka warehouse closes on Sundays")
+        found = memory.add_finding(session.id, "The Osaka warehouse closes on Sundays")
+        assert len({said.id, note.id, found.entry_id}) == 3
+        assert (note.category, found.duplicate) == ("fact", False)
+        again = memory.add_session_memory(session.id, "The Osaka warehouse closes on Sundays")
+        assert again.id == note.id
+
     def test_llm_findings_need_loaded_data(self, memory: Any) -> None:
         session = memory.create_session("alice")
         with pytest.raises(ForbiddenError):

@@ -1,0 +1,71 @@
+"""Whatever a caller passes, the facilities answer with a result or a MemvaultError — never a
+TypeError, AttributeError or another accident of the implementation."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memvault import Memory, MemvaultError
+from memvault.testing import HashEmbedder
+
+ANYTHING = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=12),
+    st.sampled_from(["fact", "decision", "user", "tool", "user_turn", "llm_promoted", "s1", "u1"]),
+    st.lists(st.text(max_size=5), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(),
+                                                               max_size=2),
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def memory() -> Memory:
+    memory = Memory("memory://", embedder=HashEmbedder())
+    memory.create_session("u1", session_id="s1")
+    memory.set_data_loaded("s1")
+    memory.append_record("s1", "user", "hello there")
+    return memory
+
+
+OPERATIONS: dict[str, Callable[[Memory, Any, Any], Any]] = {
+    "create_session": lambda m, a, b: m.create_session(a, title=b),
+    "create_session_private": lambda m, a, b: m.create_session("u1", private=a, metadata=b),
+    "append_record": lambda m, a, b: m.append_record("s1", a, b),
+    "append_record_tool": lambda m, a, b: m.append_record("s1", "tool", "x", tool_name=a,
+                                                          object_ids=b),
+    "search_records": lambda m, a, b: m.search_records(a, session_id=b),
+    "add_session_memory": lambda m, a, b: m.add_session_memory("s1", a, category=b),
+    "add_session_memory_source": lambda m, a, b: m.add_session_memory("s1", "x y", source=a,
+                                                                      native=b),
+    "add_finding": lambda m, a, b: m.add_finding("s1", a, tags=b),
+    "add_finding_source": lambda m, a, b: m.add_finding("s1", "a b c", source=a,
+                                                        tool_originated=b),
+    "findings": lambda m, a, b: m.findings("s1", tags=a, text=b),
+    "add_global_memory": lambda m, a, b: m.add_global_memory(a, "likes tea", session_id=b),
+    "pin": lambda m, a, b: m.pin(a, category=b),
+    "demote": lambda m, a, b: m.demote(a, b),
+    "system_prompt": lambda m, a, b: m.system_prompt(a, base=b),
+    "build_context": lambda m, a, b: m.build_context("s1", a, tz=b),
+    "recall": lambda m, a, b: m.recall("s1", 500, query=a, limit=b),
+    "rename_session": lambda m, a, b: m.rename_session(a, b),
+    "set_data_loaded": lambda m, a, b: m.set_data_loaded("s1", a),
+    "delete_session": lambda m, a, b: m.delete_session(a),
+    "list_sessions": lambda m, a, b: m.list_sessions(a, limit=b),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", OPERATIONS)
+def test_bad_arguments_raise_memvault_errors_only(memory: Memory, name: str) -> None:
+    operation = OPERATIONS[name]
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(a=ANYTHING, b=ANYTHING)
+    def check(a: Any, b: Any) -> None:
+        with contextlib.suppress(MemvaultError):
+            operation(memory, a, b)
+
+    check()
