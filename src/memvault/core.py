@@ -431,7 +431,8 @@ class Planner:
         chunks: Sequence[tuple[ChunkRecord, ...]],
         threshold: float,
     ) -> builtins.list[int | None]:
-        """For each entry, the earlier one-chunk entry of the same batch and scope it repeats."""
+        """For each entry, the earlier one-chunk entry of the batch (same scope and category) it
+        repeats."""
         if threshold <= 0:
             return [None] * len(entries)
         eligible = np.array([len(c) == 1 and c[0].vector is not None for c in chunks])
@@ -440,7 +441,7 @@ class Planner:
         vectors = np.vstack(
             [c[0].vector if c and c[0].vector is not None else zero for c in chunks]
         )
-        groups: builtins.list[object] = [e.scope for e in entries]
+        groups: builtins.list[object] = [(e.scope, e.category) for e in entries]
         texts = [e.content for e in entries]
         return filters.earlier_duplicates(vectors, texts, groups, eligible, threshold=threshold)
 

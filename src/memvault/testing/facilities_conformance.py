@@ -13,7 +13,7 @@ import pytest
 from ..config import Settings
 from ..errors import CompactionError, ForbiddenError, SessionNotFoundError, ValidationError
 from ..facilities.model import Source
-from ..types import Scope
+from ..types import NewEntry, Scope
 from . import ManualClock
 
 FINDING_ID = re.compile(r"^f-\d{8}-\d{3}-[0-9a-f]{4}$")
@@ -351,3 +351,11 @@ class FacilityConformance:
         assert [e.category for e in memory.list(f"session:{session.id}", limit=100).entries
                 if e.category == "summary"] == []  # fmt: skip
         assert len(memory.records(session.id)) == 30
+
+    def test_a_batch_merges_repeats_of_the_same_category_only(self, memory: Any) -> None:
+        text = "User likes green tea in the morning"
+        written = memory.write_many([NewEntry(text, "user:a", category="preference"),
+                                     NewEntry(text, "user:a", category="fact"),
+                                     NewEntry(text, "user:a", category="fact")])  # fmt: skip
+        assert written[1].id == written[2].id != written[0].id
+        assert memory.count("user:a") == 2
