@@ -27,6 +27,10 @@ class Capabilities:
     """A full-text index is kept in sync with entry content."""
 
 
+SIMILAR = 16
+"""Most near-duplicate candidates a write compares (same scope, any category; then filtered)."""
+
+
 class Backend(ABC):
     """Storage engine for one store (all tenants). Subclasses implement :meth:`batch`."""
 
@@ -54,7 +58,7 @@ class Backend(ABC):
         probe = op.duplicate_probe()
         if probe is None:
             return None
-        for entry_id in similar_ids(search(probe), op.duplicate_threshold):
+        for entry_id in similar_ids(search(probe), op.duplicate_threshold, most=SIMILAR):
             existing = get(entry_id)
             if (existing is not None and existing.category == op.entry.category
                     and same_numbers(existing.content, op.entry.content)):  # fmt: skip
