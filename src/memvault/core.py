@@ -705,8 +705,7 @@ class Planner:
         conversations: turns next to a match, and the episode (turns less than 30 minutes apart)
         around it, share its relevance. Each hit carries its component scores.
         """
-        if not isinstance(query, str) or not query.strip():
-            raise ValidationError("search needs a non-empty query string")
+        check.query(query)
         spec = RankSpec(
             limit=check.limit(limit, self.settings),
             lexical_weight=lexical_weight,

@@ -126,6 +126,12 @@ def limit(value: object, settings: Settings) -> int:
     return value
 
 
+def query(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError("search needs a non-empty query string")
+    return value
+
+
 def entry_ids(name: str, values: object) -> list[str]:
     """A list of entry or object ids."""
     if isinstance(values, str | bytes) or not isinstance(values, Iterable):

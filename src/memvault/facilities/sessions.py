@@ -161,8 +161,7 @@ class SessionPlans(Planner):
     def _search_scopes(
         self, query: str, scopes: tuple[Scope, ...], categories: tuple[str, ...], limit: int
     ) -> Plan[builtins.list[SearchHit]]:
-        if not isinstance(query, str) or not query.strip():
-            raise ValidationError("search needs a non-empty query string")
+        check.query(query)
         if not scopes:
             return []
         where = Filter(self.tenant, scopes, live_at=self.now(), categories=categories)
