@@ -14,12 +14,28 @@ from hypothesis import strategies as st
 from memvault import Memory, MemvaultError
 from memvault.testing import HashEmbedder
 
+SURROGATE_TEXT = st.text(
+    st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF) | st.characters(max_codepoint=0x7F),
+    min_size=1,
+    max_size=8,
+)
+NESTED = st.recursive(st.integers(), lambda inner: st.lists(inner, max_size=2), max_leaves=60)
+DEEP = st.integers(33, 60).map(lambda depth: eval("[" * depth + "1" + "]" * depth))
 ANYTHING = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=12),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=12),
+    SURROGATE_TEXT,
     st.sampled_from(["fact", "decision", "user", "tool", "user_turn", "llm_promoted", "s1", "u1"]),
-    st.lists(st.text(max_size=5), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(),
-                                                               max_size=2),
-)  # fmt: skip
+    st.sampled_from([float("nan"), float("inf"), -float("inf"), "user:\ud800", "x\udcff"]),
+    st.lists(st.text(max_size=5) | SURROGATE_TEXT, max_size=3),
+    st.dictionaries(st.text(max_size=5) | SURROGATE_TEXT, st.integers() | st.floats(), max_size=2),
+    NESTED,
+    DEEP,
+    st.dictionaries(st.just("k"), DEEP, min_size=1),
+)
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +71,18 @@ OPERATIONS: dict[str, Callable[[Memory, Any, Any], Any]] = {
     "set_data_loaded": lambda m, a, b: m.set_data_loaded("s1", a),
     "delete_session": lambda m, a, b: m.delete_session(a),
     "list_sessions": lambda m, a, b: m.list_sessions(a, limit=b),
+    "write": lambda m, a, b: m.write(a, scope="user:u1", tags=b),
+    "write_scope": lambda m, a, b: m.write("x", scope=a, metadata=b),
+    "write_ttl": lambda m, a, b: m.write("x", scope="user:u1", ttl=a, provenance=b),
+    "write_many": lambda m, a, b: m.write_many([{"content": a, "scope": "user:u1", "tags": b}]),
+    "write_many_item": lambda m, a, b: m.write_many([a, b]),
+    "search": lambda m, a, b: m.search(a, "user:u1", metadata=b),
+    "search_weights": lambda m, a, b: m.search("x", "user:u1", lexical_weight=a, min_score=b),
+    "search_more": lambda m, a, b: m.search("x", "user:u1", diversity=a, recency_weight=b),
+    "retrieve": lambda m, a, b: m.retrieve(a, tags=b),
+    "update": lambda m, a, b: m.update(a, content=b),
+    "promote": lambda m, a, b: m.promote(a, b),
+    "count": lambda m, a, b: m.count(a, tags=b),
 }  # fmt: skip
 
 

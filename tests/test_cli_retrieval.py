@@ -19,8 +19,13 @@ def test_import_then_search(run: Any, tmp_path: Path) -> None:
     ]  # fmt: skip
     source = tmp_path / "in.jsonl"
     source.write_text("\n".join(json.dumps(line) for line in lines) + "\n\n")
-    result = run("import", str(source), "--scope", "user:alice", "--json")
-    assert json.loads(result.stdout) == {"imported": 3}
+    result = json.loads(run("import", str(source), "--scope", "user:alice", "--json").stdout)
+    assert (result["stored"], result["merged"], result["refused"]) == (3, 0, 0)
+    assert [(line["line"], line["outcome"]) for line in result["items"]] == [
+        (1, "stored"),
+        (2, "stored"),
+        (3, "stored"),
+    ]
     hits = json.loads(run("search", "food allergy", "--scope", "user:alice", "--json").stdout)
     assert hits[0]["content"] == "Alice is allergic to peanuts"
     assert hits[0]["created_at"].startswith("2025-01-02")
@@ -31,12 +36,48 @@ def test_import_then_search(run: Any, tmp_path: Path) -> None:
     assert "(no hits)" in run("search", "x", "--scope", "user:nobody").stdout
 
 
-def test_import_reports_the_bad_line(run: Any) -> None:
-    good = json.dumps({"content": "fine", "scope": "user:a"})
-    result = run("import", "-", input=f"{good}\nnot json\n", code=2)
-    assert "line 2" in result.stderr
-    assert "no scope" in run("import", "-", input='{"content": "x"}\n', code=2).stderr
-    assert run("count").stdout.strip() == "0"
+def test_import_reports_stored_merged_and_refused_lines(run: Any) -> None:
+    lines = [
+        json.dumps({"content": "Grace bought green tea downtown on Monday.", "scope": "user:a"}),
+        "not json",
+        json.dumps({"content": "Grace sold green tea downtown on Monday.", "scope": "user:a"}),
+        "",
+        json.dumps({"content": "On Monday, Grace bought green tea downtown", "scope": "user:a"}),
+        json.dumps({"content": "x \ud800 y", "scope": "user:a"}),
+        json.dumps({"content": "no scope"}),
+        json.dumps({"content": "Traceback (most recent call last):\n  File x", "scope": "user:a"}),
+        json.dumps({"content": "fine", "scope": "user:a", "metadata": {"n": "NaN"}}),
+    ]
+    result = run("import", "-", input="\n".join(lines) + "\n", code=2)
+    first = run("list", "--scope", "user:a", "--json").stdout
+    ids = {e["content"]: e["id"] for e in json.loads(first)["entries"]}
+    assert result.stdout.splitlines()[:3] == [
+        "stored 3, merged 1, refused 4",
+        f"line 5: merged into {ids['Grace bought green tea downtown on Monday.']}",
+        "line 2: refused (ValidationError): not a JSON line: Expecting value: line 1 column 1 "
+        "(char 0)",
+    ]
+    assert "line 6: refused (ValidationError): content is not valid Unicode" in (
+        result.stdout
+    )
+    assert "line 7: refused (ValidationError): no scope" in result.stdout
+    assert "line 8: refused (FilteredError)" in result.stdout
+    assert run("count").stdout.strip() == "3"
+
+
+def test_import_json_report_and_strict(run: Any) -> None:
+    text = json.dumps({"content": "Maya is allergic to peanuts", "scope": "user:m"})
+    report = json.loads(run("import", "-", "--json", input=f"{text}\n{text}\n").stdout)
+    stored_id = report["items"][0]["id"]
+    assert report["items"] == [
+        {"line": 1, "outcome": "stored", "id": stored_id},
+        {"line": 2, "outcome": "merged", "merged_into": stored_id},
+    ]
+    bad = json.dumps({"content": "", "scope": "user:m"})
+    good = json.dumps({"content": "new one", "scope": "user:m"})
+    result = run("import", "-", "--strict", input=f"{good}\n{bad}\n", code=2)
+    assert "line 2" in result.stderr and "empty" in result.stderr
+    assert run("count").stdout.strip() == "1"
 
 
 def test_reembed_and_filters(run: Any) -> None:

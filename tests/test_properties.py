@@ -44,7 +44,11 @@ def make_machine(make_backend: Any) -> type[RuleBasedStateMachine]:
 
         @rule(tenant=tenants, scope=scopes, n=st.integers(1, 4))
         def write_many(self, tenant: str, scope: Scope, n: int) -> None:
-            entries = self.memories[tenant].write_many([NewEntry(f"m{i}", scope) for i in range(n)])
+            entries = (
+                self.memories[tenant]
+                .write_many([NewEntry(f"m{i}", scope) for i in range(n)])
+                .entries
+            )
             self.model.update({(tenant, e.id): e for e in entries})
 
         @precondition(lambda self: self.model)

@@ -22,7 +22,17 @@ from .errors import (
 )
 from .facilities.model import Finding, Record, Session, Source, trust_tag
 from .memory import AsyncMemory, Memory
-from .types import MemoryEntry, NewEntry, Page, Provenance, Scope, ScopeKind
+from .types import (
+    ItemResult,
+    MemoryEntry,
+    NewEntry,
+    Outcome,
+    Page,
+    Provenance,
+    Scope,
+    ScopeKind,
+    WriteReport,
+)
 
 __version__ = "0.1.0"
 
@@ -40,6 +50,7 @@ __all__ = [
     "Finding",
     "ForbiddenError",
     "HierarchicalContext",
+    "ItemResult",
     "InvalidScopeError",
     "InvalidScopePromotionError",
     "Memory",
@@ -48,6 +59,7 @@ __all__ = [
     "MemvaultError",
     "NewEntry",
     "NotFoundError",
+    "Outcome",
     "Page",
     "Provenance",
     "Record",
@@ -60,6 +72,7 @@ __all__ = [
     "Source",
     "Summarizer",
     "ValidationError",
+    "WriteReport",
     "__version__",
     "trust_tag",
 ]

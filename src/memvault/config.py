@@ -91,6 +91,30 @@ class Settings:
     max_request_bytes: int = field(
         default=16 * 1024 * 1024, metadata={"doc": "largest REST request body, in bytes"}
     )
+    max_batch_items: int = field(
+        default=1_000, metadata={"doc": "most items in one REST batch request"}
+    )
+    allowed_hosts: str = field(
+        default="",
+        metadata={
+            "doc": "REST server: Host names accepted besides loopback ones, comma-separated "
+            "('*': any)"
+        },
+    )
+    allowed_origins: str = field(
+        default="",
+        metadata={
+            "doc": "REST server: web origins allowed to call it (and given CORS headers), "
+            "comma-separated; empty: no cross-site request is served"
+        },
+    )
+    embed_threads: int = field(
+        default=0,
+        metadata={
+            "doc": "threads of the local embedding model (0: chosen automatically)",
+            "min": 0,
+        },
+    )
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -107,6 +131,10 @@ class Settings:
             raise ConfigError("setting sqlite_synchronous must be FULL, NORMAL or EXTRA")
         if not self.tenant.strip():
             raise ConfigError("setting tenant must be a non-empty string")
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, str) and not _encodable(value):
+                raise ConfigError(f"setting {f.name} is not valid Unicode text")
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> Settings:
@@ -137,6 +165,14 @@ class Settings:
 
     def store_url(self) -> str:
         return self.store or f"sqlite:///{default_home() / 'memvault.db'}"
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _convert(type_name: object, key: str, value: Any) -> Any:

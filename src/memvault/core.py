@@ -33,6 +33,7 @@ from .errors import (
     EmbeddingMismatchError,
     FilteredError,
     ForbiddenError,
+    MemvaultError,
     NotFoundError,
     ValidationError,
 )
@@ -41,6 +42,7 @@ from .ids import new_id
 from .retrieval import chunking, filters, text
 from .retrieval.ranker import CONVERSATIONAL, RankSpec, rank
 from .scopes import check_promotion, expand_scopes
+from .store import duplicates
 from .store.ops import (
     ChunkPageOp,
     ChunkRecord,
@@ -60,7 +62,18 @@ from .store.ops import (
     StoredEmbeddingOp,
     TrimOp,
 )
-from .types import MemoryEntry, NewEntry, Page, Provenance, Scope, ScopeKind, SearchHit
+from .types import (
+    ItemResult,
+    MemoryEntry,
+    NewEntry,
+    Outcome,
+    Page,
+    Provenance,
+    Scope,
+    ScopeKind,
+    SearchHit,
+    WriteReport,
+)
 
 T = TypeVar("T")
 Order = Literal["newest", "oldest"]
@@ -154,8 +167,9 @@ class Stats:
         self._lock = threading.Lock()
 
     def add(self, name: str, amount: int = 1) -> None:
-        with self._lock:
-            self._counts[name] += amount
+        if amount:
+            with self._lock:
+                self._counts[name] += amount
 
     def snapshot(self) -> dict[str, int]:
         with self._lock:
@@ -174,6 +188,13 @@ def metadata_filter(metadata: Mapping[str, Any] | None) -> tuple[tuple[str, Any]
     return tuple(sorted(metadata.items()))
 
 
+def _about_item(index: int, error: MemvaultError) -> MemvaultError:
+    """``error`` again, its message prefixed with the item it is about."""
+    if isinstance(error, FilteredError):
+        return FilteredError(error.reason, f"item {index}: {error}")
+    return type(error)(f"item {index}: {error}")
+
+
 class Planner:
     """Builds the plans of one tenant's store operations."""
 
@@ -185,7 +206,7 @@ class Planner:
         embedder: Embedder,
         stats: Stats | None = None,
     ) -> None:
-        self.tenant = tenant
+        self.tenant = check.tenant(tenant)
         self.settings = settings
         self.embedder = embedder
         self.stats = stats or Stats()
@@ -333,7 +354,7 @@ class Planner:
             self.stats.add("written")
             return entry
         self.stats.add("near_duplicate")
-        return (yield from self._live(duplicate))
+        return replace((yield from self._live(duplicate)), duplicate=True)
 
     def _every(self, where: Filter, order: Order = "newest") -> Plan[builtins.list[MemoryEntry]]:
         """Every entry ``where`` selects, read page by page."""
@@ -378,9 +399,10 @@ class Planner:
         records its session as ``provenance.created_in_session_id`` unless one is given.
         ``context`` (e.g. the turn before this one) is searched with the entry but is not its
         content; ``created_at`` back-dates an imported memory (never into the future).
-        If an unexpired entry of the same scope is a near-duplicate (cosine at or above
-        ``near_duplicate_threshold``), that entry is returned and nothing new is stored.
-        Content that a write filter refuses raises FilteredError.
+        If an unexpired entry of the same scope and category states the same fact (a close
+        embedding *and* the same content words, see :mod:`memvault.store.duplicates`), that
+        entry is returned with ``duplicate=True`` and nothing new is stored. Content that a
+        write filter refuses raises FilteredError.
         """
         request = NewEntry(
             content, scope, tags, category, expires_at, metadata, provenance, context, created_at
@@ -389,41 +411,76 @@ class Planner:
         self._admit(entry.content)
         return (yield from self._put(entry, duplicates=True))
 
-    def write_many(self, items: Iterable[NewEntry | Mapping[str, Any]]) -> Plan[list[MemoryEntry]]:
-        """Store several entries in one transaction: all are written, or none (on any error).
+    @check.checked_per_item("items")
+    def write_many(
+        self, items: Iterable[NewEntry | Mapping[str, Any]], *, strict: bool = False
+    ) -> Plan[WriteReport]:
+        """Store several entries in one transaction and report what became of each item.
 
-        Items are :class:`NewEntry` values or mappings with the same keys. The result lines up
-        with the items; a near-duplicate item yields the entry it duplicates.
+        Items are :class:`NewEntry` values or mappings with the same keys. Each item is stored,
+        merged (it restates an entry already there, or an earlier item of the batch: nothing new
+        is stored) or refused (invalid, filtered, not allowed: the others are still stored).
+        With ``strict=True`` the first refused item raises its error and nothing is stored.
         """
         now = self.now()
-        entries = []
+        results: builtins.list[ItemResult | None] = []
+        entries: builtins.list[MemoryEntry] = []
         for index, item in enumerate(items):
             try:
-                request = item if isinstance(item, NewEntry) else NewEntry(**item)
-                entries.append(self._editable(self._new_entry(request, now)))
-                self._admit(entries[-1].content)
-            except FilteredError as exc:
-                raise FilteredError(exc.reason, f"item {index}: {exc}") from exc
-            except (ValidationError, TypeError) as exc:
-                raise ValidationError(f"item {index}: {exc}") from exc
-            except ForbiddenError as exc:
-                raise ForbiddenError(f"item {index}: {exc}") from exc
+                entries.append(self._admitted_item(item, now))
+                results.append(None)
+            except (ValidationError, ForbiddenError) as exc:
+                if strict:
+                    raise _about_item(index, exc) from exc
+                refusal = ItemResult(index, Outcome.REFUSED, None, type(exc).__name__, str(exc))
+                results.append(refusal)
+        outcomes = yield from self._put_batch(entries)
+        fate = iter(outcomes)
+        return WriteReport(
+            tuple(
+                r if r is not None else replace(next(fate), index=i) for i, r in enumerate(results)
+            )
+        )
+
+    def _admitted_item(self, item: NewEntry | Mapping[str, Any], now: datetime) -> MemoryEntry:
+        """The entry an item asks for, checked and admitted by the write filters."""
+        check.arguments({"": item})
+        if not isinstance(item, NewEntry | Mapping):
+            raise ValidationError(f"expected a NewEntry or a mapping, got {type(item).__name__}")
+        try:
+            request = item if isinstance(item, NewEntry) else NewEntry(**item)
+        except TypeError as exc:
+            raise ValidationError(str(exc)) from exc
+        entry = self._editable(self._new_entry(request, now))
+        self._admit(entry.content)
+        return entry
+
+    def _put_batch(self, entries: Sequence[MemoryEntry]) -> Plan[builtins.list[ItemResult]]:
+        """Store admitted entries in one transaction; the result of each (index unset)."""
         if not entries:
             return []
         chunks = yield from self._index(entries)
         threshold = self.settings.near_duplicate_threshold
         same_batch = self._duplicates_within(entries, chunks, threshold)
-        puts = [PutOp(self.tenant, e, c, threshold) for e, c, d in
-                zip(entries, chunks, same_batch, strict=True) if d is None]  # fmt: skip
-        outcomes = yield tuple(puts)
-        remaining = iter(outcomes)
-        results: builtins.list[MemoryEntry | str] = []
+        puts = tuple(
+            PutOp(self.tenant, entry, entry_chunks, threshold)
+            for entry, entry_chunks, twin in zip(entries, chunks, same_batch, strict=True)
+            if twin is None
+        )
+        outcomes = iter((yield puts))
+        kept: builtins.list[MemoryEntry | str] = []
         for entry, twin in zip(entries, same_batch, strict=True):
-            results.append(results[twin] if twin is not None else next(remaining) or entry)
-        written = sum(1 for outcome in outcomes if outcome is None)
+            kept.append(kept[twin] if twin is not None else next(outcomes) or entry)
+        found = yield from self._fetch_existing(kept)
+        results = []
+        for entry, stored in zip(entries, found, strict=True):
+            merged = stored.id != entry.id
+            outcome = Outcome.MERGED if merged else Outcome.STORED
+            results.append(ItemResult(-1, outcome, replace(stored, duplicate=merged)))
+        written = sum(1 for r in results if r.outcome is Outcome.STORED)
         self.stats.add("written", written)
-        self.stats.add("near_duplicate", len(entries) - written)
-        return (yield from self._fetch_existing(results))
+        self.stats.add("near_duplicate", len(results) - written)
+        return results
 
     def _duplicates_within(
         self,
@@ -443,7 +500,7 @@ class Planner:
         )
         groups: builtins.list[object] = [(e.scope, e.category) for e in entries]
         texts = [e.content for e in entries]
-        return filters.earlier_duplicates(vectors, texts, groups, eligible, threshold=threshold)
+        return duplicates.earlier_duplicates(vectors, texts, groups, eligible, threshold=threshold)
 
     def _fetch_existing(
         self, items: Sequence[MemoryEntry | str]
@@ -561,7 +618,9 @@ class Planner:
         """Copy an entry into a broader scope (narrow → broad only) with ``promoted_from_id``.
 
         Content and tags may be overridden; category, expiry, metadata and provenance carry over.
-        With ``delete_original`` the source is removed in the same transaction.
+        If the target scope already holds an entry stating the same fact, that entry is returned
+        (``duplicate=True``) and no copy is made. With ``delete_original`` the source is removed
+        in the same transaction.
         """
         target = Scope.coerce(to)
         source = self._editable((yield from self._live(entry_id)))
@@ -578,12 +637,10 @@ class Planner:
             promoted_from_id=source.id,
             revision=1,
         )
-        (chunks,) = yield from self._index([promoted])
-        ops: list[Op] = [PutOp(self.tenant, promoted, chunks)]
+        also = []
         if delete_original:
-            ops.append(DeleteOp(self.tenant, source.id, expected_revision=source.revision))
-        yield tuple(ops)
-        return promoted
+            also.append(DeleteOp(self.tenant, source.id, expected_revision=source.revision))
+        return (yield from self._put(promoted, duplicates=True, also=also))
 
     def compact(
         self,
@@ -708,13 +765,13 @@ class Planner:
         check.query(query)
         spec = RankSpec(
             limit=check.limit(limit, self.settings),
-            lexical_weight=lexical_weight,
-            dense_weight=dense_weight,
-            recency_weight=recency_weight,
-            recency_half_life_s=recency_half_life.total_seconds(),
+            lexical_weight=check.finite("lexical_weight", lexical_weight, 0),
+            dense_weight=check.finite("dense_weight", dense_weight, 0),
+            recency_weight=check.finite("recency_weight", recency_weight, 0),
+            recency_half_life_s=check.duration("recency_half_life", recency_half_life),
             fusion=fusion,
-            diversity=diversity,
-            min_score=min_score,
+            diversity=None if diversity is None else check.finite("diversity", diversity, 0, 1),
+            min_score=None if min_score is None else check.finite("min_score", min_score),
             **(CONVERSATIONAL if conversational else {}),  # type: ignore[arg-type]
         )
         scopes = expand_scopes(Scope.coerce(scope), include_narrower=include_narrower,

@@ -15,6 +15,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
+from . import validation as check
 from .config import Settings
 from .context.plans import ContextPlans as Operations
 from .core import Invoke, Plan, Planner, Step, utc_now
@@ -160,11 +161,26 @@ class _Base:
             self._backend.close()
 
 
+def _argument_check(plan: Callable[..., Any]) -> Callable[[tuple[Any, ...], dict[str, Any]], None]:
+    """The edge check of a plan's arguments (all but those the plan checks item by item)."""
+    names = tuple(inspect.signature(plan).parameters)[1:]
+    own = frozenset(getattr(plan, check.PER_ITEM, ()))
+
+    def check_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        named = {**dict(zip(names, args, strict=False)), **kwargs}
+        check.arguments({name: value for name, value in named.items() if name not in own})
+
+    return check_call
+
+
 def _blocking(
     plan: Callable[Concatenate[Operations, P], Plan[T]],
 ) -> Callable[Concatenate[Memory, P], T]:
+    check_call = _argument_check(plan)
+
     @functools.wraps(plan)
     def operation(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        check_call(args, kwargs)
         return run_blocking(plan(self._planner, *args, **kwargs), self._backend)
 
     return operation
@@ -173,8 +189,11 @@ def _blocking(
 def _awaitable(
     plan: Callable[Concatenate[Operations, P], Plan[T]],
 ) -> Callable[Concatenate[AsyncMemory, P], Coroutine[Any, Any, T]]:
+    check_call = _argument_check(plan)
+
     @functools.wraps(plan)
     async def operation(self: AsyncMemory, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        check_call(args, kwargs)
         return await run_awaiting(plan(self._planner, *args, **kwargs), self._backend)
 
     return operation

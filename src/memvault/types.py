@@ -161,7 +161,11 @@ class Provenance:
     def coerce(cls, value: Provenance | Mapping[str, Any] | None) -> Provenance:
         if value is None:
             return cls()
-        return value if isinstance(value, Provenance) else cls.from_dict(value)
+        if isinstance(value, Provenance):
+            return value
+        if not isinstance(value, Mapping):
+            raise ValidationError(f"provenance must be a mapping, got {type(value).__name__}")
+        return cls.from_dict(value)
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -187,6 +191,9 @@ class MemoryEntry:
     revision: int = 1
     context: str | None = None
     """Text that situates the entry (e.g. the turn before it): searched, never content."""
+    duplicate: bool = field(default=False, compare=False)
+    """Set on what a write returns when the write stored nothing because this entry, already
+    there, states the same fact (never stored; always False on reads)."""
 
     def is_expired(self, now: datetime) -> bool:
         """True when the entry has an expiry at or before ``now``."""
@@ -245,3 +252,68 @@ class SearchHit:
 
     def to_dict(self) -> dict[str, Any]:
         return {"score": self.score, "components": dict(self.components), **self.entry.to_dict()}
+
+
+class Outcome(StrEnum):
+    """What a bulk write did with one item."""
+
+    STORED = "stored"
+    MERGED = "merged"
+    """Not stored: it restates an entry already there (or an earlier item of the batch)."""
+    REFUSED = "refused"
+    """Not stored: invalid, filtered or not allowed; ``error`` says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class ItemResult:
+    """The fate of item ``index`` of a bulk write."""
+
+    index: int
+    outcome: Outcome
+    entry: MemoryEntry | None = None
+    """The stored entry, or the entry a merged item restates (None when refused)."""
+    error: str | None = None
+    """The refusal's error type (e.g. ``ValidationError``, ``FilteredError``)."""
+    reason: str | None = None
+    """The refusal's message."""
+
+    def to_dict(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"index": self.index, "outcome": str(self.outcome)}
+        if self.outcome is Outcome.REFUSED:
+            return result | {"error": self.error, "reason": self.reason}
+        if self.outcome is Outcome.MERGED and self.entry is not None:
+            result["merged_into"] = self.entry.id
+        return result | {"entry": None if self.entry is None else self.entry.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class WriteReport:
+    """What :meth:`Memory.write_many` did with each item, in the order of the items."""
+
+    items: tuple[ItemResult, ...]
+
+    def _with(self, outcome: Outcome) -> tuple[ItemResult, ...]:
+        return tuple(item for item in self.items if item.outcome is outcome)
+
+    @property
+    def stored(self) -> tuple[ItemResult, ...]:
+        return self._with(Outcome.STORED)
+
+    @property
+    def merged(self) -> tuple[ItemResult, ...]:
+        return self._with(Outcome.MERGED)
+
+    @property
+    def refused(self) -> tuple[ItemResult, ...]:
+        return self._with(Outcome.REFUSED)
+
+    @property
+    def entries(self) -> tuple[MemoryEntry, ...]:
+        """The entry of every item that was not refused (stored, or merged into), in order."""
+        return tuple(item.entry for item in self.items if item.entry is not None)
+
+    def counts(self) -> dict[str, int]:
+        return {str(o): len(self._with(o)) for o in Outcome}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.counts(), "items": [item.to_dict() for item in self.items]}

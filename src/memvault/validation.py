@@ -2,17 +2,105 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
+import numbers
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Any
+from typing import Any, TypeVar
 
 from .config import Settings
 from .errors import ValidationError
 
 _CATEGORY = re.compile(r"^[a-z][a-z0-9_\-]{0,63}$")
 _MAX_ID_CHARS = 128
+MAX_DEPTH = 32
+"""Deepest nesting of lists, mappings and records accepted in any argument."""
+_SCALARS = (bool, int, type(None), datetime, timedelta, tzinfo)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def arguments(named: Mapping[str, object]) -> None:
+    """Check every argument of an operation, however deeply nested: each string encodable as
+    UTF-8 (no lone surrogates), each number finite, nesting at most :data:`MAX_DEPTH` deep.
+
+    Called once, where the drivers enter an operation; the per-field checks then only deal
+    with meaning (ranges, formats, sizes).
+    """
+    for name, value in named.items():
+        _walk(value, (name,))
+
+
+PER_ITEM = "__memvault_checked_per_item__"
+
+
+def checked_per_item(*names: str) -> Callable[[F], F]:
+    """Mark parameters that an operation checks item by item (to report each bad item), so
+    :func:`arguments` leaves them to it."""
+
+    def mark(fn: F) -> F:
+        setattr(fn, PER_ITEM, names)
+        return fn
+
+    return mark
+
+
+def _walk(value: object, path: tuple[object, ...]) -> None:
+    if isinstance(value, str):
+        if not encodable(value):
+            raise ValidationError(
+                f"{_path(path)} is not valid Unicode text (it contains a lone surrogate, "
+                "e.g. from bytes that are not UTF-8)"
+            )
+    elif isinstance(value, _SCALARS):
+        return
+    elif isinstance(value, numbers.Real):
+        if not math.isfinite(value):
+            raise ValidationError(f"{_path(path)} must be a finite number, got {value!r}")
+    elif len(path) > MAX_DEPTH:
+        raise ValidationError(f"{_path(path[:2])} is nested more than {MAX_DEPTH} levels deep")
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _walk(key, (*path, "<key>"))
+            _walk(item, (*path, key))
+    elif isinstance(value, list | tuple | set | frozenset):
+        for index, item in enumerate(value):
+            _walk(item, (*path, index))
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            _walk(getattr(value, f.name), (*path, f.name))
+
+
+def _path(parts: tuple[object, ...]) -> str:
+    """``name.key[2]``; a nameless root ("") leaves the first key as the name."""
+    text = str(parts[0])
+    for part in parts[1:]:
+        step = f"[{part}]" if isinstance(part, int) else f".{ascii(part)[1:-1]}"
+        text += step.lstrip(".") if not text else step
+    return text or "the value"
+
+
+def encodable(text: str) -> bool:
+    """Whether ``text`` can be stored: UTF-8 encodable, so no lone surrogates."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def finite(name: str, value: object, least: float = -math.inf, most: float = math.inf) -> float:
+    """A real number (not a bool), finite and within ``least``..``most``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValidationError(f"{name} must be a number, got {type(value).__name__}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValidationError(f"{name} must be a finite number, got {value!r}")
+    if not least <= number <= most:
+        raise ValidationError(f"{name} must be between {least} and {most}, got {value!r}")
+    return number
 
 
 def _has_control(text: str) -> bool:
@@ -118,6 +206,13 @@ def expiry(
     return when
 
 
+def duration(name: str, value: object) -> float:
+    """A positive timedelta, in seconds."""
+    if not isinstance(value, timedelta) or value <= timedelta(0):
+        raise ValidationError(f"{name} must be a positive timedelta, got {value!r}")
+    return value.total_seconds()
+
+
 def limit(value: object, settings: Settings) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValidationError(f"limit must be a positive integer, got {value!r}")
@@ -142,6 +237,15 @@ def entry_ids(name: str, values: object) -> list[str]:
 def zone(value: object) -> tzinfo:
     if not isinstance(value, tzinfo):
         raise ValidationError(f"tz must be a time zone (tzinfo), got {type(value).__name__}")
+    return value
+
+
+def tenant(value: object) -> str:
+    """A tenant name: a non-empty, encodable string without control characters."""
+    if not isinstance(value, str) or not value.strip() or len(value) > _MAX_ID_CHARS:
+        raise ValidationError(f"tenant must be a non-empty string of at most 128, got {value!r}")
+    if _has_control(value) or not encodable(value):
+        raise ValidationError(f"tenant {value!r} contains a control character or a lone surrogate")
     return value
 
 

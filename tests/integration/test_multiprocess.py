@@ -25,7 +25,7 @@ def _worker(url: str, worker: int, barrier: Any, results: Any) -> None:
                     memory.retrieve("user:w0", limit=5)
             for b in range(BATCHES):
                 batch = [NewEntry(f"w{worker} b{b} {i}", "org:shared") for i in range(BATCH_SIZE)]
-                ids += [e.id for e in memory.write_many(batch)]
+                ids += [e.id for e in memory.write_many(batch).entries]
         results.put((worker, ids, None))
     except Exception:
         results.put((worker, [], traceback.format_exc()))

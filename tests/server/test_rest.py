@@ -22,6 +22,7 @@ def api(start_server: Callable[..., Client]) -> Client:
 def write(api: Client, content: str, scope: str = "user:alice", **fields: Any) -> dict[str, Any]:
     status, body = api("POST", "/v1/memories", {"content": content, "scope": scope, **fields})
     assert status == 201, body
+    assert body.pop("duplicate") is False
     return body  # type: ignore[no-any-return]
 
 
@@ -74,16 +75,54 @@ def test_search_and_retrieve(api: Client) -> None:
     assert status == 200 and [e["tags"] for e in body["entries"]] == [["ops"]]
 
 
-def test_batch_is_all_or_nothing(api: Client) -> None:
-    items = [{"content": "one fact", "scope": "user:alice"}, {"content": "two", "scope": "nope"}]
+def test_batch_reports_stored_merged_and_refused(api: Client) -> None:
+    items = [
+        {"content": "Grace bought green tea downtown on Monday", "scope": "user:alice"},
+        {"content": "two", "scope": "nope"},
+        {"content": "x"},
+        {"content": "Grace bought green tea downtown on Monday", "scope": "user:alice"},
+        {"content": "Grace sold green tea downtown on Monday", "scope": "user:alice"},
+        {"content": "Traceback (most recent call last):\n  File x", "scope": "user:alice"},
+    ]
     status, body = api("POST", "/v1/memories/batch", {"items": items})
+    assert status == 201
+    assert (body["stored"], body["merged"], body["refused"]) == (2, 1, 3)
+    outcomes = [(i["index"], i["outcome"]) for i in body["items"]]
+    assert outcomes == [
+        (0, "stored"),
+        (1, "refused"),
+        (2, "refused"),
+        (3, "merged"),
+        (4, "stored"),
+        (5, "refused"),
+    ]
+    first = body["items"][0]["entry"]["id"]
+    assert body["items"][3]["merged_into"] == first == body["items"][3]["entry"]["id"]
+    errors = [body["items"][i]["error"] for i in (1, 2, 5)]
+    assert errors == ["InvalidScopeError", "ValidationError", "FilteredError"]
+    assert body["items"][2]["reason"].startswith("missing required field")
+    assert api("GET", "/v1/count") == (200, {"count": 2})
+
+
+def test_batch_strict_is_all_or_nothing_and_batches_are_capped(api: Client) -> None:
+    items = [{"content": "one fact", "scope": "user:alice"}, {"content": "two", "scope": "nope"}]
+    status, body = api("POST", "/v1/memories/batch", {"items": items, "strict": True})
     assert status == 400 and "item 1" in body["error"]["message"]
     assert api("GET", "/v1/count") == (200, {"count": 0})
-    status, body = api("POST", "/v1/memories/batch", {"items": items[:1] * 1 + [
-        {"content": "another fact", "scope": "session:s1", "tags": ["t"]}]})  # fmt: skip
-    assert status == 201 and [e["scope"] for e in body["entries"]] == ["user:alice", "session:s1"]
-    status, body = api("POST", "/v1/memories/batch", {"items": [{"content": "x"}]})
+    status, body = api("POST", "/v1/memories/batch", {"items": [{"content": "x"}], "strict": True})
     assert status == 400 and body["error"]["message"].startswith("items[0]: missing")
+    too_many = [{"content": f"fact {n}", "scope": "user:alice"} for n in range(1001)]
+    status, body = api("POST", "/v1/memories/batch", {"items": too_many})
+    assert status == 400 and "at most 1,000 items" in body["error"]["message"]
+    status, body = api("POST", "/v1/memories/batch", {"items": []})
+    assert status == 200 and body == {"stored": 0, "merged": 0, "refused": 0, "items": []}
+
+
+def test_a_restatement_answers_200_with_the_existing_entry(api: Client) -> None:
+    first = write(api, "Maya is allergic to peanuts")
+    restated = {"content": "Maya is allergic to peanuts", "scope": "user:alice"}
+    status, again = api("POST", "/v1/memories", restated)
+    assert status == 200 and again["duplicate"] and again["id"] == first["id"]
 
 
 def test_promote_and_delete_scope(api: Client) -> None:

@@ -10,6 +10,7 @@ from memvault.retrieval import chunking, filters, scoring
 from memvault.retrieval.lexical import bm25
 from memvault.retrieval.ranker import RankSpec, rank
 from memvault.retrieval.text import fts_match, query_terms
+from memvault.store import duplicates
 from memvault.store.ops import Candidates
 
 
@@ -104,34 +105,86 @@ def test_bm25_prefers_rare_terms_and_repeats() -> None:
 class TestFilters:
     @pytest.mark.parametrize(
         "text",
-        ["Traceback (most recent call last):", "Error: boom", "ValueError: bad value",
-         "HTTP/1.1 500 Internal Server Error", '  {"error": {"code": 1}}', "ERROR! disk",
-         "503 Service Unavailable"],
-    )  # fmt: skip
+        [
+            "Traceback (most recent call last):",
+            "Error: connection refused",
+            "ValueError: bad value",
+            "HTTP/1.1 500 Internal Server Error",
+            '  {"error": {"code": 1}}',
+            '{"detail": "Not Found"}',
+            "503 Service Unavailable",
+            "<html><head><title>502 Bad Gateway</title></head></html>",
+            "panic: runtime error: index out of range [3] with length 3",
+            "fatal: not a git repository (or any of the parent directories): .git",
+            'ERROR:  relation "users" does not exist',
+            "TypeError: x is undefined\n    at f (/app/a.js:1:2)\n    at g (/app/b.js:3:4)",
+        ],
+    )
     def test_error_responses(self, text: str) -> None:
         assert filters.is_error_response(text)
 
     @pytest.mark.parametrize(
-        "text", ["The error was mine", "No errors today", "Errors: none", "HTTP/1.1 200 OK"]
+        "text",
+        [
+            "The error was mine",
+            "No errors today",
+            "Errors: none",
+            "HTTP/1.1 200 OK",
+            "Error: the user said the build failed, remember that",
+            "Exception: user is vegetarian except on Fridays",
+            "500 Internal Server Error happens when the user uploads a CSV over 10 MB",
+            "When the importer prints KeyError: 'sku', re-export the CSV with headers",
+            "npm ERR! appears when the user forgets to run npm install",
+            '{"preference": "dark mode"} is how the user stores settings',
+        ],
     )
     def test_not_error_responses(self, text: str) -> None:
         assert not filters.is_error_response(text)
 
-    def test_saliency_and_numbers(self) -> None:
+    def test_saliency(self) -> None:
         assert filters.is_too_short("a b", 3)
         assert not filters.is_too_short("a b", 0)
-        assert filters.same_numbers("order 12 of 3", "Order 12 of 3!")
-        assert not filters.same_numbers("order 12 of 3", "order 3 of 12")
+
+    @pytest.mark.parametrize(
+        ("a", "b"),
+        [
+            ("Grace bought tea on Monday.", "On Monday, grace bought the tea"),
+            ("User doesn't like tea", "The user does not really like tea"),
+            ("It costs 1,000 euros", "it costs 1000 euros!"),
+            ("The user's name is Alice", "User name is Alice"),
+            ("👍", " 👍 "),
+        ],
+    )
+    def test_restatements(self, a: str, b: str) -> None:
+        assert duplicates.restates(a, b) and duplicates.restates(b, a)
+
+    @pytest.mark.parametrize(
+        ("a", "b"),
+        [
+            ("Grace bought tea on Monday", "Grace sold tea on Monday"),
+            ("Alice owes Bob 20 dollars", "Bob owes Alice 20 dollars"),
+            ("Flight from Berlin to Paris", "Flight from Paris to Berlin"),
+            ("The team won 3 2", "The team won 2 3"),
+            ("User likes tea", "User does not like tea"),
+            ("Maya is the lead", "Maya was the lead"),
+            ("order 12 of 3", "order 3 of 12"),
+            ("", ""),
+            ("!!", "??"),
+        ],
+    )
+    def test_different_facts(self, a: str, b: str) -> None:
+        assert not duplicates.restates(a, b)
 
     def test_earlier_duplicates(self) -> None:
         vectors = np.array([[1, 0], [1, 0], [0, 1], [1, 0], [1, 0]], np.float32)
-        texts = ["a", "a", "b", "a", "a 2"]
+        texts = ["a b c", "A b c.", "b", "a b c", "a b c 2"]
         groups: list[object] = ["s", "s", "s", "t", "s"]
         eligible = np.array([True, True, True, True, True])
-        found = filters.earlier_duplicates(vectors, texts, groups, eligible, threshold=0.95)
+        found = duplicates.earlier_duplicates(vectors, texts, groups, eligible, threshold=0.95)
         assert found == [None, 0, None, None, None]
         assert (
-            filters.earlier_duplicates(vectors, texts, groups, eligible, threshold=0) == [None] * 5
+            duplicates.earlier_duplicates(vectors, texts, groups, eligible, threshold=0)
+            == [None] * 5
         )
 
 

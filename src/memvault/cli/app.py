@@ -9,6 +9,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -16,9 +17,16 @@ import click
 
 from ..config import Settings
 from ..core import UNSET
-from ..errors import ConfigError, ForbiddenError, MemvaultError, NotFoundError, ValidationError
+from ..errors import (
+    ConfigError,
+    FilteredError,
+    ForbiddenError,
+    MemvaultError,
+    NotFoundError,
+    ValidationError,
+)
 from ..memory import Memory
-from ..types import MemoryEntry, NewEntry, Provenance, Scope
+from ..types import ItemResult, MemoryEntry, NewEntry, Outcome, Provenance, Scope, WriteReport
 from . import render
 
 Command = TypeVar("Command", bound=Callable[..., Any])
@@ -167,7 +175,9 @@ def write(ctx: click.Context, content: str, scope: Scope, tags: tuple[str, ...],
             content, scope=scope, tags=tags, category=category, ttl=ttl,
             expires_at=expires_at, metadata=metadata, provenance=provenance,
         )  # fmt: skip
-    _emit(as_json, entry.to_dict(), entry.id)
+    if entry.duplicate and not as_json:
+        click.echo(f"already stored as {entry.id}: nothing new written", err=True)
+    _emit(as_json, {**entry.to_dict(), "duplicate": entry.duplicate}, entry.id)
 
 
 @cli.command()
@@ -347,35 +357,82 @@ def search(ctx: click.Context, query: str, scope: Scope, limit: int, tags: tuple
 
 
 @cli.command("import")
-@click.argument("source", type=click.File("r", encoding="utf-8"))
+@click.argument("source", type=click.File("rb"))
 @scope_option("--scope", help="Scope for lines that name none.")
 @click.option("--batch", type=click.IntRange(1, 10_000), default=256, show_default=True,
               help="Entries written per transaction.")  # fmt: skip
+@click.option("--strict", is_flag=True, help="Stop at the first refused line.")
 @json_option
 @click.pass_context
-def import_(ctx: click.Context, source: Any, scope: Scope | None, batch: int,
+def import_(ctx: click.Context, source: Any, scope: Scope | None, batch: int, strict: bool,
             as_json: bool) -> None:  # fmt: skip
     """Bulk-write JSON Lines from SOURCE ('-' for standard input).
 
     Each line is an object with "content" and optionally "scope", "tags", "category",
     "metadata", "provenance", "context", "created_at" (ISO-8601) and "expires_at".
-    A line that fails validation stops the import with its line number; batches already
-    written stay written.
+    Reports how many lines were stored, merged into an entry already there (with its id) and
+    refused (with the reason); the exit code is 2 if any line was refused. With --strict the
+    first refused line stops the import; batches already written stay written.
     """
-    lines = [line for line in source.read().splitlines() if line.strip()]
-    written = 0
+    lines = [(n, line) for n, line in enumerate(source.read().splitlines(), 1) if line.strip()]
+    results: list[ItemResult] = []
     with _translated_errors():
         memory = _memory(ctx)
         with click.progressbar(length=len(lines), label="importing", file=sys.stderr) as bar:
             for start in range(0, len(lines), batch):
-                numbered = enumerate(lines[start : start + batch], start + 1)
-                items = [_import_item(n, line, scope) for n, line in numbered]
-                written += len(memory.write_many(items))
-                bar.update(len(items))
-    _emit(as_json, {"imported": written}, f"imported {written}")
+                chunk = lines[start : start + batch]
+                results += _import_batch(memory, chunk, scope, strict)
+                bar.update(len(chunk))
+    report = WriteReport(tuple(results))
+    _emit(as_json, report.to_dict() | {"items": [_import_line(i) for i in results]},
+          render.import_summary(report))  # fmt: skip
+    if report.refused:
+        ctx.exit(EXIT_INPUT)
 
 
-def _import_item(number: int, line: str, scope: Scope | None) -> NewEntry:
+def _import_batch(
+    memory: Memory, lines: list[tuple[int, bytes]], scope: Scope | None, strict: bool
+) -> list[ItemResult]:
+    """Write one batch of numbered lines; each result's ``index`` is its line number."""
+    items, numbers, refused = [], [], []
+    for number, line in lines:
+        try:
+            items.append(_import_item(line, scope))
+            numbers.append(number)
+        except ValidationError as exc:
+            if strict:
+                raise ValidationError(f"line {number}: {exc}") from exc
+            refused.append(ItemResult(number, Outcome.REFUSED, None, type(exc).__name__, str(exc)))
+    try:
+        report = memory.write_many(items, strict=strict)
+    except MemvaultError as exc:
+        raise _about_line(exc, numbers) from exc
+    written = [replace(r, index=numbers[r.index]) for r in report.items]
+    return sorted(written + refused, key=lambda r: r.index)
+
+
+def _about_line(error: MemvaultError, numbers: list[int]) -> MemvaultError:
+    """A strict import's error, its ``item N`` told as the line it came from."""
+    head, sep, rest = str(error).partition(": ")
+    if sep and head.startswith("item ") and head[5:].isdigit():
+        message = f"line {numbers[int(head[5:])]}: {rest}"
+        if isinstance(error, FilteredError):
+            return FilteredError(error.reason, message)
+        return type(error)(message)
+    return error
+
+
+def _import_line(result: ItemResult) -> dict[str, Any]:
+    """One line of the JSON report: its number, outcome and id (no content)."""
+    line = {"line": result.index, **result.to_dict()}
+    line.pop("index")
+    entry = line.pop("entry", None)
+    if entry is not None and result.outcome is Outcome.STORED:
+        line["id"] = entry["id"]
+    return line
+
+
+def _import_item(line: bytes, scope: Scope | None) -> NewEntry:
     try:
         data = json.loads(line)
         if not isinstance(data, dict):
@@ -387,8 +444,10 @@ def _import_item(number: int, line: str, scope: Scope | None) -> NewEntry:
             if isinstance(data.get(key), str):
                 data[key] = datetime.fromisoformat(data[key])
         return NewEntry(**data)
-    except (json.JSONDecodeError, TypeError, ValueError) as exc:
-        raise ValidationError(f"line {number}: {exc}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ValidationError(f"not a JSON line: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(str(exc)) from None
 
 
 @cli.command()

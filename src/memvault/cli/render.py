@@ -7,11 +7,22 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..facilities.model import Finding, Record, Session, trust_tag
-from ..types import MemoryEntry
+from ..types import MemoryEntry, WriteReport
 
 
 def as_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False)
+
+
+def import_summary(report: WriteReport) -> str:
+    """Counts, then one line per merged or refused line of the input (``index`` is the line)."""
+    counts = report.counts()
+    lines = [f"stored {counts['stored']}, merged {counts['merged']}, refused {counts['refused']}"]
+    for item in report.merged:
+        lines.append(f"line {item.index}: merged into {item.entry and item.entry.id}")
+    for item in report.refused:
+        lines.append(f"line {item.index}: refused ({item.error}): {item.reason}")
+    return "\n".join(lines)
 
 
 def entry_line(entry: MemoryEntry, width: int = 60) -> str:

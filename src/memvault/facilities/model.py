@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..errors import ValidationError
+from ..store.duplicates import restates
 from ..types import MemoryEntry
 
 SESSION, RECORD, SUMMARY, FINDING = "session", "record", "summary", "finding"
@@ -155,7 +156,6 @@ def finding_id(created_at: datetime, sequence: int, suffix: str) -> str:
 
 
 _PUNCTUATION = re.compile(r"[^\w\s]", re.UNICODE)
-JACCARD_THRESHOLD = 0.5
 
 
 def normalised(text: str) -> str:
@@ -164,20 +164,14 @@ def normalised(text: str) -> str:
     return " ".join(_PUNCTUATION.sub(" ", folded).split())
 
 
-def jaccard(a: str, b: str) -> float:
-    """Word-set Jaccard similarity of two texts (on their normalised forms)."""
-    left, right = set(normalised(a).split()), set(normalised(b).split())
-    if not left or not right:
-        return 0.0
-    return len(left & right) / len(left | right)
-
-
 def duplicate_finding(content: str, existing: Sequence[Finding]) -> Finding | None:
-    """The finding ``content`` repeats: same text, same normalised text, or Jaccard ≥ 0.5."""
+    """The finding ``content`` repeats: the same text, the same normalised text, or the same
+    fact restated (see :func:`memvault.store.duplicates.restates`). Seed 001's third tier was
+    word-set Jaccard >= 0.5, which merged "week 10" into "week 11": different findings."""
     for tier in (
         lambda f: f.content == content,
         lambda f: normalised(f.content) == normalised(content),
-        lambda f: jaccard(f.content, content) >= JACCARD_THRESHOLD,
+        lambda f: restates(f.content, content),
     ):
         found = next((f for f in existing if tier(f)), None)
         if found is not None:

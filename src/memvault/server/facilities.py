@@ -10,6 +10,7 @@ from ..errors import ValidationError
 from ..memory import AsyncMemory
 from .payload import FLAG, INTEGER, OBJECT, TAG_PARAM, TEXT, TEXTS, TIMESTAMP, Field
 from .routes import Answer, Call, Route
+from .store import written
 
 
 def _zone(name: str, value: Any) -> ZoneInfo:
@@ -74,8 +75,7 @@ async def search_records(memory: AsyncMemory, call: Call) -> Answer:
 
 async def add_note(memory: AsyncMemory, call: Call) -> Answer:
     """Add to the session's Session Memory."""
-    entry = await memory.add_session_memory(call.path["session_id"], **call.args)
-    return 201, entry.to_dict()
+    return written(await memory.add_session_memory(call.path["session_id"], **call.args))
 
 
 async def list_notes(memory: AsyncMemory, call: Call) -> Answer:
@@ -98,8 +98,7 @@ async def list_findings(memory: AsyncMemory, call: Call) -> Answer:
 
 async def add_global(memory: AsyncMemory, call: Call) -> Answer:
     """Add to a user's Global Memory."""
-    entry = await memory.add_global_memory(call.path["user_id"], **call.args)
-    return 201, entry.to_dict()
+    return written(await memory.add_global_memory(call.path["user_id"], **call.args))
 
 
 async def list_global(memory: AsyncMemory, call: Call) -> Answer:
@@ -110,12 +109,12 @@ async def list_global(memory: AsyncMemory, call: Call) -> Answer:
 
 async def pin(memory: AsyncMemory, call: Call) -> Answer:
     """Copy a Session Memory entry or a Finding into Global Memory."""
-    return 201, (await memory.pin(call.path["entry_id"], **call.args)).to_dict()
+    return written(await memory.pin(call.path["entry_id"], **call.args))
 
 
 async def demote(memory: AsyncMemory, call: Call) -> Answer:
     """Move a Global Memory entry into a session."""
-    return 201, (await memory.demote(call.path["entry_id"], **call.args)).to_dict()
+    return written(await memory.demote(call.path["entry_id"], **call.args))
 
 
 async def system_prompt(memory: AsyncMemory, call: Call) -> Answer:

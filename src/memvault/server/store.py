@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ..errors import NotFoundError, ValidationError
 from ..memory import AsyncMemory
-from ..types import NewEntry
+from ..types import ItemResult, MemoryEntry, NewEntry, Outcome, WriteReport
 from .payload import (
     FLAG,
     INTEGER,
@@ -34,20 +34,37 @@ SELECT = {"scope": TEXT, "tag": TAG_PARAM, "since": TIMESTAMP}
 
 
 async def write(memory: AsyncMemory, call: Call) -> Answer:
-    """Store one entry (a near-duplicate returns the existing one)."""
-    return 201, (await memory.write(**call.args)).to_dict()
+    """Store one entry; an entry already stating the same fact is returned instead (200)."""
+    return written(await memory.write(**call.args))
+
+
+def written(entry: MemoryEntry) -> Answer:
+    """201 and the new entry, or 200 and the existing one it restates (``duplicate``)."""
+    return (200 if entry.duplicate else 201), {**entry.to_dict(), "duplicate": entry.duplicate}
 
 
 async def write_batch(memory: AsyncMemory, call: Call) -> Answer:
-    """Store several entries in one transaction: all or none."""
-    requests = []
-    for index, item in enumerate(call.args["items"]):
+    """Store several entries in one transaction; report each item: stored, merged or refused."""
+    items, strict = call.args["items"], call.args.get("strict", False)
+    most = memory.settings.max_batch_items
+    if len(items) > most:
+        raise ValidationError(
+            f"a batch may hold at most {most:,} items, got {len(items):,} "
+            "(send several batches, or raise MEMVAULT_MAX_BATCH_ITEMS)"
+        )
+    requests, positions, refused = [], [], []
+    for index, item in enumerate(items):
         try:
             requests.append(NewEntry(**fields(item, ENTRY, WRITE)))
+            positions.append(index)
         except ValidationError as exc:
-            raise ValidationError(f"items[{index}]: {exc}") from exc
-    entries = await memory.write_many(requests)
-    return 201, {"entries": [e.to_dict() for e in entries]}
+            if strict:
+                raise ValidationError(f"items[{index}]: {exc}") from exc
+            refused.append(ItemResult(index, Outcome.REFUSED, None, type(exc).__name__, str(exc)))
+    report = await memory.write_many(requests, strict=strict)
+    results = [replace(r, index=positions[r.index]) for r in report.items] + refused
+    merged = WriteReport(tuple(sorted(results, key=lambda r: r.index)))
+    return (201 if merged.stored else 200), merged.to_dict()
 
 
 async def list_entries(memory: AsyncMemory, call: Call) -> Answer:
@@ -77,8 +94,8 @@ async def delete_entry(memory: AsyncMemory, call: Call) -> Answer:
 
 
 async def promote_entry(memory: AsyncMemory, call: Call) -> Answer:
-    """Copy an entry into a broader scope."""
-    return 201, (await memory.promote(call.path["entry_id"], **call.args)).to_dict()
+    """Copy an entry into a broader scope (200 if the scope already states the same fact)."""
+    return written(await memory.promote(call.path["entry_id"], **call.args))
 
 
 async def delete_scope(memory: AsyncMemory, call: Call) -> Answer:
@@ -119,8 +136,9 @@ ROUTES = (
           answer="the entry"),
     Route("GET", "/v1/memories", list_entries, query={**SELECT, "order": TEXT, "limit": INTEGER,
           "cursor": TEXT, "include_expired": FLAG}, answer="entries and next_cursor"),
-    Route("POST", "/v1/memories/batch", write_batch, {"items": ITEMS}, required=("items",),
-          status=201, answer="the entries, in order"),
+    Route("POST", "/v1/memories/batch", write_batch, {"items": ITEMS, "strict": FLAG},
+          required=("items",), status=201,
+          answer="counts stored/merged/refused and each item's outcome, in order"),
     Route("GET", ENTRY_ID, get_entry, answer="the entry"),
     Route("PATCH", ENTRY_ID, update_entry, {"content": TEXT, "tags": TEXTS,
           "expires_at": replace(TIMESTAMP, nullable=True), "metadata": OBJECT},

@@ -18,6 +18,7 @@ from ..retrieval.text import words
 from ..types import MemoryEntry
 from . import ops
 from .base import Backend, Capabilities
+from .duplicates import stored_duplicate
 from .timeconv import to_micros
 from .vector_cache import ChunkTable, exact_cosine, score_table
 
@@ -127,7 +128,7 @@ class InMemoryBackend(Backend):
         ]
 
     def op_put(self, op: ops.PutOp, undo: Undo) -> str | None:
-        duplicate = self._duplicate_of(
+        duplicate = stored_duplicate(
             op,
             lambda probe: self.op_search(probe, undo),
             lambda entry_id: self.op_get(ops.GetOp(op.tenant, entry_id), undo),

@@ -83,14 +83,6 @@ class PutOp(Op):
     chunks: tuple[ChunkRecord, ...] = ()
     duplicate_threshold: float = 0.0
 
-    def duplicate_probe(self) -> SearchOp | None:
-        """The search that finds a near-duplicate of this entry, if one should be looked for."""
-        if self.duplicate_threshold <= 0 or len(self.chunks) != 1 or self.chunks[0].vector is None:
-            return None
-        # The whole scope (its vectors are cached per scope); the backend keeps the same category.
-        where = Filter(self.tenant, (self.entry.scope,), live_at=self.entry.created_at)
-        return SearchOp(where, None, (), self.chunks[0].vector)
-
 
 @dataclass(frozen=True, slots=True)
 class GetOp(Op):

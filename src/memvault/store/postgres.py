@@ -20,6 +20,7 @@ from ..config import Settings
 from ..errors import BackendError, ConflictError
 from . import migrations, ops
 from .base import Backend, Capabilities
+from .duplicates import probe, stored_duplicate
 from .sql import SQL, Dialect, where_sql
 from .sqlops import SqlOps
 from .timeconv import from_micros, to_micros
@@ -256,10 +257,10 @@ class PostgresBackend(SqlOps, Backend):
             )  # fmt: skip
 
     def op_put(self, conn: Any, op: ops.PutOp) -> str | None:
-        if op.duplicate_probe() is not None:
+        if probe(op) is not None:
             # Serialise near-duplicate checks per scope, so two writers cannot both miss.
             self.lock_scope(conn, op.tenant, str(op.entry.scope))
-        duplicate = self._duplicate_of(
+        duplicate = stored_duplicate(
             op,
             lambda probe: self.op_search(conn, probe),
             lambda entry_id: self.op_get(conn, ops.GetOp(op.tenant, entry_id)),

@@ -27,6 +27,7 @@ from ..config import Settings
 from ..errors import BackendError, ConflictError
 from . import ann, migrations, ops
 from .base import Backend, Capabilities
+from .duplicates import stored_duplicate
 from .sql import SQL, Dialect, where_sql
 from .sqlops import SqlOps
 from .timeconv import from_micros, to_micros
@@ -315,7 +316,7 @@ class SQLiteBackend(SqlOps, Backend):
             )
 
     def op_put(self, conn: Any, op: ops.PutOp) -> str | None:
-        duplicate = self._duplicate_of(
+        duplicate = stored_duplicate(
             op,
             lambda probe: self.op_search(conn, probe),
             lambda entry_id: self.op_get(conn, ops.GetOp(op.tenant, entry_id)),

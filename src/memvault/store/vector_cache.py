@@ -156,10 +156,3 @@ def score_table(
         has_vector=has_vector[live],
         vectors=vectors,
     )
-
-
-def similar_ids(candidates: Candidates, threshold: float, most: int = 8) -> list[str]:
-    """Ids of the candidates whose cosine reaches ``threshold``, most similar first."""
-    above = np.flatnonzero(candidates.dense >= threshold)
-    best = above[np.argsort(-candidates.dense[above], kind="stable")][:most]
-    return [str(candidates.entry_ids[i]) for i in best]

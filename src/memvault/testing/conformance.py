@@ -36,7 +36,7 @@ from ..errors import (
 from ..memory import AsyncMemory, Memory
 from ..scopes import PROMOTION_TARGETS
 from ..store.base import Backend
-from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind, SearchHit
+from ..types import MemoryEntry, NewEntry, Outcome, Provenance, Scope, ScopeKind, SearchHit
 from . import HashEmbedder, ManualClock
 from .facilities_conformance import FacilityConformance
 
@@ -198,20 +198,39 @@ class MemoryConformance(FacilityConformance):
         assert entry.expires_at == clock() + timedelta(seconds=60)
 
     def test_write_many_writes_all_in_order(self, memory: Any) -> None:
-        entries = memory.write_many(
+        report = memory.write_many(
             [NewEntry("one", "user:a"), {"content": "two", "scope": "user:a", "tags": ["t"]}]
         )
-        assert _contents(entries) == ["one", "two"]
+        assert _contents(report.entries) == ["one", "two"]
+        assert [item.outcome for item in report.items] == [Outcome.STORED, Outcome.STORED]
+        assert report.counts() == {"stored": 2, "merged": 0, "refused": 0}
         assert _contents(memory.retrieve("user:a", order="oldest")) == ["one", "two"]
 
-    def test_write_many_is_all_or_nothing(self, memory: Any) -> None:
+    def test_write_many_strict_is_all_or_nothing(self, memory: Any) -> None:
         items = [NewEntry("ok", "user:a"), NewEntry("", "user:a")]
         with pytest.raises(ValidationError, match="item 1"):
-            memory.write_many(items)
+            memory.write_many(items, strict=True)
         assert memory.count() == 0
 
+    def test_write_many_reports_refused_items_and_stores_the_rest(self, memory: Any) -> None:
+        items: list[Any] = [
+            NewEntry("kept", "user:a"),
+            NewEntry("", "user:a"),
+            {"content": "x", "scope": "nowhere:1"},
+            {"content": "x", "bogus": 1},
+            "not an item",
+            NewEntry("x \ud800", "user:a"),
+            NewEntry("also kept", "user:a", metadata={"n": float("nan")}),
+        ]
+        report = memory.write_many(items)
+        assert [i.outcome for i in report.items] == [Outcome.STORED, *[Outcome.REFUSED] * 6]
+        assert [i.index for i in report.refused] == [1, 2, 3, 4, 5, 6]
+        assert {i.error for i in report.refused} == {"ValidationError", "InvalidScopeError"}
+        assert all(i.reason and i.entry is None for i in report.refused)
+        assert _contents(memory.retrieve("user:a")) == ["kept"]
+
     def test_write_many_empty(self, memory: Any) -> None:
-        assert memory.write_many([]) == []
+        assert memory.write_many([]).items == ()
 
     # -- retrieve ---------------------------------------------------------------------------
 
@@ -416,6 +435,16 @@ class MemoryConformance(FacilityConformance):
         promoted = memory.promote(source.id, "user:u", delete_original=True)
         assert memory.get(source.id) is None
         assert memory.get(promoted.id) is not None
+
+    def test_promoting_twice_keeps_one_copy(self, memory: Any) -> None:
+        source = memory.write("User prefers dark mode", scope="session:s1", tags=["ui"])
+        again = memory.write("User prefers dark mode", scope="session:s2", tags=["ui"])
+        first = memory.promote(source.id, "user:alice")
+        second = memory.promote(again.id, "user:alice")
+        assert second.id == first.id and second.duplicate and not first.duplicate
+        assert memory.count("user:alice") == 1
+        moved = memory.promote(again.id, "user:alice", delete_original=True)
+        assert moved.id == first.id and memory.get(again.id) is None
 
     def test_promote_overrides_content_and_tags(self, memory: Any) -> None:
         source = memory.write("raw", scope="user:u", tags=["a"])
@@ -704,7 +733,7 @@ class MemoryConformance(FacilityConformance):
     def test_conversational_search_lifts_the_reply(self, memory: Any) -> None:
         turns = ["How was the trip to Lisbon?", "Amazing, we ate pastel de nata daily.",
                  "Did you visit the castle?", "Yes, the views were great."]  # fmt: skip
-        entries = memory.write_many([NewEntry(t, "object:chat:1") for t in turns])
+        entries = memory.write_many([NewEntry(t, "object:chat:1") for t in turns]).entries
         hits = memory.search("trip to Lisbon", "object:chat:1", limit=2, conversational=True)
         assert [h.entry.id for h in hits] == [entries[0].id, entries[1].id]
 
@@ -712,10 +741,11 @@ class MemoryConformance(FacilityConformance):
 
     def test_near_duplicates_return_the_existing_entry(self, memory: Any) -> None:
         first = memory.write("Alice prefers dark mode in every editor", scope="user:a")
-        again = memory.write("Alice prefers dark mode in every editor.", scope="user:a")
+        again = memory.write("alice prefers the dark mode in every editor.", scope="user:a")
         elsewhere = memory.write("Alice prefers dark mode in every editor", scope="user:b")
         assert again == first
-        assert elsewhere.id != first.id
+        assert again.duplicate and not first.duplicate
+        assert elsewhere.id != first.id and not elsewhere.duplicate
         assert memory.count() == 2
         assert memory.stats()["near_duplicate"] == 1
 
@@ -724,14 +754,52 @@ class MemoryConformance(FacilityConformance):
         b = memory.write("Order 1235 shipped to Alice today", scope="user:a")
         assert a.id != b.id
 
+    @pytest.mark.parametrize(
+        ("first", "second"),
+        [
+            (
+                "Grace bought green tea downtown on Monday.",
+                "Grace sold green tea downtown on Monday.",
+            ),
+            ("Ivan visited the museum in Berlin.", "Ivan studied the museum in Berlin."),
+            (
+                "Alice owes Bob twenty dollars for lunch.",
+                "Bob owes Alice twenty dollars for lunch.",
+            ),
+            ("The user likes spicy food a lot.", "The user doesn't like spicy food a lot."),
+            ("Maya is the team lead of billing.", "Maya was the team lead of billing."),
+        ],
+    )
+    def test_different_facts_from_one_template_are_both_kept(
+        self, memory: Any, first: str, second: str
+    ) -> None:
+        a = memory.write(first, scope="user:a")
+        b = memory.write(second, scope="user:a")
+        assert a.id != b.id and not b.duplicate
+        report = memory.write_many([NewEntry(first, "user:b"), NewEntry(second, "user:b")])
+        assert report.counts() == {"stored": 2, "merged": 0, "refused": 0}
+        assert memory.count() == 4
+
+    def test_restatements_merge(self, memory: Any) -> None:
+        first = memory.write("Grace bought green tea downtown on Monday.", scope="user:a")
+        for again in (
+            "on Monday Grace bought green tea downtown.",
+            "GRACE bought green tea downtown on monday.",
+        ):
+            assert memory.write(again, scope="user:a").id == first.id
+        assert memory.count() == 1
+
     def test_write_many_deduplicates_within_and_against_the_store(self, memory: Any) -> None:
         stored = memory.write("Bob likes jazz music a lot", scope="user:a")
         items = [NewEntry("Bob likes jazz music a lot!", "user:a"),
                  NewEntry("Carol plays the violin", "user:a"),
                  NewEntry("Carol plays the violin.", "user:a")]  # fmt: skip
-        result = memory.write_many(items)
-        assert result[0] == stored
-        assert result[2] == result[1]
+        report = memory.write_many(items)
+        assert [i.outcome for i in report.items] == [Outcome.MERGED, Outcome.STORED, Outcome.MERGED]
+        assert report.items[0].entry == stored and report.items[0].entry.duplicate
+        assert report.items[2].entry == report.items[1].entry
+        assert report.to_dict()["items"][0]["merged_into"] == stored.id
+        assert report.to_dict()["items"][2]["merged_into"] == report.items[1].entry.id
         assert memory.count() == 2
 
     def test_near_duplicate_check_can_be_turned_off(self, make_memory: Any) -> None:
@@ -748,10 +816,15 @@ class MemoryConformance(FacilityConformance):
             assert caught.value.reason == "error_response"
         with pytest.raises(FilteredError, match="shorter than 10"):
             memory.write("ok sure", scope="user:a")
+        items = [NewEntry("long enough content", "user:a"), NewEntry("hm", "user:a")]
         with pytest.raises(FilteredError, match="item 1"):
-            memory.write_many([NewEntry("long enough content", "user:a"), NewEntry("hm", "user:a")])
+            memory.write_many(items, strict=True)
         assert memory.count() == 0
-        assert memory.stats() == {"filtered_error_response": 4, "filtered_too_short": 2}
+        refused = memory.write_many(items).refused
+        assert [(i.index, i.error) for i in refused] == [(1, "FilteredError")]
+        assert memory.count() == 1
+        stats = {"filtered_error_response": 4, "filtered_too_short": 3, "written": 1}
+        assert memory.stats() == stats
         kept = make_memory(settings=Settings(skip_error_responses=False))
         assert kept.write("Error: kept on purpose", scope="user:a").content.startswith("Error")
 
