@@ -108,6 +108,17 @@ def test_errors_are_one_line_with_exit_codes(run: Any, args: tuple[str, ...], co
     assert "Traceback" not in result.output
 
 
+def test_the_shell_example_twice_keeps_one_copy(run: Any) -> None:
+    for attempt in range(2):
+        note = run("write", "User prefers dark mode", "--scope", "session:s1", "--tag", "ui")
+        assert ("nothing new written" in note.stderr) == (attempt == 1)
+        promoted = json.loads(run("promote", note.stdout.strip(), "--to", "user:alice",
+                                  "--json").stdout)  # fmt: skip
+        assert promoted["duplicate"] == (attempt == 1)
+    hits = json.loads(run("search", "which theme?", "--scope", "user:alice", "--json").stdout)
+    assert [h["content"] for h in hits] == ["User prefers dark mode"]
+
+
 def test_forbidden_promotion_is_a_store_error(run: Any) -> None:
     entry_id = run("write", "x", "--scope", "org:o").stdout.strip()
     result = run("promote", entry_id, "--to", "user:a", code=1)

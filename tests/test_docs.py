@@ -19,6 +19,8 @@ def test_quick_start_runs(isolated_environment: Path, capsys: pytest.CaptureFixt
     assert "2 entries for alice" in out
     assert out.splitlines()[-1] == "User prefers dark mode"
     assert (isolated_environment / "memvault.db").exists()
+    exec(compile(block[1], "README quick start", "exec"), {})  # a second run adds nothing
+    assert capsys.readouterr().out == out
 
 
 def test_readme_names_the_two_commands() -> None:

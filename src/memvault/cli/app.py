@@ -114,6 +114,13 @@ def _emit(as_json: bool, data: Any, text: str) -> None:
     click.echo(render.as_json(data) if as_json else text)
 
 
+def _emit_written(as_json: bool, entry: MemoryEntry) -> None:
+    """A written entry's id (or JSON); a merge is said on stderr and as ``"duplicate"``."""
+    if entry.duplicate and not as_json:
+        click.echo(f"already stored as {entry.id}: the same fact; nothing new written", err=True)
+    _emit(as_json, {**entry.to_dict(), "duplicate": entry.duplicate}, entry.id)
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 tag_option = click.option(
     "--tag", "tags", multiple=True, help="A tag; repeat for several (filters need ALL of them)."
@@ -175,9 +182,7 @@ def write(ctx: click.Context, content: str, scope: Scope, tags: tuple[str, ...],
             content, scope=scope, tags=tags, category=category, ttl=ttl,
             expires_at=expires_at, metadata=metadata, provenance=provenance,
         )  # fmt: skip
-    if entry.duplicate and not as_json:
-        click.echo(f"already stored as {entry.id}: nothing new written", err=True)
-    _emit(as_json, {**entry.to_dict(), "duplicate": entry.duplicate}, entry.id)
+    _emit_written(as_json, entry)
 
 
 @cli.command()
@@ -294,7 +299,7 @@ def promote(ctx: click.Context, entry_id: str, target: Scope, delete_original: b
         entry = _memory(ctx).promote(
             entry_id, target, delete_original=delete_original, content=content, tags=tags or None
         )
-    _emit(as_json, entry.to_dict(), entry.id)
+    _emit_written(as_json, entry)
 
 
 @cli.command()

@@ -11,7 +11,15 @@ import click
 
 from ..facilities.model import GLOBAL_MEMORY, ROLES, SESSION_MEMORY, Record
 from . import render
-from .app import _emit, _memory, _translated_errors, cli, json_object_option, json_option
+from .app import (
+    _emit,
+    _emit_written,
+    _memory,
+    _translated_errors,
+    cli,
+    json_object_option,
+    json_option,
+)
 
 
 def _text(value: str) -> str:
@@ -134,7 +142,7 @@ def session_note(ctx: click.Context, session_id: str, fact: str, category: str, 
     with _translated_errors():
         entry = _memory(ctx).add_session_memory(session_id, _text(fact), category=category,
                                                 source=source, native=native)  # fmt: skip
-    _emit(as_json, entry.to_dict(), entry.id)
+    _emit_written(as_json, entry)
 
 
 @session.command("notes")
@@ -270,7 +278,7 @@ def global_add(ctx: click.Context, user_id: str, fact: str, category: str, sourc
         entry = _memory(ctx).add_global_memory(user_id, _text(fact), category=category,
                                                source=source, native=native,
                                                session_id=session_id)  # fmt: skip
-    _emit(as_json, entry.to_dict(), entry.id)
+    _emit_written(as_json, entry)
 
 
 @global_.command("list")
@@ -295,7 +303,7 @@ def pin(ctx: click.Context, entry_id: str, category: str, as_json: bool) -> None
     """Pin a Session Memory entry or a Finding (its entry id) to Global Memory."""
     with _translated_errors():
         entry = _memory(ctx).pin(entry_id, category=category)
-    _emit(as_json, entry.to_dict(), entry.id)
+    _emit_written(as_json, entry)
 
 
 @cli.command()
@@ -310,7 +318,7 @@ def demote(ctx: click.Context, entry_id: str, session_id: str, category: str,
     """Move a Global Memory entry into a session's Session Memory."""
     with _translated_errors():
         entry = _memory(ctx).demote(entry_id, session_id, category=category)
-    _emit(as_json, entry.to_dict(), entry.id)
+    _emit_written(as_json, entry)
 
 
 # -- what the LLM sees ------------------------------------------------------------------------
