@@ -1,10 +1,14 @@
 """The store's logic, free of I/O: every operation is a *plan*.
 
-A plan is a generator that yields steps and returns the operation's result. A step is either a
-tuple of ops (one transaction, answered with the list of their results) or an :class:`Invoke` of
-a caller's callback (answered with its return value). Errors are thrown back into the plan at
-the ``yield``. The drivers in :mod:`memvault.memory` run the same plans synchronously or with
-``await``, so the logic exists exactly once.
+How to read a plan: it is a generator method that returns the operation's result. Each
+``x = yield from run(SomeOp(...))`` is one transaction against the backend, and ``x`` is that
+op's result (``Op[R]`` → ``R``, checked by mypy); ``run(a, b, c)`` runs several ops in one
+transaction and returns ``a``'s result, ``run_all(ops)`` returns all of theirs.
+``y = yield from call(fn, *args)`` calls a function (an embedder, a caller's callback; awaited if
+it returns an awaitable). An error of either is raised at that line, so ``try``/``except``
+around it works as for a call. Everything between the ``yield``s is pure logic. The drivers in
+:mod:`memvault.memory` run the same plans with blocking calls or with ``await``: the logic exists
+exactly once.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar, cast
 
 import numpy as np
 
@@ -103,8 +107,27 @@ class Invoke:
     blocking: bool = False
 
 
-Step = tuple[Op, ...] | Invoke
+Step = tuple[Op[Any], ...] | Invoke
 Plan = Generator[Step, Any, T]
+R = TypeVar("R")
+
+
+def run(op: Op[R], *also: Op[Any]) -> Plan[R]:
+    """Run ``op`` — with ``also`` in the same transaction — and return ``op``'s result."""
+    results = yield (op, *also)
+    return cast(R, results[0])
+
+
+def run_all(ops: Iterable[Op[R]]) -> Plan[builtins.list[R]]:
+    """Run ``ops`` in one transaction and return their results, in order."""
+    results = yield tuple(ops)
+    return cast("builtins.list[R]", results)
+
+
+def call(fn: Callable[..., Any], *args: Any, blocking: bool = False) -> Plan[Any]:
+    """Call ``fn(*args)`` (awaited if it returns an awaitable); ``blocking`` runs it in a
+    thread under the async driver (embedding, CPU-bound work)."""
+    return (yield Invoke(fn, args, blocking))
 
 
 class _Unset:
@@ -236,7 +259,7 @@ class Planner:
 
     def _embed(self, texts: Sequence[str]) -> Plan[Any]:
         """Embed texts in one blocking step; the embedder's answer is checked, not trusted."""
-        vectors = yield Invoke(self.embedder.embed, (list(texts),), blocking=True)
+        vectors: Any = yield from call(self.embedder.embed, list(texts), blocking=True)
         expected = (len(texts), self.embedder.dimension)
         if getattr(vectors, "shape", None) != expected:
             raise ConfigError(
@@ -264,9 +287,9 @@ class Planner:
     def check_embedding(self) -> Plan[None]:
         """Record this store's embedding model, or fail if it was built with another one."""
         name, dimension = self.embedder.name, self.embedder.dimension
-        (stored,) = yield (StoredEmbeddingOp(),)  # a read: opening a store takes no write lock
+        stored = yield from run(StoredEmbeddingOp())  # a read: opening a store takes no lock
         if stored is None:
-            (stored,) = yield (EmbeddingInfoOp(name, dimension),)  # the first opener records it
+            stored = yield from run(EmbeddingInfoOp(name, dimension))  # the first opener records
         if tuple(stored) != (name, dimension):
             raise EmbeddingMismatchError(
                 f"this store was embedded with {stored[0]!r} ({stored[1]} dimensions) but is "
@@ -334,7 +357,7 @@ class Planner:
         indexed: bool = True,
         duplicates: bool = False,
         cap: tuple[tuple[str, ...], int] | None = None,
-        also: Sequence[Op] = (),
+        also: Sequence[Op[Any]] = (),
     ) -> Plan[MemoryEntry]:
         """Store a new entry, in one transaction with ``also``.
 
@@ -346,10 +369,10 @@ class Planner:
         if indexed:
             (chunks,) = yield from self._index([entry])
         threshold = self.settings.near_duplicate_threshold if duplicates else 0.0
-        ops: builtins.list[Op] = [PutOp(self.tenant, entry, chunks, threshold)]
+        ops: builtins.list[Op[Any]] = [PutOp(self.tenant, entry, chunks, threshold)]
         if cap is not None:
             ops.append(TrimOp(Filter(self.tenant, (entry.scope,), categories=cap[0]), cap[1]))
-        (duplicate, *_) = yield (*ops, *also)
+        duplicate = yield from run(*ops, *also)
         if duplicate is None:
             self.stats.add("written")
             return entry
@@ -361,7 +384,7 @@ class Planner:
         found: builtins.list[MemoryEntry] = []
         after = None
         while True:
-            (page,) = yield (ListOp(where, PAGE, order, after),)
+            page = yield from run(ListOp(where, PAGE, order, after))
             found += page
             if len(page) < PAGE:
                 return found
@@ -462,12 +485,12 @@ class Planner:
         chunks = yield from self._index(entries)
         threshold = self.settings.near_duplicate_threshold
         same_batch = self._duplicates_within(entries, chunks, threshold)
-        puts = tuple(
+        puts = (
             PutOp(self.tenant, entry, entry_chunks, threshold)
             for entry, entry_chunks, twin in zip(entries, chunks, same_batch, strict=True)
             if twin is None
         )
-        outcomes = iter((yield puts))
+        outcomes = iter((yield from run_all(puts)))
         kept: builtins.list[MemoryEntry | str] = []
         for entry, twin in zip(entries, same_batch, strict=True):
             kept.append(kept[twin] if twin is not None else next(outcomes) or entry)
@@ -509,7 +532,7 @@ class Planner:
         ids = list(dict.fromkeys(item for item in items if isinstance(item, str)))
         found: dict[str, MemoryEntry] = {}
         if ids:
-            fetched = yield tuple(GetOp(self.tenant, i) for i in ids)
+            fetched = yield from run_all(GetOp(self.tenant, i) for i in ids)
             found = {e.id: e for e in fetched if e is not None}
         return [found[item] if isinstance(item, str) else item for item in items]
 
@@ -537,15 +560,14 @@ class Planner:
             check.limit(limit, self.settings),
             check.order(order),  # type: ignore[arg-type]
         )
-        (found,) = yield (op,)
-        return found  # type: ignore[no-any-return]
+        return (yield from run(op))
 
     def get(self, entry_id: str) -> Plan[MemoryEntry | None]:
         """The entry with this id, or None if it does not exist or has expired."""
-        (found,) = yield (GetOp(self.tenant, check.entry_id(entry_id)),)
+        found = yield from run(GetOp(self.tenant, check.entry_id(entry_id)))
         if found is None or found.is_expired(self.now()):
             return None
-        return found  # type: ignore[no-any-return]
+        return found
 
     def update(
         self,
@@ -581,7 +603,7 @@ class Planner:
             if updated.content != current.content:
                 (chunks,) = yield from self._index([updated])
             try:
-                yield (ReplaceOp(self.tenant, updated, current.revision, chunks),)
+                yield from run(ReplaceOp(self.tenant, updated, current.revision, chunks))
             except ConflictError:
                 continue
             return updated
@@ -594,17 +616,15 @@ class Planner:
 
         Records, sessions and summaries cannot be deleted one by one (ForbiddenError).
         """
-        (found,) = yield (GetOp(self.tenant, check.entry_id(entry_id)),)
+        found = yield from run(GetOp(self.tenant, check.entry_id(entry_id)))
         if found is None:
             return False
         self._editable(found)
-        (deleted,) = yield (DeleteOp(self.tenant, entry_id),)
-        return bool(deleted)
+        return (yield from run(DeleteOp(self.tenant, entry_id)))
 
     def delete_by_scope(self, scope: Scope | str) -> Plan[int]:
         """Delete every entry of exactly this scope (no other scope, no other tenant)."""
-        (count,) = yield (DeleteScopeOp(self.tenant, Scope.coerce(scope)),)
-        return int(count)
+        return (yield from run(DeleteScopeOp(self.tenant, Scope.coerce(scope))))
 
     def promote(
         self,
@@ -662,7 +682,7 @@ class Planner:
         ids = [check.entry_id(i) for i in entry_ids]
         if not ids or len(set(ids)) != len(ids):
             raise ValidationError("compact needs a non-empty list of distinct entry ids")
-        found = yield tuple(GetOp(self.tenant, i) for i in ids)
+        found = yield from run_all(GetOp(self.tenant, i) for i in ids)
         now = self.now()
         sources: builtins.list[MemoryEntry] = []
         for entry_id, entry in zip(ids, found, strict=True):
@@ -690,17 +710,17 @@ class Planner:
         entry = self._editable(self._new_entry(request, now))
         entry = replace(entry, compacted_from_ids=tuple(ids))
         (chunks,) = yield from self._index([entry])
-        ops: list[Op] = [PutOp(self.tenant, entry, chunks)]
+        ops: list[Op[Any]] = [PutOp(self.tenant, entry, chunks)]
         if delete_sources:
             ops += [DeleteOp(self.tenant, e.id, expected_revision=e.revision) for e in sources]
-        yield tuple(ops)
+        yield from run(*ops)
         return entry
 
     def _compacted_text(
         self, ids: Sequence[str], callback: CompactionCallback, sources: Sequence[MemoryEntry]
     ) -> Plan[str]:
         try:
-            text = yield Invoke(callback, (tuple(sources),))
+            text = yield from call(callback, tuple(sources))
         except Exception as exc:
             raise CompactionError(ids, f"the callback raised {type(exc).__name__}: {exc}") from exc
         try:
@@ -723,13 +743,11 @@ class Planner:
             scopes = expand_scopes(
                 Scope.coerce(scope), include_narrower=include_narrower, session_id=session_id
             )
-        (count,) = yield (CountOp(self._filter(scopes, tags, since, self.now())),)
-        return int(count)
+        return (yield from run(CountOp(self._filter(scopes, tags, since, self.now()))))
 
     def purge_expired(self) -> Plan[int]:
         """Really delete this tenant's expired entries (retrieval already hides them)."""
-        (count,) = yield (PurgeExpiredOp(self.tenant, self.now()),)
-        return int(count)
+        return (yield from run(PurgeExpiredOp(self.tenant, self.now())))
 
     def search(
         self,
@@ -794,10 +812,12 @@ class Planner:
         depth = min(self.settings.ann_candidates, max(spec.limit * 10, 100))
         op = SearchOp(where, text.fts_match(terms), tuple(terms), vectors[0],
                       with_vectors=spec.diversity is not None, depth=depth)  # fmt: skip
-        (candidates,) = yield (op,)
+        candidates = yield from run(op)
         ranked = rank(candidates, spec, int(now.timestamp() * 1_000_000))
         self.stats.add("searches")
-        found = yield tuple(GetOp(self.tenant, str(candidates.entry_ids[r.index])) for r in ranked)
+        found = yield from run_all(
+            GetOp(self.tenant, str(candidates.entry_ids[r.index])) for r in ranked
+        )
         return [SearchHit(entry, r.score, r.components)
                 for r, entry in zip(ranked, found, strict=True) if entry is not None]  # fmt: skip
 
@@ -811,15 +831,15 @@ class Planner:
         """
         done, after = 0, 0
         while True:
-            (page,) = yield (ChunkPageOp(after, batch_size),)
+            page = yield from run(ChunkPageOp(after, batch_size))
             if not page:
                 break
             vectors = yield from self._embed([c.text for c in page])
-            yield (SetVectorsOp(tuple(c.key for c in page), vectors),)
+            yield from run(SetVectorsOp(tuple(c.key for c in page), vectors))
             done, after = done + len(page), page[-1].key
             if progress is not None:
                 progress(done)
-        yield (EmbeddingInfoOp(self.embedder.name, self.embedder.dimension, replace=True),)
+        yield from run(EmbeddingInfoOp(self.embedder.name, self.embedder.dimension, replace=True))
         return done
 
     def list(
@@ -842,7 +862,7 @@ class Planner:
             order,
             None if cursor is None else decode_cursor(cursor, order),
         )
-        (rows,) = yield (op,)
+        rows = yield from run(op)
         entries = tuple(rows[: op.limit - 1])
         more = len(rows) >= op.limit
         return Page(entries, encode_cursor(entries[-1], order) if more else None)

@@ -11,7 +11,7 @@ from datetime import UTC, tzinfo
 from typing import Any
 
 from .. import validation as check
-from ..core import Invoke, Plan
+from ..core import Plan, call, run_all
 from ..errors import CompactionError, ValidationError
 from ..facilities.model import (
     FINDING,
@@ -110,7 +110,7 @@ class ContextPlans(NotePlans):
                 cached[key] = yield from self._summarize(summarizer, block)
                 made.append(self._summary_entry(scope, key, block, cached[key], summarizer.name))
         if made:
-            yield tuple(op for e in made for op in self._replace_summary(scope, e))
+            yield from run_all(op for e in made for op in self._replace_summary(scope, e))
         window = builder.fit(layout, [cached[k] for k in keys], budget, tz)
         return replace(window, summaries_made=len(made), summaries_cached=len(keys) - len(made))
 
@@ -179,7 +179,7 @@ class ContextPlans(NotePlans):
         ids = [r.id for r in block]
         asynchronous = inspect.iscoroutinefunction(summarizer.summarize)
         try:
-            text = yield Invoke(summarizer.summarize, (tuple(block),), blocking=not asynchronous)
+            text = yield from call(summarizer.summarize, tuple(block), blocking=not asynchronous)
         except Exception as exc:
             reason = f"summariser {summarizer.name!r} raised {type(exc).__name__}: {exc}"
             raise CompactionError(ids, reason) from exc
@@ -187,7 +187,7 @@ class ContextPlans(NotePlans):
             raise CompactionError(ids, f"summariser {summarizer.name!r} returned no text")
         return text
 
-    def _replace_summary(self, scope: Scope, entry: MemoryEntry) -> tuple[Op, ...]:
+    def _replace_summary(self, scope: Scope, entry: MemoryEntry) -> tuple[Op[Any], ...]:
         """Store a summary in place of older ones of the same block start and summariser (a
         block still growing is re-summarised as it grows; the cache keeps one per block)."""
         same_block = (("first_record_id", entry.metadata["first_record_id"]),

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from .. import validation as check
-from ..core import Plan, Planner
+from ..core import Plan, Planner, run, run_all
 from ..errors import SessionNotFoundError, ValidationError
 from ..ids import new_id
 from ..retrieval.ranker import RankSpec
@@ -40,7 +40,7 @@ class SessionPlans(Planner):
         now = self.now()
         sid = session_id if session_id is not None else f"s-{new_id(now).lower()}"
         scope = Scope.session(sid)
-        (existing,) = yield (ListOp(self._session_filter(scope), 1),)
+        existing = yield from run(ListOp(self._session_filter(scope), 1))
         if existing:
             raise ValidationError(f"session {sid} already exists")
         extra = check.metadata(metadata, self.settings)
@@ -60,7 +60,7 @@ class SessionPlans(Planner):
         """Sessions, newest first (of one user, or of every user of the tenant)."""
         where = Filter(self.tenant, None, categories=(SESSION,),
                        metadata=(("user_id", user_id),) if user_id is not None else ())  # fmt: skip
-        (found,) = yield (ListOp(where, check.limit(limit, self.settings)),)
+        found = yield from run(ListOp(where, check.limit(limit, self.settings)))
         return [Session.from_entry(e) for e in found]
 
     def rename_session(self, session_id: str, title: str) -> Plan[Session]:
@@ -81,22 +81,22 @@ class SessionPlans(Planner):
         scope = Scope.session(session_id)
         owned = Filter(self.tenant, None, scope_kinds=(ScopeKind.OBJECT.value,),
                        provenance=(("created_in_session_id", session_id),))  # fmt: skip
-        counts = yield (DeleteScopeOp(self.tenant, scope), DeleteMatchingOp(owned))
-        return sum(int(c) for c in counts)
+        counts = yield from run_all((DeleteScopeOp(self.tenant, scope), DeleteMatchingOp(owned)))
+        return sum(counts)
 
     def _session_filter(self, scope: Scope) -> Filter:
         return Filter(self.tenant, (scope,), categories=(SESSION,))
 
     def _session_entry(self, session_id: str) -> Plan[MemoryEntry]:
-        (found,) = yield (ListOp(self._session_filter(Scope.session(session_id)), 1),)
+        found = yield from run(ListOp(self._session_filter(Scope.session(session_id)), 1))
         if not found:
             raise SessionNotFoundError(session_id)
-        return found[0]  # type: ignore[no-any-return]
+        return found[0]
 
     def _revise(self, entry: MemoryEntry, **changes: Any) -> Plan[MemoryEntry]:
         """Replace a facility-owned entry at its current revision (ConflictError if it moved)."""
         revised = replace(entry, updated_at=self.now(), revision=entry.revision + 1, **changes)
-        yield (ReplaceOp(self.tenant, revised, entry.revision),)
+        yield from run(ReplaceOp(self.tenant, revised, entry.revision))
         return revised
 
     # -- records ------------------------------------------------------------------------------

@@ -6,10 +6,30 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, assert_never, cast
 
 from ..errors import CapabilityError
-from .ops import Op
+from ..types import MemoryEntry
+from .ops import (
+    Candidates,
+    ChunkPageOp,
+    ChunkText,
+    CountOp,
+    DeleteMatchingOp,
+    DeleteOp,
+    DeleteScopeOp,
+    EmbeddingInfoOp,
+    GetOp,
+    ListOp,
+    Op,
+    PurgeExpiredOp,
+    PutOp,
+    ReplaceOp,
+    SearchOp,
+    SetVectorsOp,
+    StoredEmbeddingOp,
+    TrimOp,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,25 +44,106 @@ class Capabilities:
     """A full-text index is kept in sync with entry content."""
 
 
+AnyOp = (
+    PutOp | GetOp | ListOp | CountOp | ReplaceOp | DeleteOp | DeleteScopeOp | DeleteMatchingOp
+    | TrimOp | PurgeExpiredOp | SearchOp | StoredEmbeddingOp | EmbeddingInfoOp | ChunkPageOp
+    | SetVectorsOp
+)  # fmt: skip
+"""Every op a backend must handle."""
+
+
 class Backend(ABC):
-    """Storage engine for one store (all tenants). Subclasses implement :meth:`batch`."""
+    """Storage engine for one store (all tenants).
+
+    A backend implements :meth:`batch` (one transaction around a sequence of ops, each run by
+    :meth:`execute`) and one handler ``op_<name>(tx, op)`` per op of :data:`AnyOp`; ``tx`` is
+    whatever its handlers share inside one transaction (a connection, an undo log).
+    """
 
     name: ClassVar[str]
     capabilities: ClassVar[Capabilities]
 
     @abstractmethod
-    def batch(self, ops: Sequence[Op]) -> list[Any]:
+    def batch(self, ops: Sequence[Op[Any]]) -> list[Any]:
         """Run ``ops`` in order, in one transaction; return their results in order.
 
         If any op raises, nothing of the batch is applied and the error propagates.
         """
 
-    async def abatch(self, ops: Sequence[Op]) -> list[Any]:
+    async def abatch(self, ops: Sequence[Op[Any]]) -> list[Any]:
         """Async form of :meth:`batch`; by default runs it in a worker thread."""
         return await asyncio.to_thread(self.batch, ops)
 
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections and files. Safe to call twice."""
+
+    def execute(self, tx: Any, op: Op[Any]) -> Any:  # noqa: PLR0912 - a case per op
+        """Run one op inside the transaction ``tx``: the one place an op meets its handler."""
+        checked = cast(AnyOp, op)
+        match checked:
+            case PutOp():
+                return self.op_put(tx, checked)
+            case GetOp():
+                return self.op_get(tx, checked)
+            case ListOp():
+                return self.op_list(tx, checked)
+            case CountOp():
+                return self.op_count(tx, checked)
+            case ReplaceOp():
+                return self.op_replace(tx, checked)
+            case DeleteOp():
+                return self.op_delete(tx, checked)
+            case DeleteScopeOp():
+                return self.op_delete_scope(tx, checked)
+            case DeleteMatchingOp():
+                return self.op_delete_matching(tx, checked)
+            case TrimOp():
+                return self.op_trim(tx, checked)
+            case PurgeExpiredOp():
+                return self.op_purge_expired(tx, checked)
+            case SearchOp():
+                return self.op_search(tx, checked)
+            case StoredEmbeddingOp():
+                return self.op_stored_embedding(tx, checked)
+            case EmbeddingInfoOp():
+                return self.op_embedding_info(tx, checked)
+            case ChunkPageOp():
+                return self.op_chunk_page(tx, checked)
+            case SetVectorsOp():
+                return self.op_set_vectors(tx, checked)
+            case _:
+                assert_never(checked)
+
+    @abstractmethod
+    def op_put(self, tx: Any, op: PutOp) -> str | None: ...
+    @abstractmethod
+    def op_get(self, tx: Any, op: GetOp) -> MemoryEntry | None: ...
+    @abstractmethod
+    def op_list(self, tx: Any, op: ListOp) -> list[MemoryEntry]: ...
+    @abstractmethod
+    def op_count(self, tx: Any, op: CountOp) -> int: ...
+    @abstractmethod
+    def op_replace(self, tx: Any, op: ReplaceOp) -> None: ...
+    @abstractmethod
+    def op_delete(self, tx: Any, op: DeleteOp) -> bool: ...
+    @abstractmethod
+    def op_delete_scope(self, tx: Any, op: DeleteScopeOp) -> int: ...
+    @abstractmethod
+    def op_delete_matching(self, tx: Any, op: DeleteMatchingOp) -> int: ...
+    @abstractmethod
+    def op_trim(self, tx: Any, op: TrimOp) -> list[str]: ...
+    @abstractmethod
+    def op_purge_expired(self, tx: Any, op: PurgeExpiredOp) -> int: ...
+    @abstractmethod
+    def op_search(self, tx: Any, op: SearchOp) -> Candidates: ...
+    @abstractmethod
+    def op_stored_embedding(self, tx: Any, op: StoredEmbeddingOp) -> tuple[str, int] | None: ...
+    @abstractmethod
+    def op_embedding_info(self, tx: Any, op: EmbeddingInfoOp) -> tuple[str, int]: ...
+    @abstractmethod
+    def op_chunk_page(self, tx: Any, op: ChunkPageOp) -> list[ChunkText]: ...
+    @abstractmethod
+    def op_set_vectors(self, tx: Any, op: SetVectorsOp) -> None: ...
 
     def require(self, capability: str) -> None:
         """Raise CapabilityError unless this backend declares ``capability``."""

@@ -88,11 +88,11 @@ class InMemoryBackend(Backend):
             raise BackendError(f"the memory backend takes no location; use memory://, not {url!r}")
         return cls()
 
-    def batch(self, ops: Sequence[ops.Op]) -> list[Any]:
+    def batch(self, ops: Sequence[ops.Op[Any]]) -> list[Any]:
         undo: Undo = []
         with self._lock:
             try:
-                return [getattr(self, f"op_{op.kind}")(op, undo) for op in ops]
+                return [self.execute(undo, op) for op in ops]
             except BaseException:
                 for step in reversed(undo):
                     step()
@@ -127,11 +127,11 @@ class InMemoryBackend(Backend):
             if tenant == where.tenant and matches(row.entry, where)
         ]
 
-    def op_put(self, op: ops.PutOp, undo: Undo) -> str | None:
+    def op_put(self, undo: Undo, op: ops.PutOp) -> str | None:
         duplicate = stored_duplicate(
             op,
-            lambda probe: self.op_search(probe, undo),
-            lambda entry_id: self.op_get(ops.GetOp(op.tenant, entry_id), undo),
+            lambda probe: self.op_search(undo, probe),
+            lambda entry_id: self.op_get(undo, ops.GetOp(op.tenant, entry_id)),
         )
         if duplicate is not None:
             return duplicate
@@ -141,11 +141,11 @@ class InMemoryBackend(Backend):
         self._set(key, _Row(_detached(op.entry), self._numbered(op.chunks)), undo)
         return None
 
-    def op_get(self, op: ops.GetOp, undo: Undo) -> MemoryEntry | None:
+    def op_get(self, undo: Undo, op: ops.GetOp) -> MemoryEntry | None:
         row = self._rows.get((op.tenant, op.entry_id))
         return None if row is None else _detached(row.entry)
 
-    def op_list(self, op: ops.ListOp, undo: Undo) -> list[MemoryEntry]:
+    def op_list(self, undo: Undo, op: ops.ListOp) -> list[MemoryEntry]:
         newest = op.order == "newest"
         rows = sorted(
             (r.entry for r in self._select(op.filter)),
@@ -160,7 +160,7 @@ class InMemoryBackend(Backend):
                 rows = [e for e in rows if (e.created_at, e.id) > after]
         return [_detached(e) for e in rows[: op.limit]]
 
-    def op_count(self, op: ops.CountOp, undo: Undo) -> int:
+    def op_count(self, undo: Undo, op: ops.CountOp) -> int:
         return len(self._select(op.filter))
 
     def _current(self, tenant: str, entry_id: str, revision: int | None) -> _Row | None:
@@ -169,13 +169,13 @@ class InMemoryBackend(Backend):
             raise ConflictError(f"entry {entry_id} changed or was deleted concurrently")
         return row
 
-    def op_replace(self, op: ops.ReplaceOp, undo: Undo) -> None:
+    def op_replace(self, undo: Undo, op: ops.ReplaceOp) -> None:
         row = self._current(op.tenant, op.entry.id, op.expected_revision)
         assert row is not None
         chunks = row.chunks if op.chunks is None else self._numbered(op.chunks)
         self._set((op.tenant, op.entry.id), _Row(_detached(op.entry), chunks), undo)
 
-    def op_delete(self, op: ops.DeleteOp, undo: Undo) -> bool:
+    def op_delete(self, undo: Undo, op: ops.DeleteOp) -> bool:
         if self._current(op.tenant, op.entry_id, op.expected_revision) is None:
             return False
         self._remove((op.tenant, op.entry_id), undo)
@@ -187,14 +187,14 @@ class InMemoryBackend(Backend):
             self._remove(key, undo)
         return len(keys)
 
-    def op_delete_scope(self, op: ops.DeleteScopeOp, undo: Undo) -> int:
+    def op_delete_scope(self, undo: Undo, op: ops.DeleteScopeOp) -> int:
         return self._remove_where(lambda k, e: k[0] == op.tenant and e.scope == op.scope, undo)
 
-    def op_delete_matching(self, op: ops.DeleteMatchingOp, undo: Undo) -> int:
+    def op_delete_matching(self, undo: Undo, op: ops.DeleteMatchingOp) -> int:
         return self._remove_where(lambda k, e: k[0] == op.filter.tenant
                                   and matches(e, op.filter), undo)  # fmt: skip
 
-    def op_trim(self, op: ops.TrimOp, undo: Undo) -> list[str]:
+    def op_trim(self, undo: Undo, op: ops.TrimOp) -> list[str]:
         newest = sorted((r.entry for r in self._select(op.filter)),
                         key=lambda e: (e.created_at, e.id), reverse=True)  # fmt: skip
         doomed = [e.id for e in reversed(newest[op.keep :])]
@@ -202,10 +202,10 @@ class InMemoryBackend(Backend):
             self._remove((op.filter.tenant, entry_id), undo)
         return doomed
 
-    def op_purge_expired(self, op: ops.PurgeExpiredOp, undo: Undo) -> int:
+    def op_purge_expired(self, undo: Undo, op: ops.PurgeExpiredOp) -> int:
         return self._remove_where(lambda k, e: k[0] == op.tenant and e.is_expired(op.now), undo)
 
-    def op_search(self, op: ops.SearchOp, undo: Undo) -> ops.Candidates:
+    def op_search(self, undo: Undo, op: ops.SearchOp) -> ops.Candidates:
         where = replace(op.filter, live_at=None)
         rows = sorted(self._select(where), key=lambda r: (r.entry.created_at, r.entry.id))
         dimension = 0 if op.vector is None else len(op.vector)
@@ -229,15 +229,15 @@ class InMemoryBackend(Backend):
         dense = None if op.vector is None else exact_cosine(table, op.vector)
         return score_table(table, lexical, dense, live, op.with_vectors)
 
-    def op_stored_embedding(self, op: ops.StoredEmbeddingOp, undo: Undo) -> tuple[str, int] | None:
+    def op_stored_embedding(self, undo: Undo, op: ops.StoredEmbeddingOp) -> tuple[str, int] | None:
         return (self._info["model"], self._info["dimension"]) if "model" in self._info else None
 
-    def op_embedding_info(self, op: ops.EmbeddingInfoOp, undo: Undo) -> tuple[str, int]:
+    def op_embedding_info(self, undo: Undo, op: ops.EmbeddingInfoOp) -> tuple[str, int]:
         if "model" not in self._info or op.replace:
             self._info.update(model=op.name, dimension=op.dimension)
         return self._info["model"], self._info["dimension"]
 
-    def op_chunk_page(self, op: ops.ChunkPageOp, undo: Undo) -> list[ops.ChunkText]:
+    def op_chunk_page(self, undo: Undo, op: ops.ChunkPageOp) -> list[ops.ChunkText]:
         found = []
         for key in sorted(k for k in self._chunk_owner if k > op.after):
             row = self._rows.get(self._chunk_owner[key])
@@ -249,7 +249,7 @@ class InMemoryBackend(Backend):
                 break
         return found
 
-    def op_set_vectors(self, op: ops.SetVectorsOp, undo: Undo) -> None:
+    def op_set_vectors(self, undo: Undo, op: ops.SetVectorsOp) -> None:
         for key, vector in zip(op.keys, op.vectors, strict=True):
             owner = self._chunk_owner.get(key)
             row = self._rows.get(owner) if owner else None

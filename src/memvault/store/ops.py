@@ -1,14 +1,15 @@
 """Operations: the typed, immutable values a backend executes (its whole vocabulary).
 
-A backend runs a sequence of ops in one transaction (:meth:`Backend.batch`). Each op names its
-``kind``; backends implement one ``op_<kind>`` method per op.
+A backend runs a sequence of ops in one transaction (:meth:`Backend.batch`). ``Op[R]`` is an
+operation whose result is an ``R``: a plan writes ``entry = yield from run(GetOp(…))`` and the
+type checker knows ``entry``. Backends implement one ``op_<name>(tx, op)`` handler per op.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -16,6 +17,7 @@ import numpy.typing as npt
 from ..types import MemoryEntry, Scope
 
 Order = Literal["newest", "oldest"]
+R_co = TypeVar("R_co", covariant=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,13 +64,14 @@ class ChunkRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class Op:
-    kind: ClassVar[str]
+class Op(Generic[R_co]):
+    """An operation whose result is an ``R``."""
+
     writes: ClassVar[bool] = False
 
 
 @dataclass(frozen=True, slots=True)
-class PutOp(Op):
+class PutOp(Op[str | None]):
     """Insert a new entry. Result: None, or the id of a live near-duplicate written instead of it.
 
     With ``duplicate_threshold`` > 0 and a one-chunk entry, an unexpired entry of the same scope
@@ -76,7 +79,6 @@ class PutOp(Op):
     and nothing is inserted.
     """
 
-    kind: ClassVar[str] = "put"
     writes: ClassVar[bool] = True
     tenant: str
     entry: MemoryEntry
@@ -85,22 +87,20 @@ class PutOp(Op):
 
 
 @dataclass(frozen=True, slots=True)
-class GetOp(Op):
+class GetOp(Op[MemoryEntry | None]):
     """Fetch one entry, expired or not. Result: MemoryEntry | None."""
 
-    kind: ClassVar[str] = "get"
     tenant: str
     entry_id: str
 
 
 @dataclass(frozen=True, slots=True)
-class ListOp(Op):
+class ListOp(Op[list[MemoryEntry]]):
     """Entries matching a filter, ordered by (created_at, id). Result: list[MemoryEntry].
 
     ``after`` is a keyset cursor: the (created_at, id) of the last entry of the previous page.
     """
 
-    kind: ClassVar[str] = "list"
     filter: Filter
     limit: int
     order: Order = "newest"
@@ -108,22 +108,20 @@ class ListOp(Op):
 
 
 @dataclass(frozen=True, slots=True)
-class CountOp(Op):
+class CountOp(Op[int]):
     """How many entries match a filter. Result: int."""
 
-    kind: ClassVar[str] = "count"
     filter: Filter
 
 
 @dataclass(frozen=True, slots=True)
-class ReplaceOp(Op):
+class ReplaceOp(Op[None]):
     """Overwrite an entry if its stored revision is ``expected_revision``. Result: None.
 
     Raises ConflictError (rolling the batch back) when the entry is gone or has another revision.
     ``chunks`` replace the entry's chunks; None keeps them (the content did not change).
     """
 
-    kind: ClassVar[str] = "replace"
     writes: ClassVar[bool] = True
     tenant: str
     entry: MemoryEntry
@@ -132,13 +130,12 @@ class ReplaceOp(Op):
 
 
 @dataclass(frozen=True, slots=True)
-class DeleteOp(Op):
+class DeleteOp(Op[bool]):
     """Delete one entry. Result: bool (whether it existed).
 
     With ``expected_revision`` the entry must exist at that revision, else ConflictError.
     """
 
-    kind: ClassVar[str] = "delete"
     writes: ClassVar[bool] = True
     tenant: str
     entry_id: str
@@ -146,33 +143,30 @@ class DeleteOp(Op):
 
 
 @dataclass(frozen=True, slots=True)
-class DeleteScopeOp(Op):
+class DeleteScopeOp(Op[int]):
     """Delete every entry of one scope of one tenant. Result: int (how many)."""
 
-    kind: ClassVar[str] = "delete_scope"
     writes: ClassVar[bool] = True
     tenant: str
     scope: Scope
 
 
 @dataclass(frozen=True, slots=True)
-class DeleteMatchingOp(Op):
+class DeleteMatchingOp(Op[int]):
     """Delete every entry that passes a filter (expired or not). Result: int (how many)."""
 
-    kind: ClassVar[str] = "delete_matching"
     writes: ClassVar[bool] = True
     filter: Filter
 
 
 @dataclass(frozen=True, slots=True)
-class TrimOp(Op):
+class TrimOp(Op[list[str]]):
     """Keep only the newest ``keep`` entries that pass a filter of one scope (a FIFO cap).
 
     Result: list[str], the ids deleted, oldest first. Concurrent trims of one scope are
     serialised, so the cap holds under any number of writers.
     """
 
-    kind: ClassVar[str] = "trim"
     writes: ClassVar[bool] = True
     filter: Filter
     keep: int
@@ -183,24 +177,22 @@ class TrimOp(Op):
 
 
 @dataclass(frozen=True, slots=True)
-class PurgeExpiredOp(Op):
+class PurgeExpiredOp(Op[int]):
     """Delete every entry of a tenant expired at ``now``. Result: int (how many)."""
 
-    kind: ClassVar[str] = "purge_expired"
     writes: ClassVar[bool] = True
     tenant: str
     now: datetime
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class SearchOp(Op):
+class SearchOp(Op["Candidates"]):
     """Score every entry that passes the filter. Result: :class:`Candidates`.
 
     ``match`` is an FTS5 expression (``terms`` the same words, for engines without FTS5);
     ``vector`` the unit-length query embedding.
     """
 
-    kind: ClassVar[str] = "search"
     filter: Filter
     match: str | None
     terms: tuple[str, ...]
@@ -227,17 +219,14 @@ class Candidates:
 
 
 @dataclass(frozen=True, slots=True)
-class StoredEmbeddingOp(Op):
+class StoredEmbeddingOp(Op[tuple[str, int] | None]):
     """The store's recorded embedding model. Result: (name, dimension) or None (none yet)."""
-
-    kind: ClassVar[str] = "stored_embedding"
 
 
 @dataclass(frozen=True, slots=True)
-class EmbeddingInfoOp(Op):
+class EmbeddingInfoOp(Op[tuple[str, int]]):
     """Record the store's embedding model if it has none. Result: (name, dimension) stored."""
 
-    kind: ClassVar[str] = "embedding_info"
     writes: ClassVar[bool] = True
     name: str
     dimension: int
@@ -245,13 +234,12 @@ class EmbeddingInfoOp(Op):
 
 
 @dataclass(frozen=True, slots=True)
-class ChunkPageOp(Op):
+class ChunkPageOp(Op[list["ChunkText"]]):
     """A page of every chunk in the store, after chunk key ``after``. Result: list[ChunkText].
 
     Used to re-embed a whole store (every tenant).
     """
 
-    kind: ClassVar[str] = "chunk_page"
     after: int
     limit: int
 
@@ -264,10 +252,9 @@ class ChunkText:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class SetVectorsOp(Op):
+class SetVectorsOp(Op[None]):
     """Store vectors for chunks by key. Result: None."""
 
-    kind: ClassVar[str] = "set_vectors"
     writes: ClassVar[bool] = True
     keys: tuple[int, ...]
     vectors: npt.NDArray[np.float32]

@@ -224,12 +224,12 @@ class PostgresBackend(SqlOps, Backend):
             row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
         return int(row[0] or 0) if row else 0
 
-    def batch(self, ops_: Sequence[ops.Op]) -> list[Any]:
+    def batch(self, ops_: Sequence[ops.Op[Any]]) -> list[Any]:
         import psycopg
 
         try:
             with self._pool.connection() as conn, conn.transaction():
-                return [getattr(self, f"op_{op.kind}")(conn, op) for op in ops_]
+                return [self.execute(conn, op) for op in ops_]
         except psycopg.Error as exc:
             raise BackendError(f"PostgreSQL store: {exc}") from exc
 

@@ -33,7 +33,7 @@ from .sqlops import SqlOps
 from .timeconv import from_micros, to_micros
 from .vector_cache import CacheKey, ChunkTable, VectorCache, exact_cosine, score_table
 
-_DELETING = frozenset({"delete", "delete_scope", "delete_matching", "purge_expired", "trim"})
+_DELETING = (ops.DeleteOp, ops.DeleteScopeOp, ops.DeleteMatchingOp, ops.PurgeExpiredOp, ops.TrimOp)
 _COLUMNS = (
     "e.id, e.scope, e.content, e.category, e.tags, e.created_at, e.updated_at, e.expires_at, "
     "e.promoted_from_id, e.compacted_from_ids, e.metadata, e.provenance, e.revision, e.context"
@@ -262,14 +262,14 @@ class SQLiteBackend(SqlOps, Backend):
             row = self._conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
         return int(row[0] or 0)
 
-    def batch(self, ops: Sequence[ops.Op]) -> list[Any]:
+    def batch(self, ops: Sequence[ops.Op[Any]]) -> list[Any]:
         writes = any(op.writes for op in ops)
         with self._lock:
             conn = self._conn
             try:
                 conn.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
                 try:
-                    results = [getattr(self, f"op_{op.kind}")(conn, op) for op in ops]
+                    results = [self.execute(conn, op) for op in ops]
                 except BaseException:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
@@ -279,7 +279,7 @@ class SQLiteBackend(SqlOps, Backend):
                     self._generation += 1
             except sqlite3.Error as exc:
                 raise BackendError(f"SQLite store {self.path!r}: {exc}") from exc
-            if any(op.kind in _DELETING for op in ops):
+            if any(isinstance(op, _DELETING) for op in ops):
                 self._truncate_log()
         return results
 
