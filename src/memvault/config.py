@@ -11,6 +11,7 @@ from typing import Any
 import platformdirs
 
 from .errors import ConfigError
+from .validation import encodable
 
 ENV_PREFIX = "MEMVAULT_"
 
@@ -133,7 +134,7 @@ class Settings:
             raise ConfigError("setting tenant must be a non-empty string")
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, str) and not _encodable(value):
+            if isinstance(value, str) and not encodable(value):
                 raise ConfigError(f"setting {f.name} is not valid Unicode text")
 
     @classmethod
@@ -165,14 +166,6 @@ class Settings:
 
     def store_url(self) -> str:
         return self.store or f"sqlite:///{default_home() / 'memvault.db'}"
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _convert(type_name: object, key: str, value: Any) -> Any:

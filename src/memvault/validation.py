@@ -9,10 +9,12 @@ import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .config import Settings
 from .errors import ValidationError
+
+if TYPE_CHECKING:
+    from .config import Settings
 
 _CATEGORY = re.compile(r"^[a-z][a-z0-9_\-]{0,63}$")
 _MAX_ID_CHARS = 128

@@ -17,23 +17,18 @@ import numpy as np
 
 from .. import types as t
 from ..config import Settings
-from ..errors import BackendError, ConflictError
+from ..errors import BackendError
 from . import migrations, ops
 from .base import Backend, Capabilities
-from .duplicates import probe, stored_duplicate
 from .sql import SQL, Dialect, where_sql
 from .sqlops import SqlOps
-from .timeconv import from_micros, to_micros
+from .timeconv import to_micros
 from .vector_cache import ChunkTable, score_table
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
 HNSW_EF_SEARCH = 200
 HNSW_EF_SEARCH_MAX = 1000  # pgvector's ceiling; iterative scans go past it when filters need
-_COLUMNS = (
-    "e.id, e.scope, e.content, e.category, e.tags, e.created_at, e.updated_at, e.expires_at, "
-    "e.promoted_from_id, e.compacted_from_ids, e.metadata, e.provenance, e.revision, e.context"
-)
 _MIGRATION_LOCK = 0x6D656D7661756C74  # "memvault"
 
 
@@ -47,60 +42,6 @@ def parse_vector(text: str | None) -> bytes | None:
     return np.array(json.loads(text), dtype=np.float32).tobytes()
 
 
-def entry_from_row(row: Sequence[Any]) -> t.MemoryEntry:
-    return t.MemoryEntry(
-        id=row[0],
-        scope=t.Scope.parse(row[1]),
-        content=row[2],
-        category=row[3],
-        tags=tuple(row[4]),
-        created_at=from_micros(row[5]),  # type: ignore[arg-type]  # NOT NULL column
-        updated_at=from_micros(row[6]),  # type: ignore[arg-type]
-        expires_at=from_micros(row[7]),
-        promoted_from_id=row[8],
-        compacted_from_ids=tuple(row[9]),
-        metadata=row[10],
-        provenance=t.Provenance.from_dict(row[11]),
-        revision=row[12],
-        context=row[13],
-    )
-
-
-def _mutable(entry: t.MemoryEntry) -> list[Any]:
-    return [
-        entry.content,
-        entry.category,
-        json.dumps(list(entry.tags)),
-        to_micros(entry.updated_at),
-        None if entry.expires_at is None else to_micros(entry.expires_at),
-        json.dumps(list(entry.compacted_from_ids)),
-        json.dumps(dict(entry.metadata)),
-        json.dumps(entry.provenance.to_dict()),
-        entry.revision,
-    ]
-
-
-def insert_sql(tenant: str, entry: t.MemoryEntry) -> SQL:
-    sql = (
-        "INSERT INTO entries (content, category, tags, updated_at, expires_at, "
-        "compacted_from_ids, metadata, provenance, revision, "
-        "id, tenant, scope, scope_kind, created_at, promoted_from_id, context) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING rid"
-    )
-    fixed = [entry.id, tenant, str(entry.scope), str(entry.scope.kind),
-             to_micros(entry.created_at), entry.promoted_from_id, entry.context]  # fmt: skip
-    return sql, [*_mutable(entry), *fixed]
-
-
-def replace_sql(tenant: str, entry: t.MemoryEntry, expected_revision: int) -> SQL:
-    sql = (
-        "UPDATE entries SET content = %s, category = %s, tags = %s, updated_at = %s, "
-        "expires_at = %s, compacted_from_ids = %s, metadata = %s, provenance = %s, "
-        "revision = %s WHERE tenant = %s AND id = %s AND revision = %s RETURNING rid"
-    )
-    return sql, [*_mutable(entry), tenant, entry.id, expected_revision]
-
-
 def _any(column: str, values: list[Any]) -> SQL:
     return f"{column} = ANY(%s)", [values]
 
@@ -109,7 +50,7 @@ def _json_equals(column: str, key: str, value: Any) -> SQL:
     return f"{column} -> %s = %s::jsonb", [key, json.dumps(value)]
 
 
-POSTGRES = Dialect("%s", "rid", "entry_rid", _any, _json_equals, "ALL")
+POSTGRES = Dialect("%s", "rid", "entry_rid", _any, _json_equals, "ALL", lambda value: value)
 
 
 def text_query_sql(terms: Sequence[str]) -> SQL:
@@ -175,8 +116,6 @@ class PostgresBackend(SqlOps, Backend):
     """A PostgreSQL database with pgvector; many processes and machines may share it."""
 
     dialect = POSTGRES
-    columns = _COLUMNS
-    to_entry = staticmethod(entry_from_row)
     name: ClassVar[str] = "postgresql"
     capabilities: ClassVar[Capabilities] = Capabilities(
         persistent=True, multiprocess=True, full_text=True
@@ -238,53 +177,45 @@ class PostgresBackend(SqlOps, Backend):
 
     # -- operations -------------------------------------------------------------------------
 
-    @staticmethod
-    def _write_children(conn: Any, rid: int, tenant: str, entry: t.MemoryEntry,
-                        chunks: Sequence[ops.ChunkRecord] | None) -> None:  # fmt: skip
-        conn.execute("DELETE FROM entry_tags WHERE entry_rid = %s", (rid,))
+    def duplicate_key_errors(self) -> tuple[type[Exception], ...]:
+        import psycopg  # lazily: the module loads without the extra installed
+
+        return (psycopg.errors.UniqueViolation,)
+
+    def write_children(
+        self,
+        conn: Any,
+        key: int,
+        tenant: str,
+        entry: t.MemoryEntry,
+        *,
+        chunks: Sequence[ops.ChunkRecord] | None,
+        fresh: bool,
+    ) -> None:
+        if not fresh:
+            conn.execute("DELETE FROM entry_tags WHERE entry_rid = %s", (key,))
         with conn.cursor() as cursor:
-            cursor.executemany("INSERT INTO entry_tags VALUES (%s, %s)",
-                               [(rid, tag) for tag in entry.tags])  # fmt: skip
+            tags = [(key, tag) for tag in entry.tags]
+            cursor.executemany("INSERT INTO entry_tags VALUES (%s, %s)", tags)
             if chunks is None:
                 return
-            conn.execute("DELETE FROM chunks WHERE entry_rid = %s", (rid,))
+            if not fresh:
+                conn.execute("DELETE FROM chunks WHERE entry_rid = %s", (key,))
+            rows = [
+                (key, tenant, str(entry.scope), c.seq, c.start, c.end,
+                 entry.content[c.start : c.end], entry.context,
+                 None if c.vector is None else vector_literal(c.vector))
+                for c in chunks
+            ]  # fmt: skip
             cursor.executemany(
                 "INSERT INTO chunks (entry_rid, tenant, scope, seq, start, stop, text, context, "
                 "vector) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector)",
-                [(rid, tenant, str(entry.scope), c.seq, c.start, c.end,
-                  entry.content[c.start : c.end], entry.context,
-                  None if c.vector is None else vector_literal(c.vector)) for c in chunks],
-            )  # fmt: skip
-
-    def op_put(self, conn: Any, op: ops.PutOp) -> str | None:
-        if probe(op) is not None:
-            # Serialise near-duplicate checks per scope, so two writers cannot both miss.
-            self.lock_scope(conn, op.tenant, str(op.entry.scope))
-        duplicate = stored_duplicate(
-            op,
-            lambda probe: self.op_search(conn, probe),
-            lambda entry_id: self.op_get(conn, ops.GetOp(op.tenant, entry_id)),
-        )
-        if duplicate is not None:
-            return duplicate
-        import psycopg
-
-        try:
-            (rid,) = conn.execute(*insert_sql(op.tenant, op.entry)).fetchone()
-        except psycopg.errors.UniqueViolation as exc:
-            raise BackendError(f"an entry with id {op.entry.id} already exists") from exc
-        self._write_children(conn, rid, op.tenant, op.entry, op.chunks)
-        return None
+                rows,
+            )
 
     def lock_scope(self, conn: Any, tenant: str, scope: str) -> None:
         key = json.dumps([tenant, scope])
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
-
-    def op_replace(self, conn: Any, op: ops.ReplaceOp) -> None:
-        row = conn.execute(*replace_sql(op.tenant, op.entry, op.expected_revision)).fetchone()
-        if row is None:
-            raise ConflictError(f"entry {op.entry.id} changed or was deleted concurrently")
-        self._write_children(conn, row[0], op.tenant, op.entry, op.chunks)
 
     def op_search(self, conn: Any, op: ops.SearchOp) -> ops.Candidates:
         """Candidates: the best chunks by text and by vector (filtered in SQL), both scored."""

@@ -1,19 +1,41 @@
-"""SQL for filters, pages and counts, built once for every SQL dialect (pure).
+"""SQL for entries — columns, rows, inserts, updates, filters, pages, counts — built once for
+every SQL dialect (pure).
 
 A :class:`Dialect` names what differs — the parameter mark, the row-key columns, how to say
-"one of these values" and "this metadata key equals this JSON scalar"; the clauses are the same.
+"one of these values" and "this metadata key equals this JSON scalar", how JSON columns come
+back; the statements are the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from .. import types as t
 from . import ops
-from .timeconv import to_micros
+from .timeconv import from_micros, to_micros
 
 SQL = tuple[str, list[Any]]
+COLUMNS = (
+    "e.id, e.scope, e.content, e.category, e.tags, e.created_at, e.updated_at, e.expires_at, "
+    "e.promoted_from_id, e.compacted_from_ids, e.metadata, e.provenance, e.revision, e.context"
+)
+"""The columns :func:`entry_from_row` reads, over alias ``e``."""
+_MUTABLE = (
+    "content",
+    "category",
+    "tags",
+    "updated_at",
+    "expires_at",
+    "compacted_from_ids",
+    "metadata",
+    "provenance",
+    "revision",
+)
+_FIXED = ("id", "tenant", "scope", "scope_kind", "created_at", "promoted_from_id", "context")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +52,74 @@ class Dialect:
     """Top-level ``key`` of the JSON ``column`` equals the JSON scalar ``value`` (true is not 1)."""
     no_limit: str
     """What ``LIMIT`` takes to mean "no limit" (before an ``OFFSET``)."""
+    read_json: Callable[[Any], Any]
+    """A JSON column's value as the driver returns it → the Python value."""
+
+
+@lru_cache(maxsize=4096)
+def _scope(text: str) -> t.Scope:
+    return t.Scope.parse(text)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def entry_from_row(row: Sequence[Any], d: Dialect) -> t.MemoryEntry:
+    """Rebuild an entry from a row of :data:`COLUMNS`."""
+    return t.MemoryEntry(
+        id=row[0],
+        scope=_scope(row[1]),
+        content=row[2],
+        category=row[3],
+        tags=tuple(d.read_json(row[4])),
+        created_at=from_micros(row[5]),
+        updated_at=from_micros(row[6]),
+        expires_at=from_micros(row[7]),
+        promoted_from_id=row[8],
+        compacted_from_ids=tuple(d.read_json(row[9])),
+        metadata=d.read_json(row[10]),
+        provenance=t.Provenance.from_dict(d.read_json(row[11])),
+        revision=row[12],
+        context=row[13],
+    )
+
+
+def _mutable_values(entry: t.MemoryEntry) -> list[Any]:
+    expires = None if entry.expires_at is None else to_micros(entry.expires_at)
+    return [
+        entry.content,
+        entry.category,
+        _json(list(entry.tags)),
+        to_micros(entry.updated_at),
+        expires,
+        _json(list(entry.compacted_from_ids)),
+        _json(dict(entry.metadata)),
+        _json(entry.provenance.to_dict()),
+        entry.revision,
+    ]
+
+
+def insert_sql(tenant: str, entry: t.MemoryEntry, d: Dialect) -> SQL:
+    """Insert an entry; the statement returns its integer key."""
+    names = ", ".join((*_MUTABLE, *_FIXED))
+    marks = ", ".join([d.mark] * (len(_MUTABLE) + len(_FIXED)))
+    scope = str(entry.scope)
+    created = to_micros(entry.created_at)
+    fixed = [entry.id, tenant, scope, str(entry.scope.kind), created, entry.promoted_from_id]
+    sql = f"INSERT INTO entries ({names}) VALUES ({marks}) RETURNING {d.entry_key}"
+    return sql, [*_mutable_values(entry), *fixed, entry.context]
+
+
+def replace_sql(tenant: str, entry: t.MemoryEntry, expected_revision: int, d: Dialect) -> SQL:
+    """Overwrite an entry's changeable columns if it is at ``expected_revision``; the statement
+    returns its integer key (no row: it moved on or is gone)."""
+    assignments = ", ".join(f"{name} = {d.mark}" for name in _MUTABLE)
+    sql = (
+        f"UPDATE entries SET {assignments} WHERE tenant = {d.mark} AND id = {d.mark} "
+        f"AND revision = {d.mark} RETURNING {d.entry_key}"
+    )
+    return sql, [*_mutable_values(entry), tenant, entry.id, expected_revision]
 
 
 def where_sql(where: ops.Filter, d: Dialect) -> SQL:
@@ -61,7 +151,7 @@ def where_sql(where: ops.Filter, d: Dialect) -> SQL:
     return " AND ".join(clauses), params
 
 
-def list_sql(op: ops.ListOp, d: Dialect, columns: str) -> SQL:
+def list_sql(op: ops.ListOp, d: Dialect) -> SQL:
     """One keyset page of entries, ordered by (created_at, id)."""
     where, params = where_sql(op.filter, d)
     direction, before = ("DESC", "<") if op.order == "newest" else ("ASC", ">")
@@ -69,7 +159,7 @@ def list_sql(op: ops.ListOp, d: Dialect, columns: str) -> SQL:
         where += f" AND (e.created_at, e.id) {before} ({d.mark}, {d.mark})"
         params += [to_micros(op.after[0]), op.after[1]]
     sql = (
-        f"SELECT {columns} FROM entries e WHERE {where} "
+        f"SELECT {COLUMNS} FROM entries e WHERE {where} "
         f"ORDER BY e.created_at {direction}, e.id {direction} LIMIT {d.mark}"
     )
     return sql, [*params, op.limit]

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,97 +23,21 @@ import sqlean as sqlite3
 
 from .. import types as t
 from ..config import Settings
-from ..errors import BackendError, ConflictError
+from ..errors import BackendError
 from . import ann, migrations, ops
 from .base import Backend, Capabilities
-from .duplicates import stored_duplicate
 from .sql import SQL, Dialect, where_sql
 from .sqlops import SqlOps
-from .timeconv import from_micros, to_micros
+from .timeconv import to_micros
 from .vector_cache import CacheKey, ChunkTable, VectorCache, exact_cosine, score_table
 
 _DELETING = (ops.DeleteOp, ops.DeleteScopeOp, ops.DeleteMatchingOp, ops.PurgeExpiredOp, ops.TrimOp)
-_COLUMNS = (
-    "e.id, e.scope, e.content, e.category, e.tags, e.created_at, e.updated_at, e.expires_at, "
-    "e.promoted_from_id, e.compacted_from_ids, e.metadata, e.provenance, e.revision, e.context"
-)
 _CHUNK_ROWS = (
     "SELECT c.rowid, e.id, e.created_at, e.expires_at, c.vector "
     "FROM entries e JOIN chunks c ON c.entry_rowid = e.rowid WHERE {where} "
     "ORDER BY e.created_at, e.id, c.seq"
 )
 _LEXICAL = "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
-
-
-@lru_cache(maxsize=4096)
-def _scope(text: str) -> t.Scope:
-    return t.Scope.parse(text)
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def entry_from_row(row: Sequence[Any]) -> t.MemoryEntry:
-    """Rebuild an entry from the columns named by ``_COLUMNS``."""
-    return t.MemoryEntry(
-        id=row[0],
-        scope=_scope(row[1]),
-        content=row[2],
-        category=row[3],
-        tags=tuple(json.loads(row[4])),
-        created_at=from_micros(row[5]),  # type: ignore[arg-type]  # NOT NULL column
-        updated_at=from_micros(row[6]),  # type: ignore[arg-type]
-        expires_at=from_micros(row[7]),
-        promoted_from_id=row[8],
-        compacted_from_ids=tuple(json.loads(row[9])),
-        metadata=json.loads(row[10]),
-        provenance=t.Provenance.from_dict(json.loads(row[11])),
-        revision=row[12],
-        context=row[13],
-    )
-
-
-def _mutable_values(entry: t.MemoryEntry) -> list[Any]:
-    return [
-        entry.content,
-        entry.category,
-        _json(list(entry.tags)),
-        to_micros(entry.updated_at),
-        None if entry.expires_at is None else to_micros(entry.expires_at),
-        _json(list(entry.compacted_from_ids)),
-        _json(dict(entry.metadata)),
-        _json(entry.provenance.to_dict()),
-        entry.revision,
-    ]
-
-
-def insert_sql(tenant: str, entry: t.MemoryEntry) -> SQL:
-    sql = (
-        "INSERT INTO entries (content, category, tags, updated_at, expires_at, "
-        "compacted_from_ids, metadata, provenance, revision, "
-        "id, tenant, scope, scope_kind, created_at, promoted_from_id, context) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid"
-    )
-    fixed = [
-        entry.id,
-        tenant,
-        str(entry.scope),
-        str(entry.scope.kind),
-        to_micros(entry.created_at),
-        entry.promoted_from_id,
-        entry.context,
-    ]
-    return sql, [*_mutable_values(entry), *fixed]
-
-
-def replace_sql(tenant: str, entry: t.MemoryEntry, expected_revision: int) -> SQL:
-    sql = (
-        "UPDATE entries SET content = ?, category = ?, tags = ?, updated_at = ?, expires_at = ?, "
-        "compacted_from_ids = ?, metadata = ?, provenance = ?, revision = ? "
-        "WHERE tenant = ? AND id = ? AND revision = ? RETURNING rowid"
-    )
-    return sql, [*_mutable_values(entry), tenant, entry.id, expected_revision]
 
 
 def json_sql(column: str, key: str, value: Any) -> SQL:
@@ -136,7 +59,7 @@ def _in(column: str, values: list[Any]) -> SQL:
     return f"{column} IN ({', '.join('?' * len(values))})", values
 
 
-SQLITE = Dialect("?", "rowid", "entry_rowid", _in, json_sql, "-1")
+SQLITE = Dialect("?", "rowid", "entry_rowid", _in, json_sql, "-1", json.loads)
 
 
 def split_statements(script: str) -> list[str]:
@@ -168,8 +91,6 @@ class SQLiteBackend(SqlOps, Backend):
     """One SQLite database file (or ``:memory:``); safe for several threads and processes."""
 
     dialect = SQLITE
-    columns = _COLUMNS
-    to_entry = staticmethod(entry_from_row)
     name: ClassVar[str] = "sqlite"
     capabilities: ClassVar[Capabilities] = Capabilities(
         persistent=True, multiprocess=True, full_text=True
@@ -292,54 +213,40 @@ class SQLiteBackend(SqlOps, Backend):
         with self._lock:
             self._conn.close()
 
-    @staticmethod
-    def _write_tags(conn: Any, rowid: int, tags: tuple[str, ...]) -> None:
+    def duplicate_key_errors(self) -> tuple[type[Exception], ...]:
+        return (sqlite3.IntegrityError,)
+
+    def write_children(
+        self,
+        conn: Any,
+        key: int,
+        tenant: str,
+        entry: t.MemoryEntry,
+        *,
+        chunks: Sequence[ops.ChunkRecord] | None,
+        fresh: bool,
+    ) -> None:
+        if not fresh:
+            conn.execute("DELETE FROM entry_tags WHERE entry_rowid = ?", (key,))
         conn.executemany(
             "INSERT INTO entry_tags (entry_rowid, tag) VALUES (?, ?)",
-            [(rowid, tag) for tag in tags],
+            [(key, tag) for tag in entry.tags],
         )
-
-    @staticmethod
-    def _write_chunks(
-        conn: Any, rowid: int, entry: t.MemoryEntry, chunks: Sequence[ops.ChunkRecord]
-    ) -> None:
+        if chunks is None:
+            return
+        if not fresh:
+            conn.execute("DELETE FROM chunks WHERE entry_rowid = ?", (key,))
         for chunk in chunks:
             vector = None if chunk.vector is None else chunk.vector.astype(np.float32).tobytes()
-            (key,) = conn.execute(
+            (chunk_key,) = conn.execute(
                 "INSERT INTO chunks (entry_rowid, seq, start, stop, vector) "
                 "VALUES (?, ?, ?, ?, ?) RETURNING rowid",
-                (rowid, chunk.seq, chunk.start, chunk.end, vector),
+                (key, chunk.seq, chunk.start, chunk.end, vector),
             ).fetchone()
             conn.execute(
                 "INSERT INTO chunks_fts (rowid, text, context) VALUES (?, ?, ?)",
-                (key, entry.content[chunk.start : chunk.end], entry.context),
+                (chunk_key, entry.content[chunk.start : chunk.end], entry.context),
             )
-
-    def op_put(self, conn: Any, op: ops.PutOp) -> str | None:
-        duplicate = stored_duplicate(
-            op,
-            lambda probe: self.op_search(conn, probe),
-            lambda entry_id: self.op_get(conn, ops.GetOp(op.tenant, entry_id)),
-        )
-        if duplicate is not None:
-            return duplicate
-        try:
-            (rowid,) = conn.execute(*insert_sql(op.tenant, op.entry)).fetchone()
-        except sqlite3.IntegrityError as exc:
-            raise BackendError(f"an entry with id {op.entry.id} already exists") from exc
-        self._write_tags(conn, rowid, op.entry.tags)
-        self._write_chunks(conn, rowid, op.entry, op.chunks)
-        return None
-
-    def op_replace(self, conn: Any, op: ops.ReplaceOp) -> None:
-        row = conn.execute(*replace_sql(op.tenant, op.entry, op.expected_revision)).fetchone()
-        if row is None:
-            raise ConflictError(f"entry {op.entry.id} changed or was deleted concurrently")
-        conn.execute("DELETE FROM entry_tags WHERE entry_rowid = ?", (row[0],))
-        self._write_tags(conn, row[0], op.entry.tags)
-        if op.chunks is not None:
-            conn.execute("DELETE FROM chunks WHERE entry_rowid = ?", (row[0],))
-            self._write_chunks(conn, row[0], op.entry, op.chunks)
 
     def _cache_key(self, where: ops.Filter, dimension: int) -> CacheKey | None:
         scope = where.single_scope

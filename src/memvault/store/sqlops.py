@@ -1,14 +1,30 @@
-"""The operations whose SQL is the same in every dialect, executed once for all SQL backends."""
+"""The operations whose SQL is the same in every dialect, executed once for all SQL backends.
+
+A SQL backend adds what only it knows: how an entry's tags and chunks are written
+(:meth:`SqlOps.write_children`), which driver error is a duplicate key, how search reads its
+candidates, and how a scope is locked.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from ..errors import ConflictError
+from ..errors import BackendError, ConflictError
 from ..types import MemoryEntry
 from . import ops
-from .sql import Dialect, count_sql, delete_matching_sql, list_sql, trim_sql
+from .duplicates import probe, stored_duplicate
+from .sql import (
+    COLUMNS,
+    Dialect,
+    count_sql,
+    delete_matching_sql,
+    entry_from_row,
+    insert_sql,
+    list_sql,
+    replace_sql,
+    trim_sql,
+)
 from .timeconv import to_micros
 
 
@@ -16,12 +32,51 @@ class SqlOps:
     """Mixin for backends whose connections take ``execute(sql, params)`` (DB-API style)."""
 
     dialect: ClassVar[Dialect]
-    columns: ClassVar[str]
 
-    @staticmethod
-    def to_entry(row: Sequence[Any]) -> MemoryEntry:
-        """Rebuild an entry from a row of ``columns``."""
+    def duplicate_key_errors(self) -> tuple[type[Exception], ...]:
+        """The driver's errors for an insert whose id exists already."""
+        return ()
+
+    def write_children(
+        self,
+        conn: Any,
+        key: int,
+        tenant: str,
+        entry: MemoryEntry,
+        *,
+        chunks: Sequence[ops.ChunkRecord] | None,
+        fresh: bool,
+    ) -> None:
+        """Write an entry's tags and (unless None) chunks; ``fresh``: it has none yet."""
         raise NotImplementedError
+
+    def op_search(self, conn: Any, op: ops.SearchOp) -> ops.Candidates:
+        raise NotImplementedError
+
+    def op_put(self, conn: Any, op: ops.PutOp) -> str | None:
+        if probe(op) is not None:
+            # Serialise near-duplicate checks per scope, so two writers cannot both miss.
+            self.lock_scope(conn, op.tenant, str(op.entry.scope))
+        duplicate = stored_duplicate(
+            op,
+            lambda nominate: self.op_search(conn, nominate),
+            lambda entry_id: self.op_get(conn, ops.GetOp(op.tenant, entry_id)),
+        )
+        if duplicate is not None:
+            return duplicate
+        try:
+            (key,) = conn.execute(*insert_sql(op.tenant, op.entry, self.dialect)).fetchone()
+        except self.duplicate_key_errors() as exc:
+            raise BackendError(f"an entry with id {op.entry.id} already exists") from exc
+        self.write_children(conn, key, op.tenant, op.entry, chunks=op.chunks, fresh=True)
+        return None
+
+    def op_replace(self, conn: Any, op: ops.ReplaceOp) -> None:
+        sql = replace_sql(op.tenant, op.entry, op.expected_revision, self.dialect)
+        row = conn.execute(*sql).fetchone()
+        if row is None:
+            raise ConflictError(f"entry {op.entry.id} changed or was deleted concurrently")
+        self.write_children(conn, row[0], op.tenant, op.entry, chunks=op.chunks, fresh=False)
 
     def op_stored_embedding(self, conn: Any, op: ops.StoredEmbeddingOp) -> tuple[str, int] | None:
         info = dict(conn.execute("SELECT key, value FROM store_info").fetchall())
@@ -31,13 +86,13 @@ class SqlOps:
 
     def op_get(self, conn: Any, op: ops.GetOp) -> MemoryEntry | None:
         m = self.dialect.mark
-        sql = f"SELECT {self.columns} FROM entries e WHERE e.tenant = {m} AND e.id = {m}"
+        sql = f"SELECT {COLUMNS} FROM entries e WHERE e.tenant = {m} AND e.id = {m}"
         row = conn.execute(sql, (op.tenant, op.entry_id)).fetchone()
-        return None if row is None else self.to_entry(row)
+        return None if row is None else entry_from_row(row, self.dialect)
 
     def op_list(self, conn: Any, op: ops.ListOp) -> list[MemoryEntry]:
-        rows = conn.execute(*list_sql(op, self.dialect, self.columns))
-        return [self.to_entry(row) for row in rows]
+        rows = conn.execute(*list_sql(op, self.dialect))
+        return [entry_from_row(row, self.dialect) for row in rows]
 
     def op_count(self, conn: Any, op: ops.CountOp) -> int:
         return int(conn.execute(*count_sql(op, self.dialect)).fetchone()[0])
@@ -61,8 +116,10 @@ class SqlOps:
 
     def op_purge_expired(self, conn: Any, op: ops.PurgeExpiredOp) -> int:
         m = self.dialect.mark
-        sql = (f"DELETE FROM entries WHERE tenant = {m} AND expires_at IS NOT NULL "
-               f"AND expires_at <= {m}")  # fmt: skip
+        sql = (
+            f"DELETE FROM entries WHERE tenant = {m} AND expires_at IS NOT NULL "
+            f"AND expires_at <= {m}"
+        )
         return int(conn.execute(sql, (op.tenant, to_micros(op.now))).rowcount)
 
     def op_delete_matching(self, conn: Any, op: ops.DeleteMatchingOp) -> int:
