@@ -41,7 +41,6 @@ from .errors import (
     NotFoundError,
     ValidationError,
 )
-from .facilities.model import RESERVED_CATEGORIES
 from .ids import new_id
 from .retrieval import chunking, filters, text
 from .retrieval.ranker import CONVERSATIONAL, RankSpec, rank
@@ -67,6 +66,7 @@ from .store.ops import (
     TrimOp,
 )
 from .types import (
+    RESERVED_CATEGORIES,
     ItemResult,
     MemoryEntry,
     NewEntry,

@@ -12,6 +12,9 @@ from typing import Any
 from .errors import InvalidScopeError, ValidationError
 
 MAX_SCOPE_ID_CHARS = 256
+RESERVED_CATEGORIES = frozenset({"session", "record", "summary"})
+"""Categories of the entries the facilities own (sessions, records, summaries): the generic
+store API refuses to create or change them."""
 
 
 class ScopeKind(StrEnum):

@@ -7,11 +7,11 @@ import pytest
 
 from memvault import ValidationError
 from memvault.retrieval import chunking, filters, scoring
+from memvault.retrieval.candidates import Candidates
 from memvault.retrieval.lexical import bm25
 from memvault.retrieval.ranker import RankSpec, rank
 from memvault.retrieval.text import fts_match, query_terms
 from memvault.store import duplicates
-from memvault.store.ops import Candidates
 
 
 def test_query_terms_drop_stopwords_but_never_everything() -> None:

@@ -22,7 +22,6 @@ from ..store.duplicates import restates
 from ..types import MemoryEntry
 
 SESSION, RECORD, SUMMARY, FINDING = "session", "record", "summary", "finding"
-RESERVED_CATEGORIES = frozenset({SESSION, RECORD, SUMMARY})
 """Categories only the facilities write; the generic store API refuses to write or change them."""
 SESSION_MEMORY = ("fact", "context")
 GLOBAL_MEMORY = ("preference", "decision")

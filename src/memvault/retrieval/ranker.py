@@ -8,8 +8,8 @@ from typing import Literal
 import numpy as np
 
 from ..errors import ValidationError
-from ..store.ops import Candidates
 from . import scoring
+from .candidates import Candidates
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,9 +9,9 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar, assert_never, cast
 
 from ..errors import CapabilityError
+from ..retrieval.candidates import Candidates
 from ..types import MemoryEntry
 from .ops import (
-    Candidates,
     ChunkPageOp,
     ChunkText,
     CountOp,

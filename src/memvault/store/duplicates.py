@@ -19,8 +19,9 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from ..retrieval.candidates import Candidates
 from ..types import MemoryEntry
-from .ops import Candidates, Filter, PutOp, SearchOp
+from .ops import Filter, PutOp, SearchOp
 
 FILLER = frozenset("a an the really very actually indeed truly quite also".split())
 """Words whose presence never changes the fact a sentence states."""

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import BackendError, ConflictError
+from ..retrieval.candidates import Candidates
 from ..retrieval.lexical import bm25
 from ..retrieval.text import words
 from ..types import MemoryEntry
@@ -205,7 +206,7 @@ class InMemoryBackend(Backend):
     def op_purge_expired(self, undo: Undo, op: ops.PurgeExpiredOp) -> int:
         return self._remove_where(lambda k, e: k[0] == op.tenant and e.is_expired(op.now), undo)
 
-    def op_search(self, undo: Undo, op: ops.SearchOp) -> ops.Candidates:
+    def op_search(self, undo: Undo, op: ops.SearchOp) -> Candidates:
         where = replace(op.filter, live_at=None)
         rows = sorted(self._select(where), key=lambda r: (r.entry.created_at, r.entry.id))
         dimension = 0 if op.vector is None else len(op.vector)

@@ -7,13 +7,14 @@ type checker knows ``entry``. Backends implement one ``op_<name>(tx, op)`` handl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from ..retrieval.candidates import Candidates
 from ..types import MemoryEntry, Scope
 
 Order = Literal["newest", "oldest"]
@@ -186,7 +187,7 @@ class PurgeExpiredOp(Op[int]):
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class SearchOp(Op["Candidates"]):
+class SearchOp(Op[Candidates]):
     """Score every entry that passes the filter. Result: :class:`Candidates`.
 
     ``match`` is an FTS5 expression (``terms`` the same words, for engines without FTS5);
@@ -200,22 +201,6 @@ class SearchOp(Op["Candidates"]):
     with_vectors: bool = False
     depth: int = 200
     """How many chunks an engine that cannot score everything fetches from each index."""
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Candidates:
-    """Per-entry scores, entries in (created_at, id) order; a chunk's best score stands for it."""
-
-    entry_ids: npt.NDArray[np.object_]
-    """Entry ids (str), one per candidate."""
-    created_us: npt.NDArray[np.int64]
-    lexical: npt.NDArray[np.float64]
-    """BM25 relevance (higher is better); 0 where no term matched."""
-    dense: npt.NDArray[np.float64]
-    """Cosine similarity; -1 where the entry has no vector."""
-    has_vector: npt.NDArray[np.bool_]
-    vectors: npt.NDArray[np.float32] | None = field(default=None)
-    """The best chunk's vector per entry, when asked for."""
 
 
 @dataclass(frozen=True, slots=True)

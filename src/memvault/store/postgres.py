@@ -18,6 +18,7 @@ import numpy as np
 from .. import types as t
 from ..config import Settings
 from ..errors import BackendError
+from ..retrieval.candidates import Candidates
 from . import migrations, ops
 from .base import Backend, Capabilities
 from .sql import SQL, Dialect, where_sql
@@ -217,7 +218,7 @@ class PostgresBackend(SqlOps, Backend):
         key = json.dumps([tenant, scope])
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
 
-    def op_search(self, conn: Any, op: ops.SearchOp) -> ops.Candidates:
+    def op_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
         """Candidates: the best chunks by text and by vector (filtered in SQL), both scored."""
         rids: set[int] = set()
         if op.terms:

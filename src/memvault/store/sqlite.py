@@ -24,6 +24,7 @@ import sqlean as sqlite3
 from .. import types as t
 from ..config import Settings
 from ..errors import BackendError
+from ..retrieval.candidates import Candidates
 from . import ann, migrations, ops
 from .base import Backend, Capabilities
 from .sql import SQL, Dialect, where_sql
@@ -269,7 +270,7 @@ class SQLiteBackend(SqlOps, Backend):
             self._cache.put(key, table)
         return table
 
-    def op_search(self, conn: Any, op: ops.SearchOp) -> ops.Candidates:
+    def op_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
         dimension = 0 if op.vector is None else len(op.vector)
         table = self._chunk_table(conn, op.filter, dimension)
         lexical = np.zeros(len(table.chunk_keys))

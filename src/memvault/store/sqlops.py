@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ..errors import BackendError, ConflictError
+from ..retrieval.candidates import Candidates
 from ..types import MemoryEntry
 from . import ops
 from .duplicates import probe, stored_duplicate
@@ -50,7 +51,7 @@ class SqlOps:
         """Write an entry's tags and (unless None) chunks; ``fresh``: it has none yet."""
         raise NotImplementedError
 
-    def op_search(self, conn: Any, op: ops.SearchOp) -> ops.Candidates:
+    def op_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
         raise NotImplementedError
 
     def op_put(self, conn: Any, op: ops.PutOp) -> str | None:

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..retrieval.candidates import Candidates
 from .ann import AnnIndex
-from .ops import Candidates
 
 NO_EXPIRY = np.iinfo(np.int64).max
 CacheKey = tuple[str, str, int]
