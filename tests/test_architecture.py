@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_no_module_imports_a_layer_above_it() -> None:
     command = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     assert command, "import-linter is part of the [dev] extra"
-    result = subprocess.run([command, "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        [command, "--no-cache"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "0 broken" in result.stdout

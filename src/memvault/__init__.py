@@ -11,6 +11,8 @@ from .errors import (
     CompactionError,
     ConfigError,
     ConflictError,
+    EmbeddingMismatchError,
+    FilteredError,
     ForbiddenError,
     InvalidScopeError,
     InvalidScopePromotionError,
@@ -31,6 +33,7 @@ from .types import (
     Provenance,
     Scope,
     ScopeKind,
+    SearchHit,
     WriteReport,
 )
 
@@ -46,6 +49,8 @@ __all__ = [
     "ContextWindow",
     "ConfigError",
     "ConflictError",
+    "EmbeddingMismatchError",
+    "FilteredError",
     "ExtractiveSummarizer",
     "Finding",
     "ForbiddenError",
@@ -68,6 +73,7 @@ __all__ = [
     "SessionNotFoundError",
     "Scope",
     "ScopeKind",
+    "SearchHit",
     "Settings",
     "Source",
     "Summarizer",

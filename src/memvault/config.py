@@ -121,8 +121,9 @@ class Settings:
         for f in fields(self):
             value = getattr(self, f.name)
             least = f.metadata.get("min", 1)
-            if f.type == "int" and (isinstance(value, bool) or not isinstance(value, int)
-                                    or value < least):  # fmt: skip
+            if f.type == "int" and (
+                isinstance(value, bool) or not isinstance(value, int) or value < least
+            ):
                 raise ConfigError(f"setting {f.name} must be an integer >= {least}, got {value!r}")
         if not 0 <= self.near_duplicate_threshold <= 1:
             raise ConfigError("setting near_duplicate_threshold must be between 0 and 1")

@@ -43,7 +43,7 @@ from .errors import (
 )
 from .ids import new_id
 from .retrieval import chunking, filters, text
-from .retrieval.ranker import CONVERSATIONAL, RankSpec, rank
+from .retrieval.ranker import RankSpec, conversational_spec, rank
 from .scopes import check_promotion, expand_scopes
 from .store import duplicates
 from .store.ops import (
@@ -243,7 +243,7 @@ class Planner:
 
     # -- indexing ---------------------------------------------------------------------------
 
-    def _admit(self, content: str) -> None:
+    def admit(self, content: str) -> None:
         """Apply the write filters that need no vectors; count and raise on refusal."""
         if self.settings.skip_error_responses and filters.is_error_response(content):
             self.stats.add("filtered_error_response")
@@ -274,13 +274,20 @@ class Planner:
             self.settings.chunk_tokens, self.settings.chunk_overlap, self.settings.chunk_min_tokens
         )
         layouts = [chunking.split(e.content, spec) for e in entries]
-        texts = [t for e, lay in zip(entries, layouts, strict=True)
-                 for t in chunking.texts(e.content, lay)]  # fmt: skip
+        texts = [
+            t
+            for e, lay in zip(entries, layouts, strict=True)
+            for t in chunking.texts(e.content, lay)
+        ]
         vectors = yield from self._embed(texts)
         result, position = [], 0
         for layout in layouts:
-            result.append(tuple(ChunkRecord(c.seq, c.start, c.end, vectors[position + i])
-                                for i, c in enumerate(layout)))  # fmt: skip
+            result.append(
+                tuple(
+                    ChunkRecord(c.seq, c.start, c.end, vectors[position + i])
+                    for i, c in enumerate(layout)
+                )
+            )
             position += len(layout)
         return result
 
@@ -299,7 +306,7 @@ class Planner:
 
     # -- building entries -------------------------------------------------------------------
 
-    def _new_entry(
+    def new_entry(
         self,
         request: NewEntry,
         now: datetime,
@@ -328,7 +335,7 @@ class Planner:
             else check.context(request.context, self.settings),
         )
 
-    def _filter(
+    def where(
         self,
         scopes: tuple[Scope, ...] | None,
         tags: Iterable[str] | None,
@@ -343,14 +350,14 @@ class Planner:
             live_at=now,
         )
 
-    def _live(self, entry_id: str) -> Plan[MemoryEntry]:
+    def live(self, entry_id: str) -> Plan[MemoryEntry]:
         """Fetch an unexpired entry or raise NotFoundError."""
         found = yield from self.get(entry_id)
         if found is None:
             raise NotFoundError(entry_id)
         return found
 
-    def _put(
+    def put(
         self,
         entry: MemoryEntry,
         *,
@@ -377,9 +384,9 @@ class Planner:
             self.stats.add("written")
             return entry
         self.stats.add("near_duplicate")
-        return replace((yield from self._live(duplicate)), duplicate=True)
+        return replace((yield from self.live(duplicate)), duplicate=True)
 
-    def _every(self, where: Filter, order: Order = "newest") -> Plan[builtins.list[MemoryEntry]]:
+    def every(self, where: Filter, order: Order = "newest") -> Plan[builtins.list[MemoryEntry]]:
         """Every entry ``where`` selects, read page by page."""
         found: builtins.list[MemoryEntry] = []
         after = None
@@ -430,9 +437,9 @@ class Planner:
         request = NewEntry(
             content, scope, tags, category, expires_at, metadata, provenance, context, created_at
         )
-        entry = self._editable(self._new_entry(request, self.now(), ttl))
-        self._admit(entry.content)
-        return (yield from self._put(entry, duplicates=True))
+        entry = self._editable(self.new_entry(request, self.now(), ttl))
+        self.admit(entry.content)
+        return (yield from self.put(entry, duplicates=True))
 
     @check.checked_per_item("items")
     def write_many(
@@ -474,8 +481,8 @@ class Planner:
             request = item if isinstance(item, NewEntry) else NewEntry(**item)
         except TypeError as exc:
             raise ValidationError(str(exc)) from exc
-        entry = self._editable(self._new_entry(request, now))
-        self._admit(entry.content)
+        entry = self._editable(self.new_entry(request, now))
+        self.admit(entry.content)
         return entry
 
     def _put_batch(self, entries: Sequence[MemoryEntry]) -> Plan[builtins.list[ItemResult]]:
@@ -556,9 +563,9 @@ class Planner:
             Scope.coerce(scope), include_narrower=include_narrower, session_id=session_id
         )
         op = ListOp(
-            self._filter(scopes, tags, since, self.now()),
+            self.where(scopes, tags, since, self.now()),
             check.limit(limit, self.settings),
-            check.order(order),  # type: ignore[arg-type]
+            check.order(order),
         )
         return (yield from run(op))
 
@@ -586,12 +593,12 @@ class Planner:
         for attempt in range(UPDATE_ATTEMPTS):
             if attempt:
                 yield Invoke(time.sleep, (backoff(attempt),), blocking=True)
-            current = self._editable((yield from self._live(entry_id)))
+            current = self._editable((yield from self.live(entry_id)))
             now = self.now()
             changes: dict[str, Any] = {"updated_at": now, "revision": current.revision + 1}
             if content is not UNSET:
                 changes["content"] = check.content(content, self.settings)
-                self._admit(changes["content"])
+                self.admit(changes["content"])
             if tags is not UNSET:
                 changes["tags"] = check.tags(tags, self.settings)
             if expires_at is not UNSET:
@@ -643,7 +650,7 @@ class Planner:
         in the same transaction.
         """
         target = Scope.coerce(to)
-        source = self._editable((yield from self._live(entry_id)))
+        source = self._editable((yield from self.live(entry_id)))
         check_promotion(source.scope, target)
         now = self.now()
         promoted = replace(
@@ -660,7 +667,7 @@ class Planner:
         also = []
         if delete_original:
             also.append(DeleteOp(self.tenant, source.id, expected_revision=source.revision))
-        return (yield from self._put(promoted, duplicates=True, also=also))
+        return (yield from self.put(promoted, duplicates=True, also=also))
 
     def compact(
         self,
@@ -707,7 +714,7 @@ class Planner:
             metadata,
             merge_provenance(sources),
         )
-        entry = self._editable(self._new_entry(request, now))
+        entry = self._editable(self.new_entry(request, now))
         entry = replace(entry, compacted_from_ids=tuple(ids))
         (chunks,) = yield from self._index([entry])
         ops: list[Op[Any]] = [PutOp(self.tenant, entry, chunks)]
@@ -743,7 +750,7 @@ class Planner:
             scopes = expand_scopes(
                 Scope.coerce(scope), include_narrower=include_narrower, session_id=session_id
             )
-        return (yield from run(CountOp(self._filter(scopes, tags, since, self.now()))))
+        return (yield from run(CountOp(self.where(scopes, tags, since, self.now()))))
 
     def purge_expired(self) -> Plan[int]:
         """Really delete this tenant's expired entries (retrieval already hides them)."""
@@ -790,36 +797,47 @@ class Planner:
             fusion=fusion,
             diversity=None if diversity is None else check.finite("diversity", diversity, 0, 1),
             min_score=None if min_score is None else check.finite("min_score", min_score),
-            **(CONVERSATIONAL if conversational else {}),  # type: ignore[arg-type]
         )
-        scopes = expand_scopes(Scope.coerce(scope), include_narrower=include_narrower,
-                               session_id=session_id)  # fmt: skip
+        if conversational:
+            spec = conversational_spec(spec)
+        scopes = expand_scopes(
+            Scope.coerce(scope), include_narrower=include_narrower, session_id=session_id
+        )
         now = self.now()
         where = replace(
-            self._filter(scopes, tags, since, now),
+            self.where(scopes, tags, since, now),
             until=None if until is None else check.aware("until", until),
             categories=tuple(str(check.category(c)) for c in categories or ()),
             metadata=metadata_filter(metadata),
         )
-        return (yield from self._ranked(query, where, spec, now))
+        return (yield from self.ranked(query, where, spec, now))
 
-    def _ranked(
+    def ranked(
         self, query: str, where: Filter, spec: RankSpec, now: datetime
     ) -> Plan[builtins.list[SearchHit]]:
         """Search the entries ``where`` selects and rank them by ``spec``."""
         terms = text.query_terms(query)
         vectors = yield from self._embed([query])
         depth = min(self.settings.ann_candidates, max(spec.limit * 10, 100))
-        op = SearchOp(where, text.fts_match(terms), tuple(terms), vectors[0],
-                      with_vectors=spec.diversity is not None, depth=depth)  # fmt: skip
+        op = SearchOp(
+            where,
+            text.fts_match(terms),
+            tuple(terms),
+            vectors[0],
+            with_vectors=spec.diversity is not None,
+            depth=depth,
+        )
         candidates = yield from run(op)
         ranked = rank(candidates, spec, int(now.timestamp() * 1_000_000))
         self.stats.add("searches")
         found = yield from run_all(
             GetOp(self.tenant, str(candidates.entry_ids[r.index])) for r in ranked
         )
-        return [SearchHit(entry, r.score, r.components)
-                for r, entry in zip(ranked, found, strict=True) if entry is not None]  # fmt: skip
+        return [
+            SearchHit(entry, r.score, r.components)
+            for r, entry in zip(ranked, found, strict=True)
+            if entry is not None
+        ]
 
     def reembed(
         self, batch_size: int = 256, progress: Callable[[int], None] | None = None
@@ -854,10 +872,10 @@ class Planner:
         include_expired: bool = False,
     ) -> Plan[Page]:
         """One page of entries (of ``scope``, or of every scope); follow ``next_cursor``."""
-        order = check.order(order)  # type: ignore[assignment]
+        order = check.order(order)
         scopes = None if scope is None else (Scope.coerce(scope),)
         op = ListOp(
-            self._filter(scopes, tags, since, None if include_expired else self.now()),
+            self.where(scopes, tags, since, None if include_expired else self.now()),
             check.limit(limit, self.settings) + 1,
             order,
             None if cursor is None else decode_cursor(cursor, order),

@@ -1,7 +1,9 @@
-"""``Memory`` and ``AsyncMemory``: thin drivers that run the core's plans against a backend.
+"""``Memory`` and ``AsyncMemory``: thin drivers that run plans against a backend.
 
-Both classes expose the same operations, each bound once from :class:`memvault.core.Planner`;
-only the way a step is executed differs (blocking call vs ``await``).
+The plans come from small planners composed on the store planner (:class:`Planners`): the
+store's own (:class:`memvault.core.Planner`), sessions and records, the note facilities and the
+context. Both classes bind the same operations, each explicitly from the planner that does it
+(``pin = _blocking(NotePlans.pin)``); only the way a step runs differs (a call vs ``await``).
 """
 
 from __future__ import annotations
@@ -13,19 +15,22 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, Self, TypeVar
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar, cast, get_args
 
 from . import validation as check
 from .config import Settings
-from .context.plans import ContextPlans as Operations
+from .context.plans import ContextPlans
 from .core import Invoke, Plan, Planner, Step, utc_now
 from .embeddings import Embedder, default_embedder
 from .errors import ValidationError
+from .facilities.notes import NotePlans
+from .facilities.sessions import SessionPlans
 from .store.base import Backend
 from .store.registry import open_backend
 
 P = ParamSpec("P")
 T = TypeVar("T")
+PlannerT = TypeVar("PlannerT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +83,7 @@ def run_blocking(plan: Plan[T], backend: Backend) -> T:
         except Exception as exc:
             outcome = _Outcome(error=exc)
         step = _resume(plan, outcome)
-    return step.value  # type: ignore[no-any-return]
+    return cast(T, step.value)
 
 
 async def run_awaiting(plan: Plan[T], backend: Backend) -> T:
@@ -97,7 +102,35 @@ async def run_awaiting(plan: Plan[T], backend: Backend) -> T:
         except Exception as exc:
             outcome = _Outcome(error=exc)
         step = _resume(plan, outcome)
-    return step.value  # type: ignore[no-any-return]
+    return cast(T, step.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Planners:
+    """The planners of one tenant's memory: the store's, and the capabilities composed on it."""
+
+    store: Planner
+    sessions: SessionPlans
+    notes: NotePlans
+    context: ContextPlans
+
+    @classmethod
+    def on(cls, store: Planner) -> Planners:
+        sessions = SessionPlans(store)
+        notes = NotePlans(store, sessions)
+        return cls(store, sessions, notes, ContextPlans(store, sessions, notes))
+
+    def of(self, owner: str) -> Any:
+        """The planner of class ``owner`` (by name)."""
+        return getattr(self, _PART[owner])
+
+
+_PART = {
+    "Planner": "store",
+    "SessionPlans": "sessions",
+    "NotePlans": "notes",
+    "ContextPlans": "context",
+}
 
 
 class _Base:
@@ -120,17 +153,18 @@ class _Base:
             self._backend = open_backend(store or settings.store_url(), settings)
             self._owns_backend = True
         embedder = embedder if embedder is not None else default_embedder(settings.redis_url)
-        self._planner = Operations(tenant or settings.tenant, settings, clock or utc_now, embedder)
+        store_planner = Planner(tenant or settings.tenant, settings, clock or utc_now, embedder)
+        self._planners = Planners.on(store_planner)
         if check_embedding:
             try:
-                run_blocking(self._planner.check_embedding(), self._backend)
+                run_blocking(store_planner.check_embedding(), self._backend)
             except BaseException:
                 self.close()
                 raise
 
     @property
     def tenant(self) -> str:
-        return self._planner.tenant
+        return self._planners.store.tenant
 
     @property
     def backend(self) -> Backend:
@@ -138,22 +172,22 @@ class _Base:
 
     @property
     def settings(self) -> Settings:
-        return self._planner.settings
+        return self._planners.store.settings
 
     def with_tenant(self, tenant: str) -> Self:
         """A view of the same store for another tenant; it shares (and does not own) the backend."""
         view = object.__new__(type(self))
         view._backend, view._owns_backend = self._backend, False
-        view._planner = self._planner.for_tenant(tenant)
+        view._planners = Planners.on(self._planners.store.for_tenant(tenant))
         return view
 
     @property
     def embedder(self) -> Embedder:
-        return self._planner.embedder
+        return self._planners.store.embedder
 
     def stats(self) -> dict[str, int]:
         """Counters: entries written, near-duplicates returned, writes filtered, searches."""
-        return self._planner.stats.snapshot()
+        return self._planners.store.stats.snapshot()
 
     def close(self) -> None:
         """Close the backend if this object opened it."""
@@ -173,32 +207,66 @@ def _argument_check(plan: Callable[..., Any]) -> Callable[[tuple[Any, ...], dict
     return check_call
 
 
+def _owner(plan: Callable[..., Any]) -> str:
+    """The planner class a plan belongs to (checked when the operation is bound)."""
+    owner = plan.__qualname__.rsplit(".", 1)[0]
+    if owner not in _PART:
+        raise TypeError(f"{plan.__qualname__} is not a plan of a known planner")
+    return owner
+
+
+def _described(operation: Callable[..., Any], plan: Callable[..., Any]) -> None:
+    """Make an operation introspect as what it is: the plan's parameters and docstring, and
+    the plan's result as its return type (not ``Plan[…]``)."""
+    signature = inspect.signature(plan, eval_str=True)
+    result = get_args(signature.return_annotation)[-1]
+    operation.__signature__ = signature.replace(return_annotation=result)  # type: ignore[attr-defined]
+    operation.__memvault_operation__ = True  # type: ignore[attr-defined]
+
+
 def _blocking(
-    plan: Callable[Concatenate[Operations, P], Plan[T]],
+    plan: Callable[Concatenate[PlannerT, P], Plan[T]],
 ) -> Callable[Concatenate[Memory, P], T]:
-    check_call = _argument_check(plan)
+    """Bind a plan as a blocking operation of Memory."""
+    check_call, owner = _argument_check(plan), _owner(plan)
 
     @functools.wraps(plan)
     def operation(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> T:
         check_call(args, kwargs)
-        return run_blocking(plan(self._planner, *args, **kwargs), self._backend)
+        return run_blocking(plan(self._planners.of(owner), *args, **kwargs), self._backend)
 
+    _described(operation, plan)
     return operation
 
 
 def _awaitable(
-    plan: Callable[Concatenate[Operations, P], Plan[T]],
+    plan: Callable[Concatenate[PlannerT, P], Plan[T]],
 ) -> Callable[Concatenate[AsyncMemory, P], Coroutine[Any, Any, T]]:
-    check_call = _argument_check(plan)
+    """Bind a plan as an ``async`` operation of AsyncMemory."""
+    check_call, owner = _argument_check(plan), _owner(plan)
 
     @functools.wraps(plan)
     async def operation(self: AsyncMemory, /, *args: P.args, **kwargs: P.kwargs) -> T:
         check_call(args, kwargs)
-        return await run_awaiting(plan(self._planner, *args, **kwargs), self._backend)
+        return await run_awaiting(plan(self._planners.of(owner), *args, **kwargs), self._backend)
 
+    _described(operation, plan)
     return operation
 
 
+C = TypeVar("C", bound=type)
+
+
+def _operations(cls: C) -> C:
+    """Name each bound operation after the class it is bound on (``Memory.write``)."""
+    for name, value in vars(cls).items():
+        if getattr(value, "__memvault_operation__", False):
+            value.__qualname__ = f"{cls.__qualname__}.{name}"
+            value.__module__ = cls.__module__
+    return cls
+
+
+@_operations
 class Memory(_Base):
     """A scoped memory store (blocking API). ``Memory()`` opens the default SQLite file.
 
@@ -221,26 +289,26 @@ class Memory(_Base):
     search = _blocking(Planner.search)
     reembed = _blocking(Planner.reembed)
     # the facilities: sessions and records, notes, findings, global memory, context
-    create_session = _blocking(Operations.create_session)
-    get_session = _blocking(Operations.get_session)
-    list_sessions = _blocking(Operations.list_sessions)
-    rename_session = _blocking(Operations.rename_session)
-    set_data_loaded = _blocking(Operations.set_data_loaded)
-    delete_session = _blocking(Operations.delete_session)
-    append_record = _blocking(Operations.append_record)
-    records = _blocking(Operations.records)
-    search_records = _blocking(Operations.search_records)
-    add_session_memory = _blocking(Operations.add_session_memory)
-    session_memory = _blocking(Operations.session_memory)
-    add_finding = _blocking(Operations.add_finding)
-    findings = _blocking(Operations.findings)
-    add_global_memory = _blocking(Operations.add_global_memory)
-    global_memory = _blocking(Operations.global_memory)
-    pin = _blocking(Operations.pin)
-    demote = _blocking(Operations.demote)
-    build_context = _blocking(Operations.build_context)
-    system_prompt = _blocking(Operations.system_prompt)
-    recall = _blocking(Operations.recall)
+    create_session = _blocking(SessionPlans.create_session)
+    get_session = _blocking(SessionPlans.get_session)
+    list_sessions = _blocking(SessionPlans.list_sessions)
+    rename_session = _blocking(SessionPlans.rename_session)
+    set_data_loaded = _blocking(SessionPlans.set_data_loaded)
+    delete_session = _blocking(SessionPlans.delete_session)
+    append_record = _blocking(SessionPlans.append_record)
+    records = _blocking(SessionPlans.records)
+    search_records = _blocking(SessionPlans.search_records)
+    add_session_memory = _blocking(NotePlans.add_session_memory)
+    session_memory = _blocking(NotePlans.session_memory)
+    add_finding = _blocking(NotePlans.add_finding)
+    findings = _blocking(NotePlans.findings)
+    add_global_memory = _blocking(NotePlans.add_global_memory)
+    global_memory = _blocking(NotePlans.global_memory)
+    pin = _blocking(NotePlans.pin)
+    demote = _blocking(NotePlans.demote)
+    build_context = _blocking(ContextPlans.build_context)
+    system_prompt = _blocking(ContextPlans.system_prompt)
+    recall = _blocking(ContextPlans.recall)
 
     def __enter__(self) -> Self:
         return self
@@ -254,6 +322,7 @@ class Memory(_Base):
         self.close()
 
 
+@_operations
 class AsyncMemory(_Base):
     """The same store with an ``async`` API; use ``async with AsyncMemory(...) as memory``."""
 
@@ -272,26 +341,26 @@ class AsyncMemory(_Base):
     search = _awaitable(Planner.search)
     reembed = _awaitable(Planner.reembed)
     # the facilities: sessions and records, notes, findings, global memory, context
-    create_session = _awaitable(Operations.create_session)
-    get_session = _awaitable(Operations.get_session)
-    list_sessions = _awaitable(Operations.list_sessions)
-    rename_session = _awaitable(Operations.rename_session)
-    set_data_loaded = _awaitable(Operations.set_data_loaded)
-    delete_session = _awaitable(Operations.delete_session)
-    append_record = _awaitable(Operations.append_record)
-    records = _awaitable(Operations.records)
-    search_records = _awaitable(Operations.search_records)
-    add_session_memory = _awaitable(Operations.add_session_memory)
-    session_memory = _awaitable(Operations.session_memory)
-    add_finding = _awaitable(Operations.add_finding)
-    findings = _awaitable(Operations.findings)
-    add_global_memory = _awaitable(Operations.add_global_memory)
-    global_memory = _awaitable(Operations.global_memory)
-    pin = _awaitable(Operations.pin)
-    demote = _awaitable(Operations.demote)
-    build_context = _awaitable(Operations.build_context)
-    system_prompt = _awaitable(Operations.system_prompt)
-    recall = _awaitable(Operations.recall)
+    create_session = _awaitable(SessionPlans.create_session)
+    get_session = _awaitable(SessionPlans.get_session)
+    list_sessions = _awaitable(SessionPlans.list_sessions)
+    rename_session = _awaitable(SessionPlans.rename_session)
+    set_data_loaded = _awaitable(SessionPlans.set_data_loaded)
+    delete_session = _awaitable(SessionPlans.delete_session)
+    append_record = _awaitable(SessionPlans.append_record)
+    records = _awaitable(SessionPlans.records)
+    search_records = _awaitable(SessionPlans.search_records)
+    add_session_memory = _awaitable(NotePlans.add_session_memory)
+    session_memory = _awaitable(NotePlans.session_memory)
+    add_finding = _awaitable(NotePlans.add_finding)
+    findings = _awaitable(NotePlans.findings)
+    add_global_memory = _awaitable(NotePlans.add_global_memory)
+    global_memory = _awaitable(NotePlans.global_memory)
+    pin = _awaitable(NotePlans.pin)
+    demote = _awaitable(NotePlans.demote)
+    build_context = _awaitable(ContextPlans.build_context)
+    system_prompt = _awaitable(ContextPlans.system_prompt)
+    recall = _awaitable(ContextPlans.recall)
 
     async def aclose(self) -> None:
         """Close the backend (off the event loop) if this object opened it."""

@@ -9,7 +9,7 @@ import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .errors import ValidationError
 
@@ -259,10 +259,12 @@ def entry_id(value: object) -> str:
     return value
 
 
-def order(value: object) -> str:
-    if value not in ("newest", "oldest"):
-        raise ValidationError(f"order must be 'newest' or 'oldest', got {value!r}")
-    return str(value)
+def order(value: object) -> Literal["newest", "oldest"]:
+    if value == "newest":
+        return "newest"
+    if value == "oldest":
+        return "oldest"
+    raise ValidationError(f"order must be 'newest' or 'oldest', got {value!r}")
 
 
 def past(name: str, value: object, now: datetime) -> datetime:

@@ -145,13 +145,13 @@ def test_concurrent_trims_hold_the_cap_exactly(clean_backend: Backend) -> None:
     from memvault.store.ops import Filter, PutOp, TrimOp
 
     memory = Memory(clean_backend)
-    planner = memory._planner  # builds entries the way the facilities do
+    planner = memory._planners.store  # builds entries the way the facilities do
     scope = Scope.session("s1")
     cap = TrimOp(Filter(memory.tenant, (scope,), categories=("fact",)), 5)
 
     def work(n: int) -> None:
         for i in range(30):
-            entry = planner._new_entry(NewEntry(f"{n} {i}", scope, category="fact"), planner.now())
+            entry = planner.new_entry(NewEntry(f"{n} {i}", scope, category="fact"), planner.now())
             clean_backend.batch([PutOp(memory.tenant, entry), cap])
 
     assert _run_threads(work) == []

@@ -132,8 +132,15 @@ def ingest(memory: Memory, conversation: Conversation) -> Scope:
     previous: Turn | None = None
     for turn in conversation.turns:
         context = previous.line if previous and previous.session == turn.session else None
-        items.append(NewEntry(turn.text, scope, metadata={"dia_id": turn.dia_id},
-                              context=context, created_at=turn.when))  # fmt: skip
+        items.append(
+            NewEntry(
+                turn.text,
+                scope,
+                metadata={"dia_id": turn.dia_id},
+                context=context,
+                created_at=turn.when,
+            )
+        )
         previous = turn
     memory.write_many(items)
     return scope
@@ -187,8 +194,10 @@ def run(
                         (question.category, score_ranking(ranking, question, ks))
                     )
             if progress:
-                progress(f"{conversation.sample_id}: {len(conversation.turns)} turns, "
-                         f"{len(conversation.questions)} questions")  # fmt: skip
+                progress(
+                    f"{conversation.sample_id}: {len(conversation.turns)} turns, "
+                    f"{len(conversation.questions)} questions"
+                )
     return {
         **summarise(rows),
         "baselines": {name: summarise(r) for name, r in baseline_rows.items()},
@@ -210,6 +219,8 @@ def table(result: dict[str, Any], ks: Iterable[int]) -> str:
     ]
     for name, summary in rows:
         lines.append(f"{name:<12}" + "".join(f"{summary.get(k, 0):>17.3f}" for k in keys))
-    lines.append(f"ingest {result['ingest_s']} s, search p50 {result['search_ms_p50']} ms, "
-                 f"{result['questions']} questions over {result['turns']} turns")  # fmt: skip
+    lines.append(
+        f"ingest {result['ingest_s']} s, search p50 {result['search_ms_p50']} ms, "
+        f"{result['questions']} questions over {result['turns']} turns"
+    )
     return "\n".join(lines)

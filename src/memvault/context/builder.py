@@ -38,8 +38,12 @@ class Message:
     tool_call_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        fields = {"role": self.role, "content": self.content, "name": self.name,
-                  "tool_call_id": self.tool_call_id}  # fmt: skip
+        fields = {
+            "role": self.role,
+            "content": self.content,
+            "name": self.name,
+            "tool_call_id": self.tool_call_id,
+        }
         return {k: v for k, v in fields.items() if v is not None}
 
 
@@ -59,10 +63,15 @@ class ContextWindow:
     summaries_cached: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"messages": [m.to_dict() for m in self.messages], "tokens": self.tokens,
-                "verbatim": self.verbatim, "summarized": self.summarized,
-                "omitted": self.omitted, "summaries_made": self.summaries_made,
-                "summaries_cached": self.summaries_cached}  # fmt: skip
+        return {
+            "messages": [m.to_dict() for m in self.messages],
+            "tokens": self.tokens,
+            "verbatim": self.verbatim,
+            "summarized": self.summarized,
+            "omitted": self.omitted,
+            "summaries_made": self.summaries_made,
+            "summaries_cached": self.summaries_cached,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +95,11 @@ def guarded(kind: str, text: str) -> str:
 
 
 def needs_marker(record: Record, previous: Record | None) -> bool:
-    return (previous is None or record.role in ("tool", "report")
-            or record.created_at - previous.created_at > GAP)  # fmt: skip
+    return (
+        previous is None
+        or record.role in ("tool", "report")
+        or record.created_at - previous.created_at > GAP
+    )
 
 
 def render(record: Record, previous: Record | None, tz: tzinfo) -> Message:
@@ -105,15 +117,19 @@ def render(record: Record, previous: Record | None, tz: tzinfo) -> Message:
 
 def summary_key(records: Sequence[Record], summarizer: str) -> str:
     """The cache key of a block's summary: the summariser and each record's id and content."""
-    parts = [summarizer, *(f"{r.id}:{hashlib.sha256(r.content.encode()).hexdigest()}"
-                           for r in records)]  # fmt: skip
+    parts = [
+        summarizer,
+        *(f"{r.id}:{hashlib.sha256(r.content.encode()).hexdigest()}" for r in records),
+    ]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
 def summary_message(block: Sequence[Record], text: str, tz: tzinfo) -> Message:
     """A summary with its range header; its text is derived from the conversation, so data."""
-    header = (f"[Summary of {len(block)} earlier records, "
-              f"{time_marker(block[0], tz)} to {time_marker(block[-1], tz)}]")  # fmt: skip
+    header = (
+        f"[Summary of {len(block)} earlier records, "
+        f"{time_marker(block[0], tz)} to {time_marker(block[-1], tz)}]"
+    )
     return Message("system", f"{header}\n{guarded('conversation_summary', text)}")
 
 
@@ -133,8 +149,9 @@ def layout(records: Sequence[Record], budget: int, tz: tzinfo) -> Layout:
     while start > 0 and used + costs[start - 1] <= budget * RECENT_SHARE:
         start -= 1
         used += costs[start]
-    blocks = tuple(tuple(records[i : min(i + BLOCK_RECORDS, start)])
-                   for i in range(0, start, BLOCK_RECORDS))  # fmt: skip
+    blocks = tuple(
+        tuple(records[i : min(i + BLOCK_RECORDS, start)]) for i in range(0, start, BLOCK_RECORDS)
+    )
     return Layout(blocks, tuple(messages[start:]), len(records) - start)
 
 
@@ -169,6 +186,9 @@ def fit(plan: Layout, summaries: Sequence[str], budget: int, tz: tzinfo) -> Cont
 
 def _omission(blocks: Sequence[Sequence[Record]], tz: tzinfo) -> Message:
     count = sum(len(b) for b in blocks)
-    return Message("system", f"[{count} earlier records, {time_marker(blocks[0][0], tz)} to "
-                             f"{time_marker(blocks[-1][-1], tz)}, are not shown: "
-                             "over the context budget]")  # fmt: skip
+    return Message(
+        "system",
+        f"[{count} earlier records, {time_marker(blocks[0][0], tz)} to "
+        f"{time_marker(blocks[-1][-1], tz)}, are not shown: "
+        "over the context budget]",
+    )

@@ -38,8 +38,9 @@ class ExtractiveSummarizer:
         self.name = f"extractive-v1-{max_sentences}-{max_sentence_chars}"
 
     def summarize(self, records: Sequence[Record]) -> str:
-        sentences = [(r.role, s.strip()) for r in records
-                     for s in _SENTENCE.split(r.content) if s.strip()]  # fmt: skip
+        sentences = [
+            (r.role, s.strip()) for r in records for s in _SENTENCE.split(r.content) if s.strip()
+        ]
         counts = Counter(w for _, s in sentences for w in _content_words(s))
 
         def weight(item: tuple[int, tuple[str, str]]) -> tuple[float, int]:

@@ -40,8 +40,12 @@ class Source(StrEnum):
     ANALYZE_DATA = "analyze_data"
 
 
-USER_STATED_ORDER = (Source.USER_TURN, Source.MANUAL, Source.PROMOTED_FROM_SESSION_MEMORY,
-                     Source.PROMOTED_FROM_FINDING)  # fmt: skip
+USER_STATED_ORDER = (
+    Source.USER_TURN,
+    Source.MANUAL,
+    Source.PROMOTED_FROM_SESSION_MEMORY,
+    Source.PROMOTED_FROM_FINDING,
+)
 USER_STATED = frozenset(USER_STATED_ORDER)
 SESSION_MEMORY_SOURCES = (Source.USER_TURN, Source.ASSISTANT_TURN)
 FINDING_SOURCES = (Source.LLM_PROMOTED, Source.ANALYZE_DATA)
@@ -78,15 +82,29 @@ class Session:
     @classmethod
     def from_entry(cls, entry: MemoryEntry) -> Session:
         m = entry.metadata
-        return cls(entry.scope.id, m["user_id"], entry.content, bool(m["private"]),
-                   entry.created_at, bool(m.get("has_data")), m.get("profile"),
-                   dict(m.get("extra") or {}), entry.id)  # fmt: skip
+        return cls(
+            entry.scope.id,
+            m["user_id"],
+            entry.content,
+            bool(m["private"]),
+            entry.created_at,
+            bool(m.get("has_data")),
+            m.get("profile"),
+            dict(m.get("extra") or {}),
+            entry.id,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "user_id": self.user_id, "title": self.title,
-                "private": self.private, "created_at": self.created_at.isoformat(),
-                "has_data": self.has_data, "profile": self.profile,
-                "metadata": dict(self.metadata)}  # fmt: skip
+        return {
+            "id": self.id,
+            "user_id": self.user_id,
+            "title": self.title,
+            "private": self.private,
+            "created_at": self.created_at.isoformat(),
+            "has_data": self.has_data,
+            "profile": self.profile,
+            "metadata": dict(self.metadata),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,14 +124,28 @@ class Record:
     def from_entry(cls, entry: MemoryEntry) -> Record:
         m = entry.metadata
         objects = tuple(m.get("object_ids") or ())
-        return cls(entry.id, entry.scope.id, m["role"], entry.content, entry.created_at,
-                   m.get("tool_name"), m.get("call_id"), objects)  # fmt: skip
+        return cls(
+            entry.id,
+            entry.scope.id,
+            m["role"],
+            entry.content,
+            entry.created_at,
+            m.get("tool_name"),
+            m.get("call_id"),
+            objects,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "session_id": self.session_id, "role": self.role,
-                "content": self.content, "created_at": self.created_at.isoformat(),
-                "tool_name": self.tool_name, "call_id": self.call_id,
-                "object_ids": list(self.object_ids)}  # fmt: skip
+        return {
+            "id": self.id,
+            "session_id": self.session_id,
+            "role": self.role,
+            "content": self.content,
+            "created_at": self.created_at.isoformat(),
+            "tool_name": self.tool_name,
+            "call_id": self.call_id,
+            "object_ids": list(self.object_ids),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,9 +164,17 @@ class Finding:
 
     @classmethod
     def from_entry(cls, entry: MemoryEntry, duplicate: bool = False) -> Finding:
-        return cls(entry.metadata["finding_id"], entry.id, entry.scope.id, entry.content,
-                   entry.tags, entry.created_at, entry.provenance.source or "",
-                   entry.provenance.tool_originated, duplicate)  # fmt: skip
+        return cls(
+            entry.metadata["finding_id"],
+            entry.id,
+            entry.scope.id,
+            entry.content,
+            entry.tags,
+            entry.created_at,
+            entry.provenance.source or "",
+            entry.provenance.tool_originated,
+            duplicate,
+        )
 
     @property
     def created_label(self) -> str:
@@ -142,11 +182,19 @@ class Finding:
         return self.created_at.strftime("%Y-%m-%d (%A)")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "entry_id": self.entry_id, "session_id": self.session_id,
-                "content": self.content, "tags": list(self.tags),
-                "created_at": self.created_at.isoformat(), "created_label": self.created_label,
-                "source": self.source, "trust": trust_tag(self.source),
-                "tool_originated": self.tool_originated, "duplicate": self.duplicate}  # fmt: skip
+        return {
+            "id": self.id,
+            "entry_id": self.entry_id,
+            "session_id": self.session_id,
+            "content": self.content,
+            "tags": list(self.tags),
+            "created_at": self.created_at.isoformat(),
+            "created_label": self.created_label,
+            "source": self.source,
+            "trust": trust_tag(self.source),
+            "tool_originated": self.tool_originated,
+            "duplicate": self.duplicate,
+        }
 
 
 def finding_id(created_at: datetime, sequence: int, suffix: str) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from .. import validation as check
-from ..core import Plan
+from ..core import Plan, Planner
 from ..errors import ForbiddenError, ValidationError
 from ..ids import new_id
 from ..store.ops import DeleteOp, Filter
@@ -31,8 +31,12 @@ from .model import (
 from .sessions import SessionPlans
 
 
-class NotePlans(SessionPlans):
-    """The three facilities that hold what was learned, and the moves between them."""
+class NotePlans:
+    """The three facilities that hold what was learned — Session Memory, Findings, Global
+    Memory — and the moves between them, as plans on the store and session planners."""
+
+    def __init__(self, store: Planner, sessions: SessionPlans) -> None:
+        self.store, self.sessions = store, sessions
 
     # -- Session Memory -----------------------------------------------------------------------
 
@@ -48,19 +52,21 @@ class NotePlans(SessionPlans):
         tool_originated: bool = False,
     ) -> Plan[MemoryEntry]:
         """Remember a ``fact``/``context`` of this session (FIFO cap ``max_session_memory``)."""
-        yield from self._session_entry(session_id)
+        yield from self.sessions.session_entry(session_id)
         one_of("category", category, SESSION_MEMORY)
-        provenance = Provenance(source=one_of("source", source, SESSION_MEMORY_SOURCES),
-                                source_turn_index=source_turn_index,
-                                tool_originated=tool_originated)  # fmt: skip
+        provenance = Provenance(
+            source=one_of("source", source, SESSION_MEMORY_SOURCES),
+            source_turn_index=source_turn_index,
+            tool_originated=tool_originated,
+        )
         entry = self._note(fact, Scope.session(session_id), category, provenance, native)
-        cap = (SESSION_MEMORY, self.settings.max_session_memory)
-        return (yield from self._put(entry, duplicates=True, cap=cap))
+        cap = (SESSION_MEMORY, self.store.settings.max_session_memory)
+        return (yield from self.store.put(entry, duplicates=True, cap=cap))
 
     def session_memory(self, session_id: str) -> Plan[builtins.list[MemoryEntry]]:
         """The session's Session Memory, newest first."""
-        yield from self._session_entry(session_id)
-        return (yield from self._live_notes(Scope.session(session_id), SESSION_MEMORY))
+        yield from self.sessions.session_entry(session_id)
+        return (yield from self.live_notes(Scope.session(session_id), SESSION_MEMORY))
 
     # -- Findings -----------------------------------------------------------------------------
 
@@ -75,43 +81,52 @@ class NotePlans(SessionPlans):
     ) -> Plan[Finding]:
         """Record a data-analysis finding; a repeat of one already there returns that one
         (``duplicate=True``). ``llm_promoted`` findings need the session's data loaded."""
-        session = Session.from_entry((yield from self._session_entry(session_id)))
+        session = Session.from_entry((yield from self.sessions.session_entry(session_id)))
         one_of("source", source, FINDING_SOURCES)
         if source == Source.LLM_PROMOTED and not session.has_data:
             raise ForbiddenError(
                 f"session {session_id} has no data loaded; findings from the LLM need loaded data"
             )
-        content = check.content(content, self.settings)
-        existing = yield from self._findings(Scope.session(session_id))
+        content = check.content(content, self.store.settings)
+        existing = yield from self.findings_in(Scope.session(session_id))
         twin = duplicate_finding(content, existing)
         if twin is not None:
-            self.stats.add("finding_duplicate")
+            self.store.stats.add("finding_duplicate")
             return replace(twin, duplicate=True)
-        now = self.now()
+        now = self.store.now()
         same_day = [f for f in existing if f.id.startswith(f"f-{now:%Y%m%d}-")]
         sequence = 1 + max((int(f.id.split("-")[2]) for f in same_day), default=0)
         identity = {"finding_id": finding_id(now, sequence, secrets.token_hex(2))}
         provenance = Provenance(source=source, tool_originated=tool_originated)
-        request = NewEntry(content, Scope.session(session_id), tags, FINDING,
-                           metadata=identity, provenance=provenance)  # fmt: skip
-        entry = self._new_entry(request, now)
-        self._admit(entry.content)
-        stored = yield from self._put(entry, duplicates=True,
-                                      cap=((FINDING,), self.settings.max_findings))  # fmt: skip
+        request = NewEntry(
+            content,
+            Scope.session(session_id),
+            tags,
+            FINDING,
+            metadata=identity,
+            provenance=provenance,
+        )
+        entry = self.store.new_entry(request, now)
+        self.store.admit(entry.content)
+        stored = yield from self.store.put(
+            entry, duplicates=True, cap=((FINDING,), self.store.settings.max_findings)
+        )
         return Finding.from_entry(stored, duplicate=stored.id != entry.id)
 
     def findings(
         self, session_id: str, *, tags: Iterable[str] = (), text: str | None = None
     ) -> Plan[builtins.list[Finding]]:
         """The session's findings, newest first; with ALL ``tags`` and containing ``text``."""
-        yield from self._session_entry(session_id)
-        return (yield from self._findings(Scope.session(session_id), tags, text))
+        yield from self.sessions.session_entry(session_id)
+        return (yield from self.findings_in(Scope.session(session_id), tags, text))
 
-    def _findings(
+    def findings_in(
         self, scope: Scope, tags: Iterable[str] = (), text: str | None = None
     ) -> Plan[builtins.list[Finding]]:
-        where = replace(self._filter((scope,), tags, None, self.now()), categories=(FINDING,))
-        found = [Finding.from_entry(e) for e in (yield from self._every(where))]
+        where = replace(
+            self.store.where((scope,), tags, None, self.store.now()), categories=(FINDING,)
+        )
+        found = [Finding.from_entry(e) for e in (yield from self.store.every(where))]
         if text is not None and not isinstance(text, str):
             raise ValidationError(f"text must be a string, got {type(text).__name__}")
         if text:
@@ -136,66 +151,86 @@ class NotePlans(SessionPlans):
         """Remember a ``preference``/``decision`` of a user across sessions (FIFO cap
         ``max_global_memory``). From a private ``session_id`` it is refused."""
         if session_id is not None:
-            session = Session.from_entry((yield from self._session_entry(session_id)))
+            session = Session.from_entry((yield from self.sessions.session_entry(session_id)))
             self._check_may_reach_global(session, user_id)
         one_of("category", category, GLOBAL_MEMORY)
-        provenance = Provenance(source=one_of("source", source, GLOBAL_MEMORY_SOURCES),
-                                created_in_session_id=session_id,
-                                source_turn_index=source_turn_index,
-                                tool_originated=tool_originated)  # fmt: skip
+        provenance = Provenance(
+            source=one_of("source", source, GLOBAL_MEMORY_SOURCES),
+            created_in_session_id=session_id,
+            source_turn_index=source_turn_index,
+            tool_originated=tool_originated,
+        )
         entry = self._note(fact, Scope.user(user_id), category, provenance, native)
-        return (yield from self._put(entry, duplicates=True, cap=self._global_cap))
+        return (yield from self.store.put(entry, duplicates=True, cap=self._global_cap))
 
     def global_memory(self, user_id: str) -> Plan[builtins.list[MemoryEntry]]:
         """The user's Global Memory, newest first."""
-        return (yield from self._live_notes(Scope.user(user_id), GLOBAL_MEMORY))
+        return (yield from self.live_notes(Scope.user(user_id), GLOBAL_MEMORY))
 
     # -- moves --------------------------------------------------------------------------------
 
     def pin(self, entry_id: str, *, category: str = "decision") -> Plan[MemoryEntry]:
         """Copy a Session Memory entry or a Finding into its user's Global Memory (the original
         stays). Refused for private sessions."""
-        source = yield from self._live(entry_id)
+        source = yield from self.store.live(entry_id)
         if source.scope.kind is not ScopeKind.SESSION or source.category not in (
             *SESSION_MEMORY,
             FINDING,
         ):
             raise ValidationError("only Session Memory entries and Findings can be pinned")
-        session = Session.from_entry((yield from self._session_entry(source.scope.id)))
+        session = Session.from_entry((yield from self.sessions.session_entry(source.scope.id)))
         self._check_may_reach_global(session, session.user_id)
         one_of("category", category, GLOBAL_MEMORY)
-        origin = (Source.PROMOTED_FROM_FINDING if source.category == FINDING
-                  else Source.PROMOTED_FROM_SESSION_MEMORY)  # fmt: skip
-        now = self.now()
-        pinned = replace(source, id=new_id(now), scope=Scope.user(session.user_id),
-                         category=category, created_at=now, updated_at=now, revision=1,
-                         expires_at=None, promoted_from_id=source.id,
-                         provenance=replace(source.provenance, source=origin))  # fmt: skip
-        return (yield from self._put(pinned, duplicates=True, cap=self._global_cap))
+        origin = (
+            Source.PROMOTED_FROM_FINDING
+            if source.category == FINDING
+            else Source.PROMOTED_FROM_SESSION_MEMORY
+        )
+        now = self.store.now()
+        pinned = replace(
+            source,
+            id=new_id(now),
+            scope=Scope.user(session.user_id),
+            category=category,
+            created_at=now,
+            updated_at=now,
+            revision=1,
+            expires_at=None,
+            promoted_from_id=source.id,
+            provenance=replace(source.provenance, source=origin),
+        )
+        return (yield from self.store.put(pinned, duplicates=True, cap=self._global_cap))
 
     def demote(
         self, entry_id: str, session_id: str, *, category: str = "fact"
     ) -> Plan[MemoryEntry]:
         """Move a Global Memory entry into a session of the same user as Session Memory."""
-        source = yield from self._live(entry_id)
+        source = yield from self.store.live(entry_id)
         if source.scope.kind is not ScopeKind.USER or source.category not in GLOBAL_MEMORY:
             raise ValidationError("only Global Memory entries can be demoted")
-        session = Session.from_entry((yield from self._session_entry(session_id)))
+        session = Session.from_entry((yield from self.sessions.session_entry(session_id)))
         if session.user_id != source.scope.id:
             raise ValidationError(f"session {session_id} belongs to another user")
-        now = self.now()
-        moved = replace(source, id=new_id(now), scope=Scope.session(session_id),
-                        category=one_of("category", category, SESSION_MEMORY), created_at=now,
-                        updated_at=now, revision=1, promoted_from_id=source.id)  # fmt: skip
-        delete = DeleteOp(self.tenant, source.id, expected_revision=source.revision)
-        cap = (SESSION_MEMORY, self.settings.max_session_memory)
-        return (yield from self._put(moved, duplicates=True, cap=cap, also=(delete,)))
+        now = self.store.now()
+        moved = replace(
+            source,
+            id=new_id(now),
+            scope=Scope.session(session_id),
+            category=one_of("category", category, SESSION_MEMORY),
+            created_at=now,
+            updated_at=now,
+            revision=1,
+            promoted_from_id=source.id,
+        )
+        delete = DeleteOp(self.store.tenant, source.id, expected_revision=source.revision)
+        cap = (SESSION_MEMORY, self.store.settings.max_session_memory)
+        return (yield from self.store.put(moved, duplicates=True, cap=cap, also=(delete,)))
 
     # -- helpers ------------------------------------------------------------------------------
 
     @property
     def _global_cap(self) -> tuple[tuple[str, ...], int]:
-        return GLOBAL_MEMORY, self.settings.max_global_memory
+        return GLOBAL_MEMORY, self.store.settings.max_global_memory
 
     @staticmethod
     def _check_may_reach_global(session: Session, user_id: str) -> None:
@@ -210,13 +245,15 @@ class NotePlans(SessionPlans):
         self, fact: str, scope: Scope, category: str, provenance: Provenance, native: str | None
     ) -> MemoryEntry:
         metadata = {} if native is None else {"native": native}
-        entry = self._new_entry(NewEntry(fact, scope, category=category, metadata=metadata,
-                                         provenance=provenance), self.now())  # fmt: skip
-        self._admit(entry.content)
+        entry = self.store.new_entry(
+            NewEntry(fact, scope, category=category, metadata=metadata, provenance=provenance),
+            self.store.now(),
+        )
+        self.store.admit(entry.content)
         return entry
 
-    def _live_notes(
+    def live_notes(
         self, scope: Scope, categories: tuple[str, ...]
     ) -> Plan[builtins.list[MemoryEntry]]:
-        where = Filter(self.tenant, (scope,), live_at=self.now(), categories=categories)
-        return (yield from self._every(where))
+        where = Filter(self.store.tenant, (scope,), live_at=self.store.now(), categories=categories)
+        return (yield from self.store.every(where))

@@ -18,8 +18,12 @@ from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind, SearchH
 from .model import RECORD, ROLES, SESSION, Record, Session, one_of
 
 
-class SessionPlans(Planner):
-    """Sessions (create, list, get, rename, mark data loaded, delete) and Records."""
+class SessionPlans:
+    """Sessions (create, list, get, rename, mark data loaded, delete) and Records, as plans on
+    the store planner."""
+
+    def __init__(self, store: Planner) -> None:
+        self.store = store
 
     # -- sessions -----------------------------------------------------------------------------
 
@@ -37,40 +41,49 @@ class SessionPlans(Planner):
         Scope.user(user_id)
         if not isinstance(private, bool):
             raise ValidationError("private must be true or false")
-        now = self.now()
+        now = self.store.now()
         sid = session_id if session_id is not None else f"s-{new_id(now).lower()}"
         scope = Scope.session(sid)
         existing = yield from run(ListOp(self._session_filter(scope), 1))
         if existing:
             raise ValidationError(f"session {sid} already exists")
-        extra = check.metadata(metadata, self.settings)
-        attributes = {"user_id": user_id, "private": private, "has_data": False,
-                      "profile": profile, "extra": extra}  # fmt: skip
+        extra = check.metadata(metadata, self.store.settings)
+        attributes = {
+            "user_id": user_id,
+            "private": private,
+            "has_data": False,
+            "profile": profile,
+            "extra": extra,
+        }
         request = NewEntry(title, scope, category=SESSION, metadata=attributes)
-        entry = yield from self._put(self._new_entry(request, now), indexed=False)
+        entry = yield from self.store.put(self.store.new_entry(request, now), indexed=False)
         return Session.from_entry(entry)
 
     def get_session(self, session_id: str) -> Plan[Session]:
         """The session, or SessionNotFoundError."""
-        return Session.from_entry((yield from self._session_entry(session_id)))
+        return Session.from_entry((yield from self.session_entry(session_id)))
 
     def list_sessions(
         self, user_id: str | None = None, *, limit: int = 100
     ) -> Plan[builtins.list[Session]]:
         """Sessions, newest first (of one user, or of every user of the tenant)."""
-        where = Filter(self.tenant, None, categories=(SESSION,),
-                       metadata=(("user_id", user_id),) if user_id is not None else ())  # fmt: skip
-        found = yield from run(ListOp(where, check.limit(limit, self.settings)))
+        where = Filter(
+            self.store.tenant,
+            None,
+            categories=(SESSION,),
+            metadata=(("user_id", user_id),) if user_id is not None else (),
+        )
+        found = yield from run(ListOp(where, check.limit(limit, self.store.settings)))
         return [Session.from_entry(e) for e in found]
 
     def rename_session(self, session_id: str, title: str) -> Plan[Session]:
-        entry = yield from self._session_entry(session_id)
-        revised = yield from self._revise(entry, content=check.content(title, self.settings))
+        entry = yield from self.session_entry(session_id)
+        revised = yield from self._revise(entry, content=check.content(title, self.store.settings))
         return Session.from_entry(revised)
 
     def set_data_loaded(self, session_id: str, loaded: bool = True) -> Plan[Session]:
         """Say whether the session has data loaded (the gate of LLM-created Findings)."""
-        entry = yield from self._session_entry(session_id)
+        entry = yield from self.session_entry(session_id)
         revised = yield from self._revise(entry, metadata={**entry.metadata, "has_data": loaded})
         return Session.from_entry(revised)
 
@@ -79,15 +92,21 @@ class SessionPlans(Planner):
         object-scoped entries it created, in one transaction; Global Memory stays. Returns the
         number of entries deleted (0: no such session)."""
         scope = Scope.session(session_id)
-        owned = Filter(self.tenant, None, scope_kinds=(ScopeKind.OBJECT.value,),
-                       provenance=(("created_in_session_id", session_id),))  # fmt: skip
-        counts = yield from run_all((DeleteScopeOp(self.tenant, scope), DeleteMatchingOp(owned)))
+        owned = Filter(
+            self.store.tenant,
+            None,
+            scope_kinds=(ScopeKind.OBJECT.value,),
+            provenance=(("created_in_session_id", session_id),),
+        )
+        counts = yield from run_all(
+            (DeleteScopeOp(self.store.tenant, scope), DeleteMatchingOp(owned))
+        )
         return sum(counts)
 
     def _session_filter(self, scope: Scope) -> Filter:
-        return Filter(self.tenant, (scope,), categories=(SESSION,))
+        return Filter(self.store.tenant, (scope,), categories=(SESSION,))
 
-    def _session_entry(self, session_id: str) -> Plan[MemoryEntry]:
+    def session_entry(self, session_id: str) -> Plan[MemoryEntry]:
         found = yield from run(ListOp(self._session_filter(Scope.session(session_id)), 1))
         if not found:
             raise SessionNotFoundError(session_id)
@@ -95,8 +114,10 @@ class SessionPlans(Planner):
 
     def _revise(self, entry: MemoryEntry, **changes: Any) -> Plan[MemoryEntry]:
         """Replace a facility-owned entry at its current revision (ConflictError if it moved)."""
-        revised = replace(entry, updated_at=self.now(), revision=entry.revision + 1, **changes)
-        yield from run(ReplaceOp(self.tenant, revised, entry.revision))
+        revised = replace(
+            entry, updated_at=self.store.now(), revision=entry.revision + 1, **changes
+        )
+        yield from run(ReplaceOp(self.store.tenant, revised, entry.revision))
         return revised
 
     # -- records ------------------------------------------------------------------------------
@@ -113,26 +134,35 @@ class SessionPlans(Planner):
         created_at: datetime | None = None,
     ) -> Plan[Record]:
         """Append one turn to the session's log. Records are never changed or deleted alone."""
-        yield from self._session_entry(session_id)
+        yield from self.session_entry(session_id)
         one_of("role", role, ROLES)
-        attributes = {"role": role, "tool_name": _optional_text("tool_name", tool_name),
-                      "call_id": _optional_text("call_id", call_id),
-                      "object_ids": check.entry_ids("object_ids", object_ids)}  # fmt: skip
+        attributes = {
+            "role": role,
+            "tool_name": _optional_text("tool_name", tool_name),
+            "call_id": _optional_text("call_id", call_id),
+            "object_ids": check.entry_ids("object_ids", object_ids),
+        }
         provenance = Provenance(tool_originated=role == "tool")
         scope = Scope.session(session_id)
-        request = NewEntry(content, scope, category=RECORD, metadata=attributes,
-                           provenance=provenance, created_at=created_at)  # fmt: skip
-        entry = yield from self._put(self._new_entry(request, self.now()))
+        request = NewEntry(
+            content,
+            scope,
+            category=RECORD,
+            metadata=attributes,
+            provenance=provenance,
+            created_at=created_at,
+        )
+        entry = yield from self.store.put(self.store.new_entry(request, self.store.now()))
         return Record.from_entry(entry)
 
     def records(self, session_id: str) -> Plan[builtins.list[Record]]:
         """The session's whole log, oldest first."""
-        yield from self._session_entry(session_id)
-        return (yield from self._records(Scope.session(session_id)))
+        yield from self.session_entry(session_id)
+        return (yield from self.record_log(Scope.session(session_id)))
 
-    def _records(self, scope: Scope) -> Plan[builtins.list[Record]]:
-        where = Filter(self.tenant, (scope,), categories=(RECORD,))
-        return [Record.from_entry(e) for e in (yield from self._every(where, "oldest"))]
+    def record_log(self, scope: Scope) -> Plan[builtins.list[Record]]:
+        where = Filter(self.store.tenant, (scope,), categories=(RECORD,))
+        return [Record.from_entry(e) for e in (yield from self.store.every(where, "oldest"))]
 
     def search_records(
         self,
@@ -147,26 +177,26 @@ class SessionPlans(Planner):
         if (session_id is None) == (user_id is None):
             raise ValidationError("search records of a session_id or of a user_id (one of them)")
         if session_id is not None:
-            yield from self._session_entry(session_id)
+            yield from self.session_entry(session_id)
             scopes: tuple[Scope, ...] = (Scope.session(session_id),)
         else:
-            scopes = yield from self._shared_sessions(str(user_id))
-        return (yield from self._search_scopes(query, scopes, (RECORD,), limit))
+            scopes = yield from self.shared_sessions(str(user_id))
+        return (yield from self.search_scopes(query, scopes, (RECORD,), limit))
 
-    def _shared_sessions(self, user_id: str, but: str | None = None) -> Plan[tuple[Scope, ...]]:
+    def shared_sessions(self, user_id: str, but: str | None = None) -> Plan[tuple[Scope, ...]]:
         """The scopes of the user's sessions that are not private (and not ``but``)."""
-        sessions = yield from self.list_sessions(user_id, limit=self.settings.max_limit)
+        sessions = yield from self.list_sessions(user_id, limit=self.store.settings.max_limit)
         return tuple(Scope.session(s.id) for s in sessions if not s.private and s.id != but)
 
-    def _search_scopes(
+    def search_scopes(
         self, query: str, scopes: tuple[Scope, ...], categories: tuple[str, ...], limit: int
     ) -> Plan[builtins.list[SearchHit]]:
         check.query(query)
         if not scopes:
             return []
-        where = Filter(self.tenant, scopes, live_at=self.now(), categories=categories)
-        spec = RankSpec(limit=check.limit(limit, self.settings))
-        return (yield from self._ranked(query, where, spec, self.now()))
+        where = Filter(self.store.tenant, scopes, live_at=self.store.now(), categories=categories)
+        spec = RankSpec(limit=check.limit(limit, self.store.settings))
+        return (yield from self.store.ranked(query, where, spec, self.store.now()))
 
 
 def _optional_text(name: str, value: object) -> str | None:

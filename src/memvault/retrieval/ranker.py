@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -34,8 +34,13 @@ class RankSpec:
     """Drop hits whose final score is below this."""
 
     def __post_init__(self) -> None:
-        weights = (self.lexical_weight, self.dense_weight, self.recency_weight,
-                   self.episode_weight, *self.neighbours)  # fmt: skip
+        weights = (
+            self.lexical_weight,
+            self.dense_weight,
+            self.recency_weight,
+            self.episode_weight,
+            *self.neighbours,
+        )
         if any(w < 0 for w in weights):
             raise ValidationError("search weights must not be negative")
         if self.diversity is not None and not 0 <= self.diversity <= 1:
@@ -46,8 +51,10 @@ class RankSpec:
             raise ValidationError("fusion must be 'weighted' or 'rrf'")
 
 
-CONVERSATIONAL = {"neighbours": (0.2, 0.1), "episode_weight": 0.5}
-"""Settings for entries that are turns of conversations (measured on LoCoMo, docs/benchmarks.md)."""
+def conversational_spec(spec: RankSpec) -> RankSpec:
+    """``spec`` for entries that are turns of conversations: neighbouring turns and the
+    episode around a match share its relevance (measured on LoCoMo, docs/benchmarks.md)."""
+    return replace(spec, neighbours=(0.2, 0.1), episode_weight=0.5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +79,11 @@ def _fused(c: Candidates, spec: RankSpec, now_us: int) -> dict[str, np.ndarray]:
         fused = scoring.scale_to_max(fused) + spec.recency_weight * recency
     else:
         parts = {"lexical": lexical, "dense": dense, "recency": recency}
-        weights = {"lexical": spec.lexical_weight, "dense": spec.dense_weight,
-                   "recency": spec.recency_weight}  # fmt: skip
+        weights = {
+            "lexical": spec.lexical_weight,
+            "dense": spec.dense_weight,
+            "recency": spec.recency_weight,
+        }
         fused = scoring.weighted_sum(parts, weights)
     return {"fused": fused, "recency": recency}
 

@@ -33,16 +33,22 @@ class AnnIndex:
     def build(cls, matrix: npt.NDArray[np.float32], present: npt.NDArray[np.bool_]) -> AnnIndex:
         from usearch.index import Index
 
-        index = Index(ndim=matrix.shape[1], metric="cos", dtype="f32",
-                      connectivity=CONNECTIVITY, expansion_add=EXPANSION_ADD,
-                      expansion_search=EXPANSION_SEARCH)  # fmt: skip
+        index = Index(
+            ndim=matrix.shape[1],
+            metric="cos",
+            dtype="f32",
+            connectivity=CONNECTIVITY,
+            expansion_add=EXPANSION_ADD,
+            expansion_search=EXPANSION_SEARCH,
+        )
         rows = np.flatnonzero(present).astype(np.uint64)
         if len(rows):
             index.add(rows, np.ascontiguousarray(matrix[rows]))
         return cls(index)
 
-    def cosine(self, vector: npt.NDArray[np.float32], size: int, candidates: int
-               ) -> npt.NDArray[np.float64]:  # fmt: skip
+    def cosine(
+        self, vector: npt.NDArray[np.float32], size: int, candidates: int
+    ) -> npt.NDArray[np.float64]:
         """Cosine of the ``candidates`` nearest rows; NaN for every other row of ``size``."""
         result = np.full(size, np.nan)
         matches = self.index.search(vector, min(candidates, size))  # type: ignore[attr-defined]

@@ -45,10 +45,22 @@ class Capabilities:
 
 
 AnyOp = (
-    PutOp | GetOp | ListOp | CountOp | ReplaceOp | DeleteOp | DeleteScopeOp | DeleteMatchingOp
-    | TrimOp | PurgeExpiredOp | SearchOp | StoredEmbeddingOp | EmbeddingInfoOp | ChunkPageOp
+    PutOp
+    | GetOp
+    | ListOp
+    | CountOp
+    | ReplaceOp
+    | DeleteOp
+    | DeleteScopeOp
+    | DeleteMatchingOp
+    | TrimOp
+    | PurgeExpiredOp
+    | SearchOp
+    | StoredEmbeddingOp
+    | EmbeddingInfoOp
+    | ChunkPageOp
     | SetVectorsOp
-)  # fmt: skip
+)
 """Every op a backend must handle."""
 
 

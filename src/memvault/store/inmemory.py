@@ -50,9 +50,11 @@ def matches(entry: MemoryEntry, where: ops.Filter) -> bool:
     return (
         all(checks)
         and all(_has(entry.metadata, key, value) for key, value in where.metadata)
-        and (not where.provenance or all(_has(entry.provenance.to_dict(), key, value)
-                                         for key, value in where.provenance))
-    )  # fmt: skip
+        and (
+            not where.provenance
+            or all(_has(entry.provenance.to_dict(), key, value) for key, value in where.provenance)
+        )
+    )
 
 
 def _has(document: Mapping[str, Any], key: str, value: Any) -> bool:
@@ -192,12 +194,16 @@ class InMemoryBackend(Backend):
         return self._remove_where(lambda k, e: k[0] == op.tenant and e.scope == op.scope, undo)
 
     def op_delete_matching(self, undo: Undo, op: ops.DeleteMatchingOp) -> int:
-        return self._remove_where(lambda k, e: k[0] == op.filter.tenant
-                                  and matches(e, op.filter), undo)  # fmt: skip
+        return self._remove_where(
+            lambda k, e: k[0] == op.filter.tenant and matches(e, op.filter), undo
+        )
 
     def op_trim(self, undo: Undo, op: ops.TrimOp) -> list[str]:
-        newest = sorted((r.entry for r in self._select(op.filter)),
-                        key=lambda e: (e.created_at, e.id), reverse=True)  # fmt: skip
+        newest = sorted(
+            (r.entry for r in self._select(op.filter)),
+            key=lambda e: (e.created_at, e.id),
+            reverse=True,
+        )
         doomed = [e.id for e in reversed(newest[op.keep :])]
         for entry_id in doomed:
             self._remove((op.filter.tenant, entry_id), undo)
@@ -212,14 +218,18 @@ class InMemoryBackend(Backend):
         dimension = 0 if op.vector is None else len(op.vector)
         table = ChunkTable.from_rows(
             (
-                (key, row.entry.id, to_micros(row.entry.created_at),
-                 None if row.entry.expires_at is None else to_micros(row.entry.expires_at),
-                 None if chunk.vector is None else chunk.vector.astype(np.float32).tobytes())
+                (
+                    key,
+                    row.entry.id,
+                    to_micros(row.entry.created_at),
+                    None if row.entry.expires_at is None else to_micros(row.entry.expires_at),
+                    None if chunk.vector is None else chunk.vector.astype(np.float32).tobytes(),
+                )
                 for row in rows
                 for key, chunk in row.chunks
             ),
             dimension,
-        )  # fmt: skip
+        )
         documents = [
             words(row.entry.content[chunk.start : chunk.end] + " " + (row.entry.context or ""))
             for row in rows

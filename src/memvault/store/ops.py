@@ -47,8 +47,15 @@ class Filter:
     @property
     def single_scope(self) -> Scope | None:
         """The one scope this filter is only about, or None if it says more than that."""
-        plain = not (self.tags or self.since or self.until or self.categories or self.metadata
-                     or self.provenance or self.scope_kinds)  # fmt: skip
+        plain = not (
+            self.tags
+            or self.since
+            or self.until
+            or self.categories
+            or self.metadata
+            or self.provenance
+            or self.scope_kinds
+        )
         if plain and self.scopes is not None and len(self.scopes) == 1:
             return self.scopes[0]
         return None

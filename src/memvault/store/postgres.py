@@ -130,8 +130,9 @@ class PostgresBackend(SqlOps, Backend):
                 "the postgres backend needs: pip install memvault[postgres]"
             ) from exc
         settings = settings or Settings()
-        self._pool = ConnectionPool(dsn, min_size=1, max_size=pool_size, open=False,
-                                    kwargs={"autocommit": True})  # fmt: skip
+        self._pool = ConnectionPool(
+            dsn, min_size=1, max_size=pool_size, open=False, kwargs={"autocommit": True}
+        )
         try:
             self._pool.open(wait=True, timeout=30)
             self._migrate()
@@ -203,11 +204,19 @@ class PostgresBackend(SqlOps, Backend):
             if not fresh:
                 conn.execute("DELETE FROM chunks WHERE entry_rid = %s", (key,))
             rows = [
-                (key, tenant, str(entry.scope), c.seq, c.start, c.end,
-                 entry.content[c.start : c.end], entry.context,
-                 None if c.vector is None else vector_literal(c.vector))
+                (
+                    key,
+                    tenant,
+                    str(entry.scope),
+                    c.seq,
+                    c.start,
+                    c.end,
+                    entry.content[c.start : c.end],
+                    entry.context,
+                    None if c.vector is None else vector_literal(c.vector),
+                )
                 for c in chunks
-            ]  # fmt: skip
+            ]
             cursor.executemany(
                 "INSERT INTO chunks (entry_rid, tenant, scope, seq, start, stop, text, context, "
                 "vector) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector)",
@@ -236,8 +245,9 @@ class PostgresBackend(SqlOps, Backend):
         lexical = np.array([float(r[4] or 0.0) for r in rows])
         dense = np.array([np.nan if r[5] is None else float(r[5]) for r in rows])
         live = None if op.filter.live_at is None else to_micros(op.filter.live_at)
-        return score_table(table, lexical, dense if op.vector is not None else None, live,
-                           op.with_vectors)  # fmt: skip
+        return score_table(
+            table, lexical, dense if op.vector is not None else None, live, op.with_vectors
+        )
 
     def op_embedding_info(self, conn: Any, op: ops.EmbeddingInfoOp) -> tuple[str, int]:
         # Serialised with migrations: only one first opener records the model and builds the index.

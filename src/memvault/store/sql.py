@@ -131,8 +131,13 @@ def where_sql(where: ops.Filter, d: Dialect) -> SQL:
     if where.scopes is not None:
         parts.append(d.any_of("e.scope", [str(scope) for scope in where.scopes]))
     for tag in where.tags:
-        parts.append((f"EXISTS (SELECT 1 FROM entry_tags g WHERE g.{d.tag_key} = "
-                      f"e.{d.entry_key} AND g.tag = {m})", [tag]))  # fmt: skip
+        parts.append(
+            (
+                f"EXISTS (SELECT 1 FROM entry_tags g WHERE g.{d.tag_key} = "
+                f"e.{d.entry_key} AND g.tag = {m})",
+                [tag],
+            )
+        )
     if where.since is not None:
         parts.append((f"e.created_at >= {m}", [to_micros(where.since)]))
     if where.until is not None:
@@ -181,8 +186,11 @@ def trim_sql(op: ops.TrimOp, d: Dialect) -> SQL:
     """Delete all but the newest ``op.keep`` matching entries; returns their ids."""
     clause, params = where_sql(op.filter, d)
     newest_first = "ORDER BY e.created_at DESC, e.id DESC"
-    doomed = (f"SELECT e.id FROM entries e WHERE {clause} {newest_first} "
-              f"LIMIT {d.no_limit} OFFSET {d.mark}")  # fmt: skip
-    sql = (f"DELETE FROM entries WHERE tenant = {d.mark} AND id IN ({doomed}) "
-           "RETURNING id, created_at")  # fmt: skip
+    doomed = (
+        f"SELECT e.id FROM entries e WHERE {clause} {newest_first} "
+        f"LIMIT {d.no_limit} OFFSET {d.mark}"
+    )
+    sql = (
+        f"DELETE FROM entries WHERE tenant = {d.mark} AND id IN ({doomed}) RETURNING id, created_at"
+    )
     return sql, [op.filter.tenant, *params, op.keep]

@@ -641,8 +641,13 @@ class MemoryConformance(FacilityConformance):
         early = memory.write("tea notes one", scope="user:a", category="fact", metadata={"n": 1})
         clock.advance(hours=1)
         middle = clock()
-        late = memory.write("tea notes two", scope="user:a", category="preference", tags=["x"],
-                            metadata={"n": 2, "flag": True, "who": "me"})  # fmt: skip
+        late = memory.write(
+            "tea notes two",
+            scope="user:a",
+            category="preference",
+            tags=["x"],
+            metadata={"n": 2, "flag": True, "who": "me"},
+        )
         assert ids(memory.search("tea", "user:a", tags=["x"])) == [late.id]
         assert ids(memory.search("tea", "user:a", categories=["fact"])) == [early.id]
         assert ids(memory.search("tea", "user:a", since=middle)) == [late.id]
@@ -663,9 +668,22 @@ class MemoryConformance(FacilityConformance):
 
     @pytest.mark.parametrize(
         "query",
-        ['"unbalanced', "a AND OR NOT", "col:value", "(x", "NEAR(a b)", "*", "^start", "-", "'",
-         "a+b=c; DROP TABLE entries; --", "🙂 emoji", "ünïcödé", "   x   "],
-    )  # fmt: skip
+        [
+            '"unbalanced',
+            "a AND OR NOT",
+            "col:value",
+            "(x",
+            "NEAR(a b)",
+            "*",
+            "^start",
+            "-",
+            "'",
+            "a+b=c; DROP TABLE entries; --",
+            "🙂 emoji",
+            "ünïcödé",
+            "   x   ",
+        ],
+    )
     def test_search_syntax_in_queries_never_raises(self, memory: Any, query: str) -> None:
         memory.write("plain entry with some words", scope="user:a")
         assert isinstance(memory.search(query, "user:a"), list)
@@ -731,8 +749,12 @@ class MemoryConformance(FacilityConformance):
         assert hits[0].entry.content == long.content
 
     def test_conversational_search_lifts_the_reply(self, memory: Any) -> None:
-        turns = ["How was the trip to Lisbon?", "Amazing, we ate pastel de nata daily.",
-                 "Did you visit the castle?", "Yes, the views were great."]  # fmt: skip
+        turns = [
+            "How was the trip to Lisbon?",
+            "Amazing, we ate pastel de nata daily.",
+            "Did you visit the castle?",
+            "Yes, the views were great.",
+        ]
         entries = memory.write_many([NewEntry(t, "object:chat:1") for t in turns]).entries
         hits = memory.search("trip to Lisbon", "object:chat:1", limit=2, conversational=True)
         assert [h.entry.id for h in hits] == [entries[0].id, entries[1].id]
@@ -791,9 +813,11 @@ class MemoryConformance(FacilityConformance):
 
     def test_write_many_deduplicates_within_and_against_the_store(self, memory: Any) -> None:
         stored = memory.write("Bob likes jazz music a lot", scope="user:a")
-        items = [NewEntry("Bob likes jazz music a lot!", "user:a"),
-                 NewEntry("Carol plays the violin", "user:a"),
-                 NewEntry("Carol plays the violin.", "user:a")]  # fmt: skip
+        items = [
+            NewEntry("Bob likes jazz music a lot!", "user:a"),
+            NewEntry("Carol plays the violin", "user:a"),
+            NewEntry("Carol plays the violin.", "user:a"),
+        ]
         report = memory.write_many(items)
         assert [i.outcome for i in report.items] == [Outcome.MERGED, Outcome.STORED, Outcome.MERGED]
         assert report.items[0].entry == stored and report.items[0].entry.duplicate
@@ -809,8 +833,12 @@ class MemoryConformance(FacilityConformance):
 
     def test_filters_refuse_errors_and_short_content(self, make_memory: Any) -> None:
         memory = make_memory(settings=Settings(min_content_chars=10))
-        for text in ("Traceback (most recent call last):\n  File x", "Error: connection refused",
-                     "HTTP/1.1 503 Service Unavailable", '{"error": "bad"}'):  # fmt: skip
+        for text in (
+            "Traceback (most recent call last):\n  File x",
+            "Error: connection refused",
+            "HTTP/1.1 503 Service Unavailable",
+            '{"error": "bad"}',
+        ):
             with pytest.raises(FilteredError) as caught:
                 memory.write(text, scope="user:a")
             assert caught.value.reason == "error_response"

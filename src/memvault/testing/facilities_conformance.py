@@ -67,8 +67,9 @@ class FacilityConformance:
         session = memory.create_session("alice")
         roles = ["system", "user", "assistant", "tool", "report"]
         for role in roles:
-            memory.append_record(session.id, role, f"{role} says hi", tool_name="t"
-                                 if role == "tool" else None)  # fmt: skip
+            memory.append_record(
+                session.id, role, f"{role} says hi", tool_name="t" if role == "tool" else None
+            )
         records = memory.records(session.id)
         assert [r.role for r in records] == roles
         assert records[3].tool_name == "t"
@@ -119,10 +120,16 @@ class FacilityConformance:
             memory.append_record(doomed.id, "assistant", f"step {i} of the analysis")
         assert memory.build_context(doomed.id, 100).summaries_made > 0  # cached summaries
         memory.pin(memory.session_memory(doomed.id)[0].id)
-        owned = memory.write("chart of week 10", scope=Scope.object("chart", "c1"),
-                             provenance={"created_in_session_id": doomed.id})  # fmt: skip
-        foreign = memory.write("chart of bob", scope=Scope.object("chart", "c2"),
-                               provenance={"created_in_session_id": kept.id})  # fmt: skip
+        owned = memory.write(
+            "chart of week 10",
+            scope=Scope.object("chart", "c1"),
+            provenance={"created_in_session_id": doomed.id},
+        )
+        foreign = memory.write(
+            "chart of bob",
+            scope=Scope.object("chart", "c2"),
+            provenance={"created_in_session_id": kept.id},
+        )
         other_tenant = memory.with_tenant("globex")
         twin = other_tenant.create_session("alice", session_id=doomed.id)
         assert memory.delete_session(doomed.id) >= 31
@@ -154,15 +161,23 @@ class FacilityConformance:
         for i in range(1, 6):
             add(i)
             clock.advance(seconds=1)
-        listed = (memory.global_memory("alice") if facility == "global_memory"
-                  else getattr(memory, facility)(session.id))  # fmt: skip
+        listed = (
+            memory.global_memory("alice")
+            if facility == "global_memory"
+            else getattr(memory, facility)(session.id)
+        )
         assert [item.content.split()[1] for item in listed] == ["5", "4", "3"]
 
     def test_session_memory_categories_sources_and_provenance(self, memory: Any) -> None:
         session = memory.create_session("alice")
-        entry = memory.add_session_memory(session.id, "Three datasets are loaded",
-                                          source="assistant_turn", native="3つ",
-                                          source_turn_index=4, tool_originated=True)  # fmt: skip
+        entry = memory.add_session_memory(
+            session.id,
+            "Three datasets are loaded",
+            source="assistant_turn",
+            native="3つ",
+            source_turn_index=4,
+            tool_originated=True,
+        )
         assert (entry.category, entry.scope) == ("fact", Scope.session(session.id))
         assert entry.provenance.source == "assistant_turn"
         assert (entry.provenance.source_turn_index, entry.provenance.tool_originated) == (4, True)
@@ -174,8 +189,9 @@ class FacilityConformance:
     def test_findings_dedup_in_three_tiers(self, memory: Any) -> None:
         session = memory.create_session("alice")
         memory.set_data_loaded(session.id)
-        first = memory.add_finding(session.id, "Tokyo Widget-A sells 130 units every week",
-                                   tags=["pattern"])  # fmt: skip
+        first = memory.add_finding(
+            session.id, "Tokyo Widget-A sells 130 units every week", tags=["pattern"]
+        )
         assert FINDING_ID.match(first.id) and not first.duplicate
         for repeat in (
             "Tokyo Widget-A sells 130 units every week",  # exact
@@ -189,8 +205,10 @@ class FacilityConformance:
         other = memory.add_finding(session.id, "Returns spike in Nagoya during March")
         assert not other.duplicate and other.id != first.id
         assert other.id.split("-")[2] == "002"
-        for different in ("Tokyo Widget-A sells 131 units every week",
-                          "Tokyo Widget-B sells 130 units every week"):  # fmt: skip
+        for different in (
+            "Tokyo Widget-A sells 131 units every week",
+            "Tokyo Widget-B sells 130 units every week",
+        ):
             assert not memory.add_finding(session.id, different).duplicate
         assert len(memory.findings(session.id)) == 4
 
@@ -200,9 +218,11 @@ class FacilityConformance:
         memory.add_finding(session.id, "Osaka outlier in week 10", tags=["critical", "sales"])
         memory.add_finding(session.id, "Returns are seasonal", tags=["info"])
         assert [f.content for f in memory.findings(session.id, tags=["critical"])] == [
-            "Osaka outlier in week 10"]  # fmt: skip
+            "Osaka outlier in week 10"
+        ]
         assert [f.content for f in memory.findings(session.id, text="SEASONAL")] == [
-            "Returns are seasonal"]  # fmt: skip
+            "Returns are seasonal"
+        ]
         with pytest.raises(ValidationError):
             memory.findings(session.id, text=7)
 
@@ -230,8 +250,9 @@ class FacilityConformance:
 
     def test_global_memory_rules(self, memory: Any) -> None:
         session = memory.create_session("alice")
-        entry = memory.add_global_memory("alice", "User prefers Go over Python",
-                                         source="user_turn", session_id=session.id)  # fmt: skip
+        entry = memory.add_global_memory(
+            "alice", "User prefers Go over Python", source="user_turn", session_id=session.id
+        )
         assert (entry.scope, entry.category) == (Scope.user("alice"), "preference")
         assert entry.provenance.created_in_session_id == session.id
         with pytest.raises(ValidationError):
@@ -252,9 +273,13 @@ class FacilityConformance:
         from_note = memory.pin(note.id)
         from_finding = memory.pin(finding.entry_id, category="preference")
         assert (from_note.category, from_note.provenance.source) == (
-            "decision", Source.PROMOTED_FROM_SESSION_MEMORY)  # fmt: skip
+            "decision",
+            Source.PROMOTED_FROM_SESSION_MEMORY,
+        )
         assert (from_finding.category, from_finding.provenance.source) == (
-            "preference", Source.PROMOTED_FROM_FINDING)  # fmt: skip
+            "preference",
+            Source.PROMOTED_FROM_FINDING,
+        )
         assert from_note.scope == Scope.user("alice") and from_note.promoted_from_id == note.id
         assert memory.get(note.id) is not None and len(memory.findings(session.id)) == 1
         with pytest.raises(ValidationError):
@@ -289,8 +314,11 @@ class FacilityConformance:
     ) -> None:
         session = memory.create_session("alice")
         for i in range(45):
-            memory.append_record(session.id, "user" if i % 2 else "assistant",
-                                 f"turn {i} talks about topic {i % 7} at some length")  # fmt: skip
+            memory.append_record(
+                session.id,
+                "user" if i % 2 else "assistant",
+                f"turn {i} talks about topic {i % 7} at some length",
+            )
             clock.advance(minutes=1)
         before = memory.records(session.id)
         first = memory.build_context(session.id, 600)
@@ -305,8 +333,11 @@ class FacilityConformance:
             clock.advance(minutes=1)
             window = memory.build_context(session.id, 600)
             assert window.summaries_made <= 1
-        summaries = [e for e in memory.list(f"session:{session.id}", limit=500).entries
-                     if e.category == "summary"]  # fmt: skip
+        summaries = [
+            e
+            for e in memory.list(f"session:{session.id}", limit=500).entries
+            if e.category == "summary"
+        ]
         assert len(summaries) == window.summaries_made + window.summaries_cached
 
     def test_system_prompt_is_stable_and_sectioned(self, memory: Any, clock: ManualClock) -> None:
@@ -351,8 +382,11 @@ class FacilityConformance:
 
         with pytest.raises(CompactionError, match="the LLM is down"):
             memory.build_context(session.id, 300, summarizer=Broken())
-        assert [e.category for e in memory.list(f"session:{session.id}", limit=100).entries
-                if e.category == "summary"] == []  # fmt: skip
+        assert [
+            e.category
+            for e in memory.list(f"session:{session.id}", limit=100).entries
+            if e.category == "summary"
+        ] == []
         assert len(memory.records(session.id)) == 30
 
     def test_a_batch_merges_repeats_of_the_same_category_only(self, memory: Any) -> None:
