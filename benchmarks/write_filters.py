@@ -2,6 +2,10 @@
 
 Run by hand: ``python benchmarks/write_filters.py [--json OUT]``.
 
+Each set exists twice: ``data/*.jsonl`` (development: the rules were tuned on it) and
+``data/holdout_*.jsonl`` (written separately, by someone who saw neither the rules nor the
+development set).
+
 - ``benchmarks/data/near_duplicates.jsonl``: pairs ``{"a", "b", "same", "kind"}``; "same" means a
   memory store should keep one of the two. Each rule decides "merge" or not; precision is the
   share of merges that are right, recall the share of true restatements merged. The rules: the
@@ -54,6 +58,10 @@ def load(name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+SETS = {"dev": "", "held-out": "holdout_"}
+"""The development set (the rules were tuned on it) and a held-out set written separately."""
+
+
 def jaccard(a: str, b: str) -> float:
     def words(text: str) -> set[str]:
         folded = unicodedata.normalize("NFKC", text).casefold()
@@ -82,8 +90,8 @@ def scored(decide: Sequence[bool], truth: Sequence[bool], kinds: Sequence[str]) 
     }
 
 
-def near_duplicates() -> dict[str, Any]:
-    pairs = load("near_duplicates.jsonl")
+def near_duplicates(prefix: str) -> dict[str, Any]:
+    pairs = load(f"{prefix}near_duplicates.jsonl")
     embedder = LocalEmbedder()
     a = embedder.embed([p["a"] for p in pairs])
     b = embedder.embed([p["b"] for p in pairs])
@@ -107,8 +115,8 @@ def near_duplicates() -> dict[str, Any]:
     return {"pairs": len(pairs), "same": sum(truth), "rules": results}
 
 
-def error_responses() -> dict[str, Any]:
-    rows = load("error_responses.jsonl")
+def error_responses(prefix: str) -> dict[str, Any]:
+    rows = load(f"{prefix}error_responses.jsonl")
     truth = [bool(r["error"]) for r in rows]
     kinds = [str(r.get("kind", "?")) for r in rows]
     filters = {
@@ -129,11 +137,11 @@ def main() -> None:
     parser.add_argument("--json", help="Also write the results to this file.")
     args = parser.parse_args()
     started = time.perf_counter()
-    result = {
-        "load_average": os.getloadavg(),
-        "near_duplicates": near_duplicates(),
-        "error_responses": error_responses(),
-    }
+    result: dict[str, Any] = {"load_average": os.getloadavg()}
+    for name, prefix in SETS.items():
+        if (DATA / f"{prefix}near_duplicates.jsonl").exists():
+            result[f"near_duplicates ({name})"] = near_duplicates(prefix)
+            result[f"error_responses ({name})"] = error_responses(prefix)
     result["seconds"] = round(time.perf_counter() - started, 1)
     text = json.dumps(result, indent=2)
     print(text)

@@ -51,7 +51,7 @@ class Settings:
         default=100, metadata={"doc": "a shorter last chunk joins the one before", "min": 0}
     )
     near_duplicate_threshold: float = field(
-        default=0.95,
+        default=0.85,
         metadata={"doc": "cosine at which a write returns the existing entry (0 turns it off)"},
     )
     min_content_chars: int = field(

@@ -81,7 +81,7 @@ def test_compact_invokes_the_callback_between_read_and_write() -> None:
 def test_write_embeds_then_puts_with_the_duplicate_threshold() -> None:
     plan: Any = planner().write("likes tea", scope="user:u")
     (put,) = embed_step(plan, next(plan))
-    assert put.duplicate_threshold == 0.95
+    assert put.duplicate_threshold == 0.85
     assert put.chunks[0].vector.shape == (64,)
     assert finish(plan, [None]).content == "likes tea"
 

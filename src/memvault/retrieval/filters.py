@@ -1,11 +1,19 @@
 """Write-time filters (pure): what is not worth remembering.
 
 An *error response* is content that **is** a failure output — a traceback, a stack trace, a raw
-HTTP error (status line, JSON error body, error page) or a tool's one-line failure — not a note
-that talks about one. Only structural evidence at the start of the content counts, and a
-one-line failure that speaks of people or of what to remember is a note ("Error: the user said
-the build failed, remember that"). When in doubt, the content is kept: a stored error output is
-noise, a refused memory is lost.
+HTTP error (status line, JSON or XML error body, error page) or a tool's failure message — not a
+note that talks about one. Three tiers of evidence, all at the start of the content:
+
+1. structure that only failure outputs have (a traceback header, stack frames, an HTTP error
+   status line or body): always refused;
+2. a failure *head* — a named exception (``KeyError: …``), a tool's prefix (``fatal:``,
+   ``npm ERR!``, ``bash: x: …``), a compiler's ``file:line: error`` — refused unless what follows
+   speaks of people or of what to remember ("… means the CSV lacks headers; the user …");
+3. a prefix a note may also start with (``Error:``, ``ERROR``, ``prog:``) — refused only if the
+   rest reads as a failure ("refused", "not found", "denied", an errno…) and is not a note.
+
+When in doubt, the content is kept: a stored error output is noise, a refused memory is lost.
+Quoted text ('users', "main", `x`) is data, not words of a note.
 """
 
 from __future__ import annotations
@@ -13,56 +21,68 @@ from __future__ import annotations
 import json
 import re
 
-_TRACEBACK = re.compile(r"\A\s*Traceback \(most recent call last\):")
+_STATUS_TEXT = (
+    r"(?:Bad Request|Unauthorized|Forbidden|Not Found|Method Not Allowed|Request Timeout|"
+    r"Conflict|Gone|Payload Too Large|Too Many Requests|Internal Server Error|Not Implemented|"
+    r"Bad Gateway|Service Unavailable|Gateway Time-?out)"
+).replace(" ", r"\ ")  # the patterns below are verbose: spaces must be escaped
+_STRUCTURE = re.compile(
+    rf"""\A\s*(?:
+        Traceback\ \(most\ recent\ call\ last\):
+      | Exception\ in\ thread\ "[^"]+"\ [\w.$]+(?:Exception|Error)\b
+      | (?:<\ )?HTTP/\d(?:\.\d)?\ [45]\d\d\b
+      | (?:[45]\d\d:?\ (?i:{_STATUS_TEXT}|page\ not\ found)|Internal\ Server\ Error|Bad\ Gateway
+         |Service\ Unavailable|Gateway\ Time-?out)\.?\s*\Z
+      | (?i:<!DOCTYPE\ html[^>]*>\s*)?<(?i:html|head|body|title|h1|center)\b.*?
+        <(?i:title|h1)>[^<]*(?:\b[45]\d\d\b|(?i:{_STATUS_TEXT})|(?i:\berror\b))
+      | <\?xml[^>]*>\s*<(?:Error|error|Fault|fault)>
+      | Cannot\ (?:GET|POST|PUT|PATCH|DELETE)\ /\S*\s*\Z
+      | error\ code:\ \d+\s*\Z
+    )""",
+    re.VERBOSE | re.DOTALL,
+)
+"""Tier 1: only failure outputs look like this."""
 _STACK_FRAME = re.compile(
     r"""^(?:\s+at\ [\w$.<>\[\]/]+.*(?:\(.*\)|:\d+:\d+)\s*$   # JavaScript, Java, C#
         | \tat\ .+$                                          # Java
-        | goroutine\ \d+\ \[\w+                              # Go
+        | goroutine\ \d+\ \[[\w\ ]+\]:                       # Go
+        | \t\S+\.go:\d+                                      # Go frames
         | \s*File\ ".+",\ line\ \d+                          # Python frames
         | \s+\d+:\s+0x[0-9a-f]+\ -\ .+                       # Rust backtrace
         )""",
     re.MULTILINE | re.VERBOSE,
 )
-_CRASH_HEAD = re.compile(
-    r"\A\s*(?:panic: |thread '.+' panicked at |Exception in thread \"|Unhandled exception\b|"
-    r"Fatal error: Uncaught )"
-)
-_HTTP_STATUS_LINE = re.compile(r"\A\s*HTTP/\d(?:\.\d)? [45]\d\d\b")
-_STATUS_TEXT = (
-    r"(?:Bad Request|Unauthorized|Forbidden|Not Found|Method Not Allowed|Request Timeout|"
-    r"Conflict|Gone|Payload Too Large|Too Many Requests|Internal Server Error|Not Implemented|"
-    r"Bad Gateway|Service Unavailable|Gateway Time-?out)"
-)
-_BARE_STATUS = re.compile(
-    rf"\A\s*(?:[45]\d\d:? (?i:{_STATUS_TEXT})|Internal Server Error|Bad Gateway|"
-    r"Service Unavailable|Gateway Time-?out)\.?\s*\Z"
-)
-"""A body that is only a status: "404 Not Found", "Internal Server Error" (not "Gone")."""
-_HTML_ERROR = re.compile(
-    rf"\A\s*(?:<!DOCTYPE html[^>]*>\s*)?<(?:html|head|body|title|h1|center)\b.*?"
-    rf"<(?:title|h1)>[^<]*(?:\b[45]\d\d\b|{_STATUS_TEXT}|\berror\b)",
-    re.IGNORECASE | re.DOTALL,
-)
-_EXCEPTION_LINE = re.compile(
-    r"\A\s*(?:[a-z_][\w]*\.)*(?:[A-Z][a-z0-9]+)+(?:Error|Exception|Fault|Failure)(?:\[\w+\])?: \S"
-)
-_WEAK_FAILURE = re.compile(
-    r"\A\s*(?:Error|ERROR|error|Exception|FATAL|Fatal|FAILED|Failed)(?:\[\w+\])?:\s"
-)
-"""A prefix that a note may also start with: the rest must read as a failure."""
-_TOOL_FAILURE = re.compile(
-    r"""\A\s*(?:fatal:\ | npm\ ERR!\ | curl:\ \(\d+\)\ | psql:\ error:\ | E:\ | error\[E\d+\]:
-        | (?:ba|z|fi|c|k)?sh:\ .+:\ (?:command\ not\ found|No\ such\ file|Permission\ denied)
-        | make:\ \*\*\* | ssh:\ | Permission\ denied\ \(publickey | [\w.-]+:\ error:\
-        | gcc:\ | ld:\ )""",
+_EXCEPTION = re.compile(
+    r"(?:Uncaught\ )?(?:[a-z_]\w*\.)*[A-Z][A-Za-z0-9]*(?:Error|Exception|Fault|Failure)"
+    r"(?:\[\w+\])?:(?:\s|\Z)"
+    r"|(?:[a-z_]\w*\.)+[A-Z]\w+:\s",  # a qualified class name: requests.exceptions.ReadTimeout:
     re.VERBOSE,
 )
-"""A tool's own failure prefix."""
+_FAILURE_HEAD = re.compile(
+    r"""(?:fatal:\s | fatal\ error:\s | npm\ ERR!\s | curl:\ \(\d+\)\s | psql:\ error:\s | E:\s
+        | ERROR:\ \  | Segmentation\ fault\b | error\[E\d+\]: | make:\ \*\*\* | ssh:\s
+        | Permission\ denied\ \(publickey
+        | (?:ba|z|fi|c|k|da)?sh:\ \S.*:\ \S | [\w.-]+@[\w.-]+:\ Permission\ denied
+        | [\w.-]+:\ (?:fatal\ )?error:\s | gcc:\s | ld:\s | panic:\s | thread\ '.+'\ panicked\ at
+        | \[?Unhandled\w*(?:\ exception)?\b | Fatal\ error:\ Uncaught\s
+        | [\w./\\-]+\.\w+[:(]\d+(?:[:,]\d+)?\)?:?\ (?:-\ )?(?:fatal\ )?error\b
+        | ORA-\d{5}: | ERROR\ \d+\ \(\w+\): | Msg\ \d+,\ Level\ \d+
+        | (?:FEHLER|ERREUR|ERRORE|ОШИБКА):\s)""",
+    re.VERBOSE,
+)
+"""Tier 2: a tool's own failure prefix."""
+_WEAK_HEAD = re.compile(
+    r"(?:[A-Z][a-z]+\ )?(?:Error|ERROR|error|Exception|FATAL|Fatal|FAILED|Failed)(?:\ from\ \w+)?"
+    r"(?:\ \([\w ]+\))?(?:\[\w+\])?:?\s|[a-z][\w.+-]*:\s",
+    re.VERBOSE,
+)
+"""Tier 3: a prefix that a note may also start with."""
 _FAILURE_WORDS = re.compile(
     r"\b(?:refused|denied|not found|no such|failed|failure|unable to|cannot|can't|could not|"
     r"couldn't|timed out|timeout|invalid|unknown|missing|does not exist|not exist|unexpected|"
     r"unauthori[sz]ed|forbidden|expired|exceeded|unreachable|not allowed|not permitted|"
-    r"undefined|null|E[A-Z]{3,}|errno|exit (?:code|status)|\d{3})\b",
+    r"already in use|conflict|undefined|null|syntax error|(?-i:E[A-Z]{3,})|errno|"
+    r"exit (?:code|status))\b",
     re.IGNORECASE,
 )
 _NOTE_WORDS = re.compile(
@@ -71,33 +91,34 @@ _NOTE_WORDS = re.compile(
     r"I|we|my|our|you|your|he|she|they|his|her|their|him|them)\b",
     re.IGNORECASE,
 )
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
-"""Quoted text is data (a file, a table, a value), not words of a note."""
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|«[^»]*»|»[^«]*«")
+_BOX = re.compile(r"\A[\s╷│|>]*")
+_NOTE_LABELS = frozenset(
+    "note todo fyi reminder decision preference fact summary context update idea tip question "
+    "answer status result info warning tldr ps memo finding lesson".split()
+)
+"""``label:`` openers of notes, not program names."""
 _ERROR_KEYS = frozenset({"error", "errors", "err", "fault", "exception"})
 _STATUS_KEYS = frozenset({"status", "code", "statusCode", "status_code", "documentation_url"})
 
 
 def is_error_response(text: str) -> bool:
     """Content that is a failure output (see the module's docstring), not a note about one."""
-    head = text.lstrip()[:4000]
-    if _TRACEBACK.match(head) or _CRASH_HEAD.match(head) or _HTTP_STATUS_LINE.match(head):
-        return True
-    if _BARE_STATUS.match(text) or _HTML_ERROR.match(head) or _is_json_error(text):
+    head = _BOX.sub("", text[:4000])
+    if _STRUCTURE.match(head) or _is_json_error(text):
         return True
     lines = head.splitlines() or [""]
     frames = len(_STACK_FRAME.findall(head))
-    if frames >= 2 and not _NOTE_WORDS.search(lines[0]):
-        return True
-    strong = _EXCEPTION_LINE.match(head) or _TOOL_FAILURE.match(head)
-    prefix = strong or _WEAK_FAILURE.match(head)
-    if prefix is None:
+    if frames >= 2 or (frames and _EXCEPTION.match(lines[-1].strip())):
+        return not _NOTE_WORDS.search(_QUOTED.sub(" ", lines[0]))
+    named = _EXCEPTION.match(head) or _FAILURE_HEAD.match(head)
+    prefix = named or _WEAK_HEAD.match(head)
+    if prefix is None or prefix.group().rstrip(": \t\n").lower() in _NOTE_LABELS:
         return False
-    if frames:
-        return True
-    opening = _QUOTED.sub(" ", " ".join(head[prefix.end() :].splitlines()[:3]))
-    if _NOTE_WORDS.search(opening):
+    rest = head[prefix.end() :].splitlines()[: 1 if named else 3]
+    if _NOTE_WORDS.search(_QUOTED.sub(" ", " ".join(rest))):
         return False  # it speaks of people, or of what to remember: a note
-    return bool(strong) or len(lines) > 1 or bool(_FAILURE_WORDS.search(lines[0]))
+    return named is not None or bool(_FAILURE_WORDS.search(" ".join(rest)))
 
 
 def _is_json_error(text: str) -> bool:
@@ -112,7 +133,7 @@ def _is_json_error(text: str) -> bool:
     if not isinstance(body, dict):
         return False
     keys = set(body)
-    if keys & _ERROR_KEYS or keys == {"detail"}:
+    if keys & _ERROR_KEYS or keys == {"detail"} or body.get("is_error") is True:
         return True
     if str(body.get("status", "")).lower() in {"error", "fail", "failed", "failure"}:
         return True

@@ -23,8 +23,19 @@ from ..retrieval.candidates import Candidates
 from ..types import MemoryEntry
 from .ops import Filter, PutOp, SearchOp
 
-FILLER = frozenset("a an the really very actually indeed truly quite also".split())
-"""Words whose presence never changes the fact a sentence states."""
+FILLER = frozenset(
+    "a an the is are am really very actually indeed truly quite also basically literally "
+    "honestly".split()
+)
+"""Words whose presence never changes the fact a sentence states (articles, the present
+copula — "the build's green" is "the build is green" —, empty intensifiers)."""
+_PREAMBLE = re.compile(
+    r"^\s*(?:fyi|btw|ps|note|reminder|so|just so you know|by the way|for the record|"
+    r"remember(?: that)?|please remember(?: that)?)\b[\s,:;.-]*",
+    re.IGNORECASE,
+)
+"""A discourse opener that frames a fact without being part of it ("FYI, …", "Note: …")."""
+_TRAILER = re.compile(r"[\s,;]+(?:by the way|btw|fyi)[\s.!]*$", re.IGNORECASE)
 MAX_MOVED_WORDS = 200
 """Longer texts merge only when their content words are identical in order."""
 CANDIDATES = 16
@@ -32,31 +43,57 @@ CANDIDATES = 16
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 _CONTRACTIONS = (
-    (re.compile(r"\bwon't\b"), "will not"),
-    (re.compile(r"\bshan't\b"), "shall not"),
-    (re.compile(r"\bcan't\b|\bcannot\b"), "can not"),
-    (re.compile(r"n't\b"), " not"),
-    (re.compile(r"'re\b"), " are"),
-    (re.compile(r"'m\b"), " am"),
-    (re.compile(r"'ve\b"), " have"),
-    (re.compile(r"'ll\b"), " will"),
-    (re.compile(r"'d\b"), " would"),
-    (re.compile(r"\b(he|she|it|that|there|what|who|where|here|how|let)'s\b"), r"\1 is"),
-    (re.compile(r"'s\b|(?<=s)'(?!\w)"), ""),  # possessives: the user's, the users'
+    (re.compile(r"\bwon't\b", re.IGNORECASE), "will not"),
+    (re.compile(r"\bshan't\b", re.IGNORECASE), "shall not"),
+    (re.compile(r"\bcan't\b|\bcannot\b", re.IGNORECASE), "can not"),
+    (re.compile(r"n't\b", re.IGNORECASE), " not"),
+    (re.compile(r"'re\b", re.IGNORECASE), " are"),
+    (re.compile(r"'m\b", re.IGNORECASE), " am"),
+    (re.compile(r"'ve\b", re.IGNORECASE), " have"),
+    (re.compile(r"'ll\b", re.IGNORECASE), " will"),
+    (re.compile(r"'d\b", re.IGNORECASE), " would"),
+    (
+        re.compile(r"\b(he|she|it|that|there|what|who|where|here|how|let)'s\b", re.IGNORECASE),
+        r"\1 is",
+    ),
+    (re.compile(r"'s\b|(?<=s)'(?!\w)", re.IGNORECASE), ""),  # possessives: the user's, the users'
 )
 _WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")
+_TRAILING_ZEROS = re.compile(r"^(\d+)\.(\d*?)0+$")
+_ORDINAL = frozenset({"st", "nd", "rd", "th"})
 
 
 @lru_cache(maxsize=4096)
 def content_words(text: str) -> tuple[str, ...]:
-    """The words that carry a text's fact, in order: case-folded, contractions expanded,
-    thousands separators dropped, filler words removed."""
-    folded = unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)
+    """The words that carry a text's fact, in order: openers ("FYI, …") and filler dropped,
+    contractions expanded, case folded (but for mixed-case words: "MBps" is not "Mbps"),
+    numbers normalised ("1,000" is "1000", "4.0" is "4", "12th" is "12")."""
+    text = _TRAILER.sub("", _PREAMBLE.sub("", unicodedata.normalize("NFKC", text), count=1))
+    text = text.translate(_APOSTROPHES)
     for pattern, replacement in _CONTRACTIONS:
-        folded = pattern.sub(replacement, folded)
-    words = (w.replace(",", "") if _THOUSANDS.match(w) else w for w in _WORD.findall(folded))
-    return tuple(w for w in words if w not in FILLER)
+        text = pattern.sub(replacement, text)
+    words: list[str] = []
+    for word in map(_normal, _WORD.findall(text)):
+        if word in FILLER or (word in _ORDINAL and words and words[-1][0].isdigit()):
+            continue
+        words.append(word)
+    return tuple(words)
+
+
+def _normal(word: str) -> str:
+    if word[0].isdigit():
+        return _number(word)
+    if word.islower() or word.isupper() or word.istitle():
+        return word.casefold()
+    return word
+
+
+def _number(word: str) -> str:
+    if _THOUSANDS.match(word):
+        return word.replace(",", "")
+    zeros = _TRAILING_ZEROS.match(word)
+    return zeros.group(1) + ("." + zeros.group(2) if zeros.group(2) else "") if zeros else word
 
 
 def restates(a: str, b: str) -> bool:
