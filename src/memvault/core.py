@@ -376,7 +376,8 @@ class Planner:
         if indexed:
             (chunks,) = yield from self._index([entry])
         threshold = self.settings.near_duplicate_threshold if duplicates else 0.0
-        ops: builtins.list[Op[Any]] = [PutOp(self.tenant, entry, chunks, threshold)]
+        put = PutOp(self.tenant, entry, chunks=chunks, duplicate_threshold=threshold)
+        ops: builtins.list[Op[Any]] = [put]
         if cap is not None:
             ops.append(TrimOp(Filter(self.tenant, (entry.scope,), categories=cap[0]), cap[1]))
         duplicate = yield from run(*ops, *also)
@@ -391,7 +392,7 @@ class Planner:
         found: builtins.list[MemoryEntry] = []
         after = None
         while True:
-            page = yield from run(ListOp(where, PAGE, order, after))
+            page = yield from run(ListOp(where, PAGE, order=order, after=after))
             found += page
             if len(page) < PAGE:
                 return found
@@ -435,7 +436,15 @@ class Planner:
         write filter refuses raises FilteredError.
         """
         request = NewEntry(
-            content, scope, tags, category, expires_at, metadata, provenance, context, created_at
+            content,
+            scope,
+            tags=tags,
+            category=category,
+            expires_at=expires_at,
+            metadata=metadata,
+            provenance=provenance,
+            context=context,
+            created_at=created_at,
         )
         entry = self._editable(self.new_entry(request, self.now(), ttl))
         self.admit(entry.content)
@@ -462,8 +471,7 @@ class Planner:
             except (ValidationError, ForbiddenError) as exc:
                 if strict:
                     raise _about_item(index, exc) from exc
-                refusal = ItemResult(index, Outcome.REFUSED, None, type(exc).__name__, str(exc))
-                results.append(refusal)
+                results.append(ItemResult.refusal(index, exc))
         outcomes = yield from self._put_batch(entries)
         fate = iter(outcomes)
         return WriteReport(
@@ -493,7 +501,7 @@ class Planner:
         threshold = self.settings.near_duplicate_threshold
         same_batch = self._duplicates_within(entries, chunks, threshold)
         puts = (
-            PutOp(self.tenant, entry, entry_chunks, threshold)
+            PutOp(self.tenant, entry, chunks=entry_chunks, duplicate_threshold=threshold)
             for entry, entry_chunks, twin in zip(entries, chunks, same_batch, strict=True)
             if twin is None
         )
@@ -506,7 +514,7 @@ class Planner:
         for entry, stored in zip(entries, found, strict=True):
             merged = stored.id != entry.id
             outcome = Outcome.MERGED if merged else Outcome.STORED
-            results.append(ItemResult(-1, outcome, replace(stored, duplicate=merged)))
+            results.append(ItemResult(-1, outcome, entry=replace(stored, duplicate=merged)))
         written = sum(1 for r in results if r.outcome is Outcome.STORED)
         self.stats.add("written", written)
         self.stats.add("near_duplicate", len(results) - written)
@@ -565,7 +573,7 @@ class Planner:
         op = ListOp(
             self.where(scopes, tags, since, self.now()),
             check.limit(limit, self.settings),
-            check.order(order),
+            order=check.order(order),
         )
         return (yield from run(op))
 
@@ -610,7 +618,7 @@ class Planner:
             if updated.content != current.content:
                 (chunks,) = yield from self._index([updated])
             try:
-                yield from run(ReplaceOp(self.tenant, updated, current.revision, chunks))
+                yield from run(ReplaceOp(self.tenant, updated, current.revision, chunks=chunks))
             except ConflictError:
                 continue
             return updated
@@ -708,16 +716,15 @@ class Planner:
         request = NewEntry(
             text,
             target,
-            tuple(merged) if tags is None else tags,
-            category,
-            None,
-            metadata,
-            merge_provenance(sources),
+            tags=tuple(merged) if tags is None else tags,
+            category=category,
+            metadata=metadata,
+            provenance=merge_provenance(sources),
         )
         entry = self._editable(self.new_entry(request, now))
         entry = replace(entry, compacted_from_ids=tuple(ids))
         (chunks,) = yield from self._index([entry])
-        ops: list[Op[Any]] = [PutOp(self.tenant, entry, chunks)]
+        ops: list[Op[Any]] = [PutOp(self.tenant, entry, chunks=chunks)]
         if delete_sources:
             ops += [DeleteOp(self.tenant, e.id, expected_revision=e.revision) for e in sources]
         yield from run(*ops)
@@ -821,9 +828,9 @@ class Planner:
         depth = min(self.settings.ann_candidates, max(spec.limit * 10, 100))
         op = SearchOp(
             where,
-            text.fts_match(terms),
-            tuple(terms),
-            vectors[0],
+            match=text.fts_match(terms),
+            terms=tuple(terms),
+            vector=vectors[0],
             with_vectors=spec.diversity is not None,
             depth=depth,
         )
@@ -877,8 +884,8 @@ class Planner:
         op = ListOp(
             self.where(scopes, tags, since, None if include_expired else self.now()),
             check.limit(limit, self.settings) + 1,
-            order,
-            None if cursor is None else decode_cursor(cursor, order),
+            order=order,
+            after=None if cursor is None else decode_cursor(cursor, order),
         )
         rows = yield from run(op)
         entries = tuple(rows[: op.limit - 1])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import KW_ONLY, dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -124,7 +124,7 @@ def _check_optional_str(name: str, value: object) -> None:
         raise ValidationError(f"provenance.{name} must be a non-empty string or None")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Provenance:
     """Where an entry came from. Every operation carries it forward; none strips it."""
 
@@ -175,7 +175,7 @@ def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryEntry:
     """One stored memory. Returned by the store; never built by hand except in backends."""
 
@@ -228,6 +228,7 @@ class NewEntry:
 
     content: str
     scope: Scope | str
+    _: KW_ONLY
     tags: Iterable[str] | None = None
     category: str | None = None
     expires_at: datetime | None = None
@@ -273,12 +274,18 @@ class ItemResult:
 
     index: int
     outcome: Outcome
+    _: KW_ONLY
     entry: MemoryEntry | None = None
     """The stored entry, or the entry a merged item restates (None when refused)."""
     error: str | None = None
     """The refusal's error type (e.g. ``ValidationError``, ``FilteredError``)."""
     reason: str | None = None
     """The refusal's message."""
+
+    @classmethod
+    def refusal(cls, index: int, error: Exception) -> ItemResult:
+        """Item ``index`` refused because of ``error``."""
+        return cls(index, Outcome.REFUSED, error=type(error).__name__, reason=str(error))
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {"index": self.index, "outcome": str(self.outcome)}

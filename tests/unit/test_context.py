@@ -32,9 +32,16 @@ def record(i: int, role: str = "user", minutes: float = 0, content: str | None =
 def note(content: str, category: str, source: str | None, native: str | None = None,
          day: int = 3) -> MemoryEntry:  # fmt: skip
     at = datetime(2026, 5, day, tzinfo=UTC)
-    return MemoryEntry("e", Scope.user("u"), content, at, at, category=category,
-                       metadata={"native": native} if native else {},
-                       provenance=Provenance(source=source))  # fmt: skip
+    return MemoryEntry(
+        id="e",
+        scope=Scope.user("u"),
+        content=content,
+        created_at=at,
+        updated_at=at,
+        category=category,
+        metadata={"native": native} if native else {},
+        provenance=Provenance(source=source),
+    )
 
 
 def finding(content: str, source: str = "analyze_data") -> Finding:

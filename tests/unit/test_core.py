@@ -27,7 +27,14 @@ def embed_step(plan: Any, step: Any) -> Any:
 
 
 def entry(revision: int = 1, **changes: Any) -> MemoryEntry:
-    base = MemoryEntry("E1", Scope.user("u"), "text", NOW, NOW, revision=revision)
+    base = MemoryEntry(
+        id="E1",
+        scope=Scope.user("u"),
+        content="text",
+        created_at=NOW,
+        updated_at=NOW,
+        revision=revision,
+    )
     return MemoryEntry(**{**{f: getattr(base, f) for f in base.__slots__}, **changes})
 
 

@@ -407,7 +407,7 @@ def _import_batch(
         except ValidationError as exc:
             if strict:
                 raise ValidationError(f"line {number}: {exc}") from exc
-            refused.append(ItemResult(number, Outcome.REFUSED, None, type(exc).__name__, str(exc)))
+            refused.append(ItemResult.refusal(number, exc))
     try:
         report = memory.write_many(items, strict=strict)
     except MemvaultError as exc:

@@ -101,8 +101,8 @@ class NotePlans:
         request = NewEntry(
             content,
             Scope.session(session_id),
-            tags,
-            FINDING,
+            tags=tags,
+            category=FINDING,
             metadata=identity,
             provenance=provenance,
         )

@@ -8,9 +8,10 @@ note that talks about one. Three tiers of evidence, all at the start of the cont
    status line or body): always refused;
 2. a failure *head* — a named exception (``KeyError: …``), a tool's prefix (``fatal:``,
    ``npm ERR!``, ``bash: x: …``), a compiler's ``file:line: error`` — refused unless what follows
-   speaks of people or of what to remember ("… means the CSV lacks headers; the user …");
+   on its line explains it ("… means the CSV lacks headers", "… is fixed by", "… when …");
 3. a prefix a note may also start with (``Error:``, ``ERROR``, ``prog:``) — refused only if the
-   rest reads as a failure ("refused", "not found", "denied", an errno…) and is not a note.
+   rest reads as a failure ("refused", "not found", "denied", an errno…), neither explains it
+   nor speaks of people ("the user", "we").
 
 When in doubt, the content is kept: a stored error output is noise, a refused memory is lost.
 Quoted text ('users', "main", `x`) is data, not words of a note.
@@ -29,7 +30,6 @@ _STATUS_TEXT = (
 _STRUCTURE = re.compile(
     rf"""\A\s*(?:
         Traceback\ \(most\ recent\ call\ last\):
-      | Exception\ in\ thread\ "[^"]+"\ [\w.$]+(?:Exception|Error)\b
       | (?:<\ )?HTTP/\d(?:\.\d)?\ [45]\d\d\b
       | (?:[45]\d\d:?\ (?i:{_STATUS_TEXT}|page\ not\ found)|Internal\ Server\ Error|Bad\ Gateway
          |Service\ Unavailable|Gateway\ Time-?out)\.?\s*\Z
@@ -67,6 +67,12 @@ _FAILURE_HEAD = re.compile(
         | \[?Unhandled\w*(?:\ exception)?\b | Fatal\ error:\ Uncaught\s
         | [\w./\\-]+\.\w+[:(]\d+(?:[:,]\d+)?\)?:?\ (?:-\ )?(?:fatal\ )?error\b
         | ORA-\d{5}: | ERROR\ \d+\ \(\w+\): | Msg\ \d+,\ Level\ \d+
+        | Exception\ in\ thread\ "[^"]+"\ [\w.$]+(?:Exception|Error)\b
+        | [\w./\\-]+\.(?:go|rs|c|cc|cpp|h|hpp|java|kt|scala|ts|tsx|js|mjs|py|rb|cs|swift|php)
+          (?:[:(]\d+(?:[:,]\d+)?\)?:?\ |:\d+:in\ `)
+        | PHP\ (?:Fatal\ error|Parse\ error|Warning|Notice):
+        | (?:Warning|Notice|Fatal\ error|Parse\ error):\ .+\ in\ \S+\.php\ on\ line\ \d+
+        | node:internal/ | \[(?:ERROR|FATAL)\]\ | An\ error\ occurred\ \(\w+\)
         | (?:FEHLER|ERREUR|ERRORE|ОШИБКА):\s)""",
     re.VERBOSE,
 )
@@ -81,16 +87,24 @@ _FAILURE_WORDS = re.compile(
     r"\b(?:refused|denied|not found|no such|failed|failure|unable to|cannot|can't|could not|"
     r"couldn't|timed out|timeout|invalid|unknown|missing|does not exist|not exist|unexpected|"
     r"unauthori[sz]ed|forbidden|expired|exceeded|unreachable|not allowed|not permitted|"
-    r"already in use|conflict|undefined|null|syntax error|(?-i:E[A-Z]{3,})|errno|"
+    r"already in use|conflict|undefined|null|nil|syntax error|not available|no available|"
+    r"(?-i:E[A-Z]{3,})|errno|"
     r"exit (?:code|status))\b",
     re.IGNORECASE,
 )
-_NOTE_WORDS = re.compile(
-    r"\b(?:user|users|customer|client|team|remember|note|means|meaning|fix|fixed|workaround|"
-    r"because|should|always|never|usually|prefers?|likes?|wants?|happens|whenever|when|"
-    r"I|we|my|our|you|your|he|she|they|his|her|their|him|them)\b",
+_EXPLAINS = re.compile(
+    r"(?<![\w.])(?:remember|note|means|meaning|fix|fixed|fixes|workaround|because|should|"
+    r"always|never|usually|prefers?|likes?|wants?|happens|whenever|when|appears|shows up|"
+    r"solved|resolved|caused|came from|comes from|due to|traced to|turned out|"
+    r"safe to ignore)(?![\w.])",
     re.IGNORECASE,
 )
+"""Words of a note that explains a failure: they veto every failure head."""
+_PEOPLE = re.compile(
+    r"(?<![\w.])(?:user|users|team|I|we|my|our|he|she|they|his|her|their|him|them)(?![\w.])",
+    re.IGNORECASE,
+)
+"""Words of a note about people: they veto a prefix that a note may start with."""
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|«[^»]*»|»[^«]*«")
 _BOX = re.compile(r"\A[\s╷│|>]*")
 _NOTE_LABELS = frozenset(
@@ -110,15 +124,15 @@ def is_error_response(text: str) -> bool:
     lines = head.splitlines() or [""]
     frames = len(_STACK_FRAME.findall(head))
     if frames >= 2 or (frames and _EXCEPTION.match(lines[-1].strip())):
-        return not _NOTE_WORDS.search(_QUOTED.sub(" ", lines[0]))
+        return not _EXPLAINS.search(_QUOTED.sub(" ", lines[0]))
     named = _EXCEPTION.match(head) or _FAILURE_HEAD.match(head)
     prefix = named or _WEAK_HEAD.match(head)
     if prefix is None or prefix.group().rstrip(": \t\n").lower() in _NOTE_LABELS:
         return False
-    rest = head[prefix.end() :].splitlines()[: 1 if named else 3]
-    if _NOTE_WORDS.search(_QUOTED.sub(" ", " ".join(rest))):
-        return False  # it speaks of people, or of what to remember: a note
-    return named is not None or bool(_FAILURE_WORDS.search(" ".join(rest)))
+    rest = _QUOTED.sub(" ", " ".join(head[prefix.end() :].splitlines()[: 1 if named else 3]))
+    if _EXPLAINS.search(rest) or (named is None and _PEOPLE.search(rest)):
+        return False  # it explains the failure, or speaks of people: a note
+    return named is not None or bool(_FAILURE_WORDS.search(rest))
 
 
 def _is_json_error(text: str) -> bool:

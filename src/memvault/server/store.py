@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ..errors import NotFoundError, ValidationError
 from ..memory import AsyncMemory
-from ..types import ItemResult, MemoryEntry, NewEntry, Outcome, WriteReport
+from ..types import ItemResult, MemoryEntry, NewEntry, WriteReport
 from .payload import (
     FLAG,
     INTEGER,
@@ -60,7 +60,7 @@ async def write_batch(memory: AsyncMemory, call: Call) -> Answer:
         except ValidationError as exc:
             if strict:
                 raise ValidationError(f"items[{index}]: {exc}") from exc
-            refused.append(ItemResult(index, Outcome.REFUSED, None, type(exc).__name__, str(exc)))
+            refused.append(ItemResult.refusal(index, exc))
     report = await memory.write_many(requests, strict=strict)
     results = [replace(r, index=positions[r.index]) for r in report.items] + refused
     merged = WriteReport(tuple(sorted(results, key=lambda r: r.index)))

@@ -58,17 +58,19 @@ _CONTRACTIONS = (
     ),
     (re.compile(r"'s\b|(?<=s)'(?!\w)", re.IGNORECASE), ""),  # possessives: the user's, the users'
 )
-_WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
+_WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[^\w\s]")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")
 _TRAILING_ZEROS = re.compile(r"^(\d+)\.(\d*?)0+$")
 _ORDINAL = frozenset({"st", "nd", "rd", "th"})
+_SYMBOLS = frozenset("%°‰#")
 
 
 @lru_cache(maxsize=4096)
 def content_words(text: str) -> tuple[str, ...]:
     """The words that carry a text's fact, in order: openers ("FYI, …") and filler dropped,
     contractions expanded, case folded (but for mixed-case words: "MBps" is not "Mbps"),
-    numbers normalised ("1,000" is "1000", "4.0" is "4", "12th" is "12")."""
+    numbers normalised ("1,000" is "1000", "4.0" is "4", "12th" is "12"), punctuation dropped
+    but currency and unit signs kept ("€450" is not "$450", "4%" is not "4")."""
     text = _TRAILER.sub("", _PREAMBLE.sub("", unicodedata.normalize("NFKC", text), count=1))
     text = text.translate(_APOSTROPHES)
     for pattern, replacement in _CONTRACTIONS:
@@ -77,6 +79,9 @@ def content_words(text: str) -> tuple[str, ...]:
     for word in map(_normal, _WORD.findall(text)):
         if word in FILLER or (word in _ORDINAL and words and words[-1][0].isdigit()):
             continue
+        if len(word) == 1 and not word.isalnum() and word not in _SYMBOLS:
+            if unicodedata.category(word) != "Sc":
+                continue  # punctuation; currency symbols and units stay ("€450" is not "$450")
         words.append(word)
     return tuple(words)
 
@@ -121,7 +126,7 @@ def probe(op: PutOp) -> SearchOp | None:
     if op.duplicate_threshold <= 0 or len(op.chunks) != 1 or op.chunks[0].vector is None:
         return None
     where = Filter(op.tenant, (op.entry.scope,), live_at=op.entry.created_at)
-    return SearchOp(where, None, (), op.chunks[0].vector)
+    return SearchOp(where, match=None, terms=(), vector=op.chunks[0].vector)
 
 
 def stored_duplicate(

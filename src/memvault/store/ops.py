@@ -7,7 +7,7 @@ type checker knows ``entry``. Backends implement one ``op_<name>(tx, op)`` handl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
@@ -32,6 +32,7 @@ class Filter:
 
     tenant: str
     scopes: tuple[Scope, ...] | None
+    _: KW_ONLY
     tags: tuple[str, ...] = ()
     since: datetime | None = None
     live_at: datetime | None = None
@@ -90,6 +91,7 @@ class PutOp(Op[str | None]):
     writes: ClassVar[bool] = True
     tenant: str
     entry: MemoryEntry
+    _: KW_ONLY
     chunks: tuple[ChunkRecord, ...] = ()
     duplicate_threshold: float = 0.0
 
@@ -111,6 +113,7 @@ class ListOp(Op[list[MemoryEntry]]):
 
     filter: Filter
     limit: int
+    _: KW_ONLY
     order: Order = "newest"
     after: tuple[datetime, str] | None = None
 
@@ -134,6 +137,7 @@ class ReplaceOp(Op[None]):
     tenant: str
     entry: MemoryEntry
     expected_revision: int
+    _: KW_ONLY
     chunks: tuple[ChunkRecord, ...] | None = None
 
 
@@ -147,6 +151,7 @@ class DeleteOp(Op[bool]):
     writes: ClassVar[bool] = True
     tenant: str
     entry_id: str
+    _: KW_ONLY
     expected_revision: int | None = None
 
 
@@ -202,6 +207,7 @@ class SearchOp(Op[Candidates]):
     """
 
     filter: Filter
+    _: KW_ONLY
     match: str | None
     terms: tuple[str, ...]
     vector: npt.NDArray[np.float32] | None
@@ -222,6 +228,7 @@ class EmbeddingInfoOp(Op[tuple[str, int]]):
     writes: ClassVar[bool] = True
     name: str
     dimension: int
+    _: KW_ONLY
     replace: bool = False
 
 
