@@ -1,10 +1,22 @@
-"""Storage: the backend protocol, its operations, and the registry that opens backends."""
+"""Storage, for backend authors: the backend protocol, every operation a backend handles, and the
+registry that opens backends by URL.
 
-from .base import Backend, Capabilities
+A backend subclasses :class:`Backend`, implements :meth:`Backend.batch` (one transaction around
+a sequence of ops, each run by :meth:`Backend.execute`) and one ``op_<name>(tx, op)`` handler per
+op of :data:`AnyOp`, and proves itself with :class:`memvault.testing.conformance.MemoryConformance`.
+"""
+
+from ..retrieval.candidates import Candidates
+from .base import AnyOp, Backend, Capabilities
 from .ops import (
+    ChunkPageOp,
+    ChunkRecord,
+    ChunkText,
     CountOp,
+    DeleteMatchingOp,
     DeleteOp,
     DeleteScopeOp,
+    EmbeddingInfoOp,
     Filter,
     GetOp,
     ListOp,
@@ -12,16 +24,26 @@ from .ops import (
     PurgeExpiredOp,
     PutOp,
     ReplaceOp,
+    SearchOp,
+    SetVectorsOp,
     StoredEmbeddingOp,
+    TrimOp,
 )
 from .registry import open_backend, register_backend
 
 __all__ = [
+    "AnyOp",
     "Backend",
+    "Candidates",
     "Capabilities",
+    "ChunkPageOp",
+    "ChunkRecord",
+    "ChunkText",
     "CountOp",
+    "DeleteMatchingOp",
     "DeleteOp",
     "DeleteScopeOp",
+    "EmbeddingInfoOp",
     "Filter",
     "GetOp",
     "ListOp",
@@ -29,7 +51,10 @@ __all__ = [
     "PurgeExpiredOp",
     "PutOp",
     "ReplaceOp",
+    "SearchOp",
+    "SetVectorsOp",
     "StoredEmbeddingOp",
+    "TrimOp",
     "open_backend",
     "register_backend",
 ]
