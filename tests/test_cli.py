@@ -99,6 +99,10 @@ def test_paging_with_cursor(run: Any) -> None:
         (("count", "--include-narrower"), 2, "need --scope"),
         (("update", "x"), 2, "nothing to change"),
         (("promote", "nope", "--to", "user:a"), 3, "not found"),
+        (("write", "x", "--scope", "user:a", "--metadata", "[" * 5000 + "]" * 5000), 2, "JSON"),
+        (("write", "x", "--scope", "user:a", "--metadata", '{"a": NaN}'), 2, "finite"),
+        (("write", "x \udcff", "--scope", "user:a"), 2, "not valid Unicode"),
+        (("search", "q", "--scope", "user:a", "--min-score", "nan"), 2, "finite"),
     ],
 )
 def test_errors_are_one_line_with_exit_codes(run: Any, args: tuple[str, ...], code: int,

@@ -163,3 +163,11 @@ def test_bench_ingests_through_the_public_api(tmp_path: Path) -> None:
     assert entries[3].context is None
     assert entries[3].created_at.isoformat() == "2023-06-20T10:00:00+00:00"
     assert "never read" not in json.dumps([e.to_dict() for e in entries])
+
+
+def test_bench_refuses_a_file_that_is_not_locomo(run: Any, tmp_path: Path) -> None:
+    for name, data in (("bin", b"\x7fELF\xf0\x28"), ("empty", b"{}"), ("odd", b'[{"x": 1}]')):
+        path = tmp_path / f"{name}.json"
+        path.write_bytes(data)
+        result = run("bench", "locomo", "--data", str(path), code=2)
+        assert "LoCoMo" in result.stderr and "Traceback" not in result.output

@@ -110,12 +110,19 @@ class Invoke:
 Step = tuple[Op[Any], ...] | Invoke
 Plan = Generator[Step, Any, T]
 R = TypeVar("R")
+S = TypeVar("S")
 
 
 def run(op: Op[R], *also: Op[Any]) -> Plan[R]:
     """Run ``op`` — with ``also`` in the same transaction — and return ``op``'s result."""
     results = yield (op, *also)
     return cast(R, results[0])
+
+
+def run_pair(first: Op[R], second: Op[S], *also: Op[Any]) -> Plan[tuple[R, S]]:
+    """Run ``first`` and ``second`` — with ``also`` — in one transaction; their two results."""
+    results = yield (first, second, *also)
+    return cast(R, results[0]), cast(S, results[1])
 
 
 def run_all(ops: Iterable[Op[R]]) -> Plan[builtins.list[R]]:
@@ -377,10 +384,12 @@ class Planner:
             (chunks,) = yield from self._index([entry])
         threshold = self.settings.near_duplicate_threshold if duplicates else 0.0
         put = PutOp(self.tenant, entry, chunks=chunks, duplicate_threshold=threshold)
-        ops: builtins.list[Op[Any]] = [put]
-        if cap is not None:
-            ops.append(TrimOp(Filter(self.tenant, (entry.scope,), categories=cap[0]), cap[1]))
-        duplicate = yield from run(*ops, *also)
+        if cap is None:
+            duplicate = yield from run(put, *also)
+        else:
+            trim = TrimOp(Filter(self.tenant, (entry.scope,), categories=cap[0]), cap[1])
+            duplicate, evicted = yield from run_pair(put, trim, *also)
+            self.stats.add("evicted", len(evicted))  # the FIFO cap's oldest entries
         if duplicate is None:
             self.stats.add("written")
             return entry

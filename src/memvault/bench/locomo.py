@@ -24,6 +24,7 @@ import numpy as np
 
 from ..config import Settings
 from ..embeddings import Embedder
+from ..errors import ValidationError
 from ..memory import Memory
 from ..retrieval.lexical import bm25
 from ..retrieval.text import words
@@ -62,9 +63,22 @@ def parse_session_date(text: str) -> datetime:
 
 
 def load(path: Path) -> list[Conversation]:
-    """Conversations with their turns and the questions that have usable evidence."""
+    """Conversations with their turns and the questions that have usable evidence; a file that
+    is not LoCoMo JSON is a ValidationError."""
+    try:
+        samples = json.loads(path.read_text(encoding="utf-8"))
+        conversations = _conversations(samples if isinstance(samples, list) else [])
+    except (ValueError, UnicodeDecodeError, RecursionError, KeyError, TypeError) as exc:
+        reason = f"{type(exc).__name__}: {str(exc)[:200]}"
+        raise ValidationError(f"{path} is not a LoCoMo JSON file ({reason})") from None
+    if not any(c.questions for c in conversations):
+        raise ValidationError(f"{path} holds no LoCoMo conversation with usable questions")
+    return conversations
+
+
+def _conversations(samples: list[dict[str, Any]]) -> list[Conversation]:
     conversations = []
-    for sample in json.loads(path.read_text(encoding="utf-8")):
+    for sample in samples:
         conversation = Conversation(sample["sample_id"])
         dialogue = sample["conversation"]
         n = 1

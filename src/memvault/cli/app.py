@@ -59,7 +59,7 @@ def _json_object(
         return None
     try:
         parsed = json.loads(value)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise click.BadParameter(f"not valid JSON: {exc}") from None
     if not isinstance(parsed, dict):
         raise click.BadParameter("must be a JSON object")

@@ -167,6 +167,7 @@ class FacilityConformance:
             else getattr(memory, facility)(session.id)
         )
         assert [item.content.split()[1] for item in listed] == ["5", "4", "3"]
+        assert memory.stats()["evicted"] == 2  # not silent: counted
 
     def test_session_memory_categories_sources_and_provenance(self, memory: Any) -> None:
         session = memory.create_session("alice")
