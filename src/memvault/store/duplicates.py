@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from ..retrieval.candidates import Candidates
 from ..types import MemoryEntry
-from .ops import Filter, PutOp, SearchOp
+from .ops import Filter, GetOp, PutOp, SearchOp
 
 FILLER = frozenset(
     "a an the is are am really very actually indeed truly quite also basically literally "
@@ -79,11 +80,17 @@ def content_words(text: str) -> tuple[str, ...]:
     for word in map(_normal, _WORD.findall(text)):
         if word in FILLER or (word in _ORDINAL and words and words[-1][0].isdigit()):
             continue
-        if len(word) == 1 and not word.isalnum() and word not in _SYMBOLS:
-            if unicodedata.category(word) != "Sc":
-                continue  # punctuation; currency symbols and units stay ("€450" is not "$450")
+        if _punctuation(word):
+            continue
         words.append(word)
     return tuple(words)
+
+
+def _punctuation(word: str) -> bool:
+    """Punctuation says nothing; currency and unit signs do ("€450" is not "$450")."""
+    if len(word) != 1 or word.isalnum() or word in _SYMBOLS:
+        return False
+    return unicodedata.category(word) != "Sc"
 
 
 def _normal(word: str) -> str:
@@ -129,21 +136,24 @@ def probe(op: PutOp) -> SearchOp | None:
     return SearchOp(where, match=None, terms=(), vector=op.chunks[0].vector)
 
 
-def stored_duplicate(
-    op: PutOp,
-    search: Callable[[SearchOp], Candidates],
-    get: Callable[[str], MemoryEntry | None],
-) -> str | None:
+class Reader(Protocol):
+    """The two handlers of a backend the in-transaction check needs."""
+
+    def op_search(self, tx: Any, op: SearchOp) -> Candidates: ...
+    def op_get(self, tx: Any, op: GetOp) -> MemoryEntry | None: ...
+
+
+def stored_duplicate(backend: Reader, tx: Any, op: PutOp) -> str | None:
     """The id of a live entry that ``op.entry`` restates (same scope and category, cosine at
-    least the op's threshold), found inside the backend's write transaction; else None."""
+    least the op's threshold), found by ``backend`` inside its write transaction ``tx``."""
     nominate = probe(op)
     if nominate is None:
         return None
-    candidates = search(nominate)
+    candidates = backend.op_search(tx, nominate)
     above = np.flatnonzero(candidates.dense >= op.duplicate_threshold)
     best = above[np.argsort(-candidates.dense[above], kind="stable")][:CANDIDATES]
     for entry_id in (str(candidates.entry_ids[i]) for i in best):
-        existing = get(entry_id)
+        existing = backend.op_get(tx, GetOp(op.tenant, entry_id))
         if (
             existing is not None
             and existing.category == op.entry.category

@@ -131,11 +131,7 @@ class InMemoryBackend(Backend):
         ]
 
     def op_put(self, undo: Undo, op: ops.PutOp) -> str | None:
-        duplicate = stored_duplicate(
-            op,
-            lambda probe: self.op_search(undo, probe),
-            lambda entry_id: self.op_get(undo, ops.GetOp(op.tenant, entry_id)),
-        )
+        duplicate = stored_duplicate(self, undo, op)
         if duplicate is not None:
             return duplicate
         key = (op.tenant, op.entry.id)

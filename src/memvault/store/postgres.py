@@ -15,7 +15,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import types as t
 from ..config import Settings
 from ..errors import BackendError
 from ..retrieval.candidates import Candidates
@@ -184,16 +183,8 @@ class PostgresBackend(SqlOps, Backend):
 
         return (psycopg.errors.UniqueViolation,)
 
-    def write_children(
-        self,
-        conn: Any,
-        key: int,
-        tenant: str,
-        entry: t.MemoryEntry,
-        *,
-        chunks: Sequence[ops.ChunkRecord] | None,
-        fresh: bool,
-    ) -> None:
+    def write_children(self, conn: Any, key: int, op: ops.PutOp | ops.ReplaceOp) -> None:
+        entry, chunks, fresh = op.entry, op.chunks, isinstance(op, ops.PutOp)
         if not fresh:
             conn.execute("DELETE FROM entry_tags WHERE entry_rid = %s", (key,))
         with conn.cursor() as cursor:
@@ -206,7 +197,7 @@ class PostgresBackend(SqlOps, Backend):
             rows = [
                 (
                     key,
-                    tenant,
+                    op.tenant,
                     str(entry.scope),
                     c.seq,
                     c.start,

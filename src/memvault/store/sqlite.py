@@ -21,7 +21,6 @@ from typing import Any, ClassVar
 import numpy as np
 import sqlean as sqlite3
 
-from .. import types as t
 from ..config import Settings
 from ..errors import BackendError
 from ..retrieval.candidates import Candidates
@@ -217,16 +216,8 @@ class SQLiteBackend(SqlOps, Backend):
     def duplicate_key_errors(self) -> tuple[type[Exception], ...]:
         return (sqlite3.IntegrityError,)
 
-    def write_children(
-        self,
-        conn: Any,
-        key: int,
-        tenant: str,
-        entry: t.MemoryEntry,
-        *,
-        chunks: Sequence[ops.ChunkRecord] | None,
-        fresh: bool,
-    ) -> None:
+    def write_children(self, conn: Any, key: int, op: ops.PutOp | ops.ReplaceOp) -> None:
+        entry, chunks, fresh = op.entry, op.chunks, isinstance(op, ops.PutOp)
         if not fresh:
             conn.execute("DELETE FROM entry_tags WHERE entry_rowid = ?", (key,))
         conn.executemany(

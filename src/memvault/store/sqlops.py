@@ -7,7 +7,6 @@ candidates, and how a scope is locked.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ..errors import BackendError, ConflictError
@@ -38,17 +37,9 @@ class SqlOps:
         """The driver's errors for an insert whose id exists already."""
         return ()
 
-    def write_children(
-        self,
-        conn: Any,
-        key: int,
-        tenant: str,
-        entry: MemoryEntry,
-        *,
-        chunks: Sequence[ops.ChunkRecord] | None,
-        fresh: bool,
-    ) -> None:
-        """Write an entry's tags and (unless None) chunks; ``fresh``: it has none yet."""
+    def write_children(self, conn: Any, key: int, op: ops.PutOp | ops.ReplaceOp) -> None:
+        """Write the tags and (unless None) the chunks of the entry ``op`` writes (a PutOp's
+        entry has none yet; a ReplaceOp's has its old ones)."""
         raise NotImplementedError
 
     def op_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
@@ -58,18 +49,14 @@ class SqlOps:
         if probe(op) is not None:
             # Serialise near-duplicate checks per scope, so two writers cannot both miss.
             self.lock_scope(conn, op.tenant, str(op.entry.scope))
-        duplicate = stored_duplicate(
-            op,
-            lambda nominate: self.op_search(conn, nominate),
-            lambda entry_id: self.op_get(conn, ops.GetOp(op.tenant, entry_id)),
-        )
+        duplicate = stored_duplicate(self, conn, op)
         if duplicate is not None:
             return duplicate
         try:
             (key,) = conn.execute(*insert_sql(op.tenant, op.entry, self.dialect)).fetchone()
         except self.duplicate_key_errors() as exc:
             raise BackendError(f"an entry with id {op.entry.id} already exists") from exc
-        self.write_children(conn, key, op.tenant, op.entry, chunks=op.chunks, fresh=True)
+        self.write_children(conn, key, op)
         return None
 
     def op_replace(self, conn: Any, op: ops.ReplaceOp) -> None:
@@ -77,7 +64,7 @@ class SqlOps:
         row = conn.execute(*sql).fetchone()
         if row is None:
             raise ConflictError(f"entry {op.entry.id} changed or was deleted concurrently")
-        self.write_children(conn, row[0], op.tenant, op.entry, chunks=op.chunks, fresh=False)
+        self.write_children(conn, row[0], op)
 
     def op_stored_embedding(self, conn: Any, op: ops.StoredEmbeddingOp) -> tuple[str, int] | None:
         info = dict(conn.execute("SELECT key, value FROM store_info").fetchall())
