@@ -4,6 +4,8 @@ Run by hand: ``python benchmarks/speed.py [--sizes 10000,100000] [--queries 200]
 Each size ingests synthetic sentences through ``Memory.write_many`` (embedding included), then
 times ``Memory.search`` (query embedding, BM25, exact dense scoring, fusion, fetching the hits)
 against the baseline measured in the same run: brute-force numpy top-10 over the same vectors.
+The machine (cores, CPU, Python, numpy and onnxruntime versions) and ``os.getloadavg()`` before
+and after each size are recorded with the figures: compare runs only on a quiet machine.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from conditions import load_average, machine
 
 from memvault import Memory, NewEntry, Settings
 
@@ -43,7 +47,8 @@ def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(values, q))
 
 
-def measure(size: int, queries: int, workdir: Path) -> dict[str, float]:
+def measure(size: int, queries: int, workdir: Path) -> dict[str, Any]:
+    load_before = load_average()
     rng = random.Random(size)
     settings = Settings(near_duplicate_threshold=0.0, sqlite_synchronous="NORMAL")
     store = f"sqlite:///{workdir / f'speed-{size}.db'}"
@@ -86,6 +91,8 @@ def measure(size: int, queries: int, workdir: Path) -> dict[str, float]:
         "search_over_numpy_p50": round(
             statistics.median(search_ms) / statistics.median(baseline_ms), 1
         ),
+        "load_before": load_before,
+        "load_after": load_average(),
     }
 
 
@@ -95,14 +102,15 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--json", dest="json_out")
     args = parser.parse_args()
-    results = []
+    report: dict[str, Any] = {"machine": machine(), "results": []}
+    print(json.dumps(report["machine"]), file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:
         for size in (int(s) for s in args.sizes.split(",")):
-            results.append(measure(size, args.queries, Path(tmp)))
-            print(json.dumps(results[-1]), file=sys.stderr)
-    print(json.dumps(results, indent=2))
+            report["results"].append(measure(size, args.queries, Path(tmp)))
+            print(json.dumps(report["results"][-1]), file=sys.stderr)
+    print(json.dumps(report, indent=2))
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(results, indent=2) + "\n")
+        Path(args.json_out).write_text(json.dumps(report, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -57,9 +57,7 @@ def test_import_reports_stored_merged_and_refused_lines(run: Any) -> None:
         "line 2: refused (ValidationError): not a JSON line: Expecting value: line 1 column 1 "
         "(char 0)",
     ]
-    assert "line 6: refused (ValidationError): content is not valid Unicode" in (
-        result.stdout
-    )
+    assert "line 6: refused (ValidationError): content is not valid Unicode" in (result.stdout)
     assert "line 7: refused (ValidationError): no scope" in result.stdout
     assert "line 8: refused (FilteredError)" in result.stdout
     assert run("count").stdout.strip() == "3"

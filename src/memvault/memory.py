@@ -152,7 +152,8 @@ class _Base:
         else:
             self._backend = open_backend(store or settings.store_url(), settings)
             self._owns_backend = True
-        embedder = embedder if embedder is not None else default_embedder(settings.redis_url)
+        if embedder is None:
+            embedder = default_embedder(settings.redis_url, settings.embed_threads)
         store_planner = Planner(tenant or settings.tenant, settings, clock or utc_now, embedder)
         self._planners = Planners.on(store_planner)
         if check_embedding:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import threading
 import time
-import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from email.message import Message
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import uvicorn
@@ -29,25 +31,55 @@ def free_port() -> int:
 
 @dataclass
 class Client:
-    """Sends JSON requests to ``base``; returns (status, decoded JSON body)."""
+    """Sends JSON requests to ``base``; returns (status, decoded JSON body).
+
+    ``headers`` are added to (or replace) the defaults ``Content-Type: application/json``, the
+    key's ``Authorization`` and ``Host``; a header given as None is not sent. An answer that is
+    not JSON comes back as text (None when empty).
+    """
 
     base: str
     key: str | None = None
 
     def __call__(
-        self, method: str, path: str, body: Any = None, *, raw: bytes | None = None
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        raw: bytes | None = None,
+        headers: Mapping[str, str | None] | None = None,
     ) -> tuple[int, Any]:
+        status, _, answer = self.exchange(method, path, body, raw=raw, headers=headers)
+        return status, answer
+
+    def exchange(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        raw: bytes | None = None,
+        headers: Mapping[str, str | None] | None = None,
+    ) -> tuple[int, Message, Any]:
+        """(status, the answer's headers, its body)."""
         data = raw if raw is not None else None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data=data, method=method)
-        request.add_header("Content-Type", "application/json")
+        sent: dict[str, str | None] = {"Content-Type": "application/json"}
         if self.key:
-            request.add_header("Authorization", f"Bearer {self.key}")
+            sent["Authorization"] = f"Bearer {self.key}"
+        sent.update({name.title(): value for name, value in (headers or {}).items()})
+        url = urlsplit(self.base)
+        connection = http.client.HTTPConnection(url.hostname or "", url.port, timeout=60)
         try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                return response.status, json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            with error:
-                return error.code, json.loads(error.read())
+            present = {name: value for name, value in sent.items() if value is not None}
+            connection.request(method, path, body=data, headers=present)
+            response = connection.getresponse()
+            content = response.read()
+        finally:
+            connection.close()
+        json_answer = (response.headers.get_content_type() or "").endswith("json")
+        answer = json.loads(content) if json_answer else content.decode() or None
+        return response.status, response.headers, answer
 
 
 def wait_until_up(base: str, seconds: float = 60, alive: Callable[[], bool] = lambda: True) -> None:

@@ -42,14 +42,82 @@ def serving(store: str, log: Path, *options: str, **env: str) -> Iterator[str]:
             assert process.wait(timeout=30) in (0, -signal.SIGTERM), log.read_text()
 
 
-def test_serve_refuses_a_public_address_without_keys(run: Callable[..., Any]) -> None:
-    result = run("serve", "--host", "0.0.0.0", code=2)
-    assert "MEMVAULT_API_KEYS" in result.output
+@pytest.fixture
+def uvicorn_runs(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """``uvicorn.run`` replaced: each call's keywords, with the bound host the app will read."""
+    import uvicorn
+
+    from memvault.server.app import BOUND_HOST_ENV
+
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setenv(BOUND_HOST_ENV, "unset")  # restored after the test
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: calls.append(
+        {**options, "bound_host": os.environ[BOUND_HOST_ENV]}))  # fmt: skip
+    return calls
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "memory.example.com"])
+def test_serve_refuses_a_public_address_without_keys(
+    run: Callable[..., Any], uvicorn_runs: list[dict[str, Any]], host: str
+) -> None:
+    result = run("serve", "--host", host, code=2)
+    assert f"refusing to serve {host} without API keys" in result.output
+    assert "MEMVAULT_API_KEYS" in result.output and "--allow-anonymous" in result.output
+    assert uvicorn_runs == []
+
+
+@pytest.mark.parametrize(
+    ("host", "options", "keys"),
+    [("0.0.0.0", ["--allow-anonymous"], ""), ("0.0.0.0", [], f"acme:{KEY_A}"),
+     ("::1", [], ""), ("localhost", [], ""), ("127.0.0.2", [], "")],
+)  # fmt: skip
+def test_serve_starts_on_loopback_with_keys_or_when_anonymity_is_allowed(  # noqa: PLR0917
+    run: Callable[..., Any],
+    uvicorn_runs: list[dict[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+    host: str,
+    options: list[str],
+    keys: str,
+) -> None:
+    monkeypatch.setenv("MEMVAULT_API_KEYS", keys)
+    run("serve", "--host", host, *options)
+    assert [(c["host"], c["bound_host"]) for c in uvicorn_runs] == [(host, host)]
 
 
 def test_serve_rejects_bad_keys(run: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMVAULT_API_KEYS", "acme:short")
     assert "shorter than 16" in run("serve", code=2).output
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("ALLOWED_ORIGINS", "*"), ("ALLOWED_HOSTS", "https://x.example")]
+)
+def test_serve_rejects_bad_allowed_hosts_and_origins(
+    run: Callable[..., Any], uvicorn_runs: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch,
+    name: str, value: str,
+) -> None:  # fmt: skip
+    monkeypatch.setenv(f"MEMVAULT_{name}", value)
+    assert f"setting {name.lower()}" in run("serve", code=2).output
+    assert uvicorn_runs == []
+
+
+def test_the_served_app_reads_its_guard_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.server.app import BOUND_HOST_ENV, app_from_env
+    from memvault.server.guard import Guard
+
+    for name, value in (("STORE", f"sqlite:///{tmp_path / 'env.db'}"),
+                        ("ALLOWED_HOSTS", "memory.example.com"),
+                        ("ALLOWED_ORIGINS", "https://app.example.com")):  # fmt: skip
+        monkeypatch.setenv(f"MEMVAULT_{name}", value)
+    monkeypatch.setenv(BOUND_HOST_ENV, "10.0.0.7")
+    app = app_from_env()
+    try:
+        (guard,) = [m.kwargs["guard"] for m in app.user_middleware]
+        assert guard == Guard.parse("memory.example.com", "https://app.example.com", "10.0.0.7")
+    finally:
+        app.state.memory.close()
 
 
 @pytest.mark.slow

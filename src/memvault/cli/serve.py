@@ -15,6 +15,15 @@ from .app import EXIT_INPUT, _translated_errors, cli
 LOOPBACK_NAMES = {"localhost"}
 
 
+def share_cores(settings: Settings, workers: int) -> None:
+    """Unless MEMVAULT_EMBED_THREADS is set, give each worker's embedding model its share of the
+    cores (onnxruntime's default, a thread per core in every worker, oversubscribes the CPU)."""
+    from ..embeddings.local import automatic_threads
+
+    if settings.embed_threads == 0:
+        os.environ["MEMVAULT_EMBED_THREADS"] = str(automatic_threads(workers))
+
+
 def is_loopback(host: str) -> bool:
     if host in LOOPBACK_NAMES:
         return True
@@ -29,7 +38,8 @@ def is_loopback(host: str) -> bool:
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port to listen on.")  # fmt: skip
 @click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
-              help="Worker processes (all share the one store).")  # fmt: skip
+              help="Worker processes (all share the one store; each embeds with cores/N "
+                   "threads unless MEMVAULT_EMBED_THREADS is set).")  # fmt: skip
 @click.option(
     "--allow-anonymous",
     is_flag=True,
@@ -45,14 +55,21 @@ def serve(ctx: click.Context, host: str, port: int, workers: int, allow_anonymou
 
     With MEMVAULT_API_KEYS (tenant:key,…) every request needs 'Authorization: Bearer KEY',
     and the key picks the tenant. Without keys the server only listens on loopback, unless
-    --allow-anonymous.
+    --allow-anonymous. Requests must name a loopback host, the --host address or one of
+    MEMVAULT_ALLOWED_HOSTS; web pages may call it only from MEMVAULT_ALLOWED_ORIGINS.
     """
     try:
         import uvicorn
 
+        from ..server.app import BOUND_HOST_ENV
         from ..server.auth import KeyRing
+        from ..server.guard import Guard
     except ImportError:
-        click.echo("Error: the server needs its extra: pip install 'memvault[server]'", err=True)
+        click.echo(
+            "Error: the server needs the 'server' extra: in the clone, "
+            "python -m pip install -e '.[server]'",
+            err=True,
+        )
         ctx.exit(EXIT_INPUT)
     store, tenant = ctx.meta.get("memvault.store"), ctx.meta.get("memvault.tenant")
     with _translated_errors():
@@ -60,6 +77,7 @@ def serve(ctx: click.Context, host: str, port: int, workers: int, allow_anonymou
             if value:
                 os.environ[f"MEMVAULT_{name}"] = value
         settings = Settings.from_env()
+        Guard.parse(settings.allowed_hosts, settings.allowed_origins, host)  # fail here, early
         if not KeyRing.parse(settings.api_keys).enabled and not (
             is_loopback(host) or allow_anonymous
         ):
@@ -68,6 +86,8 @@ def serve(ctx: click.Context, host: str, port: int, workers: int, allow_anonymou
                 "(tenant:key,…) or pass --allow-anonymous"
             )
         Memory(settings=settings).close()  # a bad store or model fails here, not in a worker
+        share_cores(settings, workers)
+    os.environ[BOUND_HOST_ENV] = host  # the app (in every worker) accepts it as a Host name
     uvicorn.run(
         "memvault.server.app:app_from_env",
         factory=True,

@@ -1,20 +1,27 @@
 """The REST API (Starlette): one route per store operation, JSON in and out.
 
 Errors are translated here, by type, into HTTP statuses with a JSON body
-``{"error": {"type": …, "message": …}}``; nothing below this module knows about HTTP.
+``{"error": {"type": …, "message": …}}``; nothing below this module knows about HTTP. Every
+request first passes the :class:`~.guard.Guard` (Host, Origin, content type; CORS headers).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
+from http import HTTPStatus
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as Path
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
 from ..config import Settings
@@ -34,10 +41,15 @@ from ..errors import (
 from ..memory import AsyncMemory
 from . import facilities, store
 from .auth import KeyRing
+from .guard import Guard
 from .request import HttpError
 from .routes import Call, Route, openapi
 
 log = logging.getLogger("memvault.server")
+
+BOUND_HOST_ENV = "MEMVAULT_SERVE_HOST"
+"""Set by ``memvault serve`` to the address it listens on (a name of the server for the Host
+check); read by :func:`app_from_env`."""
 
 
 STATUS_BY_ERROR: tuple[tuple[type[MemvaultError], int], ...] = (
@@ -58,8 +70,18 @@ def status_of(error: MemvaultError) -> int:
     return next((code for kind, code in STATUS_BY_ERROR if isinstance(error, kind)), 500)
 
 
-def error_response(status: int, kind: str, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": {"type": kind, "message": message, **extra}}, status)
+def _printable(value: Any) -> Any:
+    """A string as valid UTF-8: a lone surrogate (from a JSON ``\\ud800`` escape quoted in a
+    message) becomes the text ``\\ud800``, so no input can make an error fail to render."""
+    return value.encode("utf-8", "backslashreplace").decode() if isinstance(value, str) else value
+
+
+def error_response(
+    status: int, kind: str, message: str, headers: Mapping[str, str] | None = None, **extra: Any
+) -> JSONResponse:
+    error = {key: _printable(value) for key, value in
+             {"type": kind, "message": message, **extra}.items()}  # fmt: skip
+    return JSONResponse({"error": error}, status, headers)
 
 
 def _memory_for(request: Request) -> AsyncMemory:
@@ -96,6 +118,52 @@ def endpoint(route: Route) -> Callable[[Request], Awaitable[JSONResponse]]:
     return run
 
 
+async def http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (no such path, method not allowed) as JSON errors."""
+    assert isinstance(exc, HTTPException)
+    kind = HTTPStatus(exc.status_code).phrase.title().replace(" ", "").replace("-", "")
+    return error_response(exc.status_code, kind, exc.detail, exc.headers)
+
+
+class GuardMiddleware:
+    """Refuse what a browser could forge (:class:`Guard`), answer CORS preflights of allowed
+    origins and give every answer to them CORS headers; for every route, /health included."""
+
+    def __init__(self, app: ASGIApp, guard: Guard) -> None:
+        self.app, self.guard = app, guard
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        method, headers = scope["method"], Headers(scope=scope)
+        refusal = self.guard.refusal(method, headers)
+        preflight = self.guard.preflight(method, headers)
+        if refusal is None and preflight is not None:
+            await Response(status_code=204, headers=preflight)(scope, receive, send)
+            return
+        origin = self.guard.allowed_origin(headers.get("origin"))
+        if origin is not None:
+            send = _with_cors(send, origin)
+        if refusal is not None:
+            await error_response(*refusal)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _with_cors(send: Send, origin: str) -> Send:
+    """``send``, adding the CORS headers of an allowed ``origin`` to the answer."""
+
+    async def send_with_cors(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            answer = MutableHeaders(scope=message)
+            answer["access-control-allow-origin"] = origin
+            answer.add_vary_header("Origin")
+        await send(message)
+
+    return send_with_cors
+
+
 async def health(request: Request) -> JSONResponse:
     """Liveness, without authentication and without touching the store."""
     return JSONResponse({"status": "ok", "version": __version__})
@@ -115,13 +183,22 @@ def create_app(
     *,
     api_keys: str = "",
     max_request_bytes: int = 16 * 1024 * 1024,
+    allowed_hosts: str = "",
+    allowed_origins: str = "",
+    bound_host: str | None = None,
     owns_memory: bool = False,
 ) -> Starlette:
     """The ASGI app serving ``memory``. With ``api_keys`` (``tenant:key,…``) every request
     needs a Bearer key, which selects its tenant; without, all requests act in the memory's
     tenant. ``owns_memory`` closes the store when the app shuts down.
+
+    The ``Host`` header must be a loopback name, ``bound_host`` (the address listened on; an
+    all-interfaces address accepts any IP address) or one of ``allowed_hosts`` (comma-separated,
+    ``*``: any); web pages may call only from ``allowed_origins`` (comma-separated origins,
+    which alone get CORS headers).
     """
     keys = KeyRing.parse(api_keys)
+    guard = Guard.parse(allowed_hosts, allowed_origins, bound_host)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -136,14 +213,20 @@ def create_app(
         Path("/openapi.json", openapi_document, methods=["GET"]),
         *(Path(r.path, endpoint(r), methods=[r.method]) for r in ROUTES),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(GuardMiddleware, guard=guard)],
+        exception_handlers={HTTPException: http_error},
+        lifespan=lifespan,
+    )
     app.state.memory, app.state.keys = memory, keys
     app.state.max_request_bytes = max_request_bytes
     return app
 
 
 def app_from_env() -> Starlette:
-    """The app for ``memvault serve``: store, tenant and keys come from ``MEMVAULT_*``."""
+    """The app for ``memvault serve``: store, tenant, keys, allowed hosts and origins come from
+    ``MEMVAULT_*``, the address listened on from ``MEMVAULT_SERVE_HOST``."""
     settings = Settings.from_env()
     memory = AsyncMemory(settings=settings)
     try:
@@ -151,6 +234,9 @@ def app_from_env() -> Starlette:
             memory,
             api_keys=settings.api_keys,
             max_request_bytes=settings.max_request_bytes,
+            allowed_hosts=settings.allowed_hosts,
+            allowed_origins=settings.allowed_origins,
+            bound_host=os.environ.get(BOUND_HOST_ENV),
             owns_memory=True,
         )
     except BaseException:

@@ -1,11 +1,19 @@
-"""Reading requests: the JSON body (size-limited) and the query string."""
+"""Reading requests: the JSON body (size-limited, strict JSON, depth-capped) and the query."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import math
+from typing import Any, NoReturn
 
 from starlette.requests import Request
+
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of arrays and objects accepted in a request body (the core caps arguments
+deeper still, at ``validation.MAX_DEPTH``); well below Python's recursion limit."""
+
+
+_CONTAINERS = (list, dict)
 
 
 class HttpError(Exception):
@@ -27,10 +35,59 @@ async def read_json(request: Request) -> Any:
         body += chunk
         if len(body) > limit:
             raise HttpError(413, "PayloadTooLarge", f"the request body is over {limit:,} bytes")
+    return parse_json(bytes(body))
+
+
+def _no_constant(literal: str) -> NoReturn:
+    raise ValueError(f"{literal} is not a JSON number (JSON has no NaN or Infinity)")
+
+
+def _finite(literal: str) -> float:
+    number = float(literal)
+    if not math.isfinite(number):
+        raise ValueError(f"the number {literal[:40]} is out of range")
+    return number
+
+
+def parse_json(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``body`` (UTF-8 JSON; empty means ``{}``) as a value, refused (400) unless it is strict
+    JSON — no NaN or Infinity, no number that overflows — nested at most ``max_depth`` deep.
+
+    Depth costs linear time, less than parsing: a body with no more than ``max_depth`` brackets
+    needs no check; otherwise the parser's own recursion limit stops absurd depths early (its
+    RecursionError unwinds cleanly) and a walk of the parsed value, level by level, enforces
+    ``max_depth`` exactly.
+    """
     try:
-        return json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        value = json.loads(
+            body.decode("utf-8") or "{}", parse_constant=_no_constant, parse_float=_finite
+        )
+    except RecursionError:
+        raise _too_deep(max_depth) from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, the int digit limit, ours
         raise HttpError(400, "InvalidJSON", f"the request body is not valid JSON: {exc}") from None
+    if body.count(b"[") + body.count(b"{") > max_depth and depth_over(value, max_depth):
+        raise _too_deep(max_depth)
+    return value
+
+
+def _too_deep(max_depth: int) -> HttpError:
+    return HttpError(
+        400, "NestingTooDeep", f"the request body nests arrays and objects over {max_depth} deep"
+    )
+
+
+def depth_over(value: Any, max_depth: int) -> bool:
+    """Whether a parsed JSON ``value`` nests arrays and objects more than ``max_depth`` deep
+    (``[]`` is 1 deep). Level by level, without recursion: each container is visited once."""
+    level = [value] if type(value) in _CONTAINERS else []
+    for _ in range(max_depth):
+        if not level:
+            return False
+        level = [child for item in level
+                 for child in (item.values() if type(item) is dict else item)
+                 if type(child) in _CONTAINERS]  # fmt: skip
+    return bool(level)
 
 
 def request_query(request: Request) -> dict[str, list[str]]:

@@ -1,4 +1,4 @@
-"""Optional approximate nearest-neighbour search (``pip install memvault[ann]``: usearch HNSW).
+"""Optional approximate nearest-neighbour search (the ``ann`` extra: usearch HNSW).
 
 An index is built per scope (so scope and tenant filtering still happen before ranking) once the
 scope holds at least ``Settings.ann_min_chunks`` chunks; smaller scopes, and stores without

@@ -1,9 +1,10 @@
 """The PostgreSQL + pgvector backend: a connection pool, one transaction per batch.
 
-Install with ``pip install memvault[postgres]``. SQL is built by pure functions (``*_sql``);
-:class:`PostgresBackend` only executes it. Scope and tenant filters sit in the WHERE clause of
-both the text query (``tsvector`` + GIN) and the vector query (pgvector, HNSW once the store's
-dimension is known), so no row outside the filter is ever ranked.
+Needs the ``postgres`` extra (in the clone: ``pip install -e ".[postgres]"``). SQL is built by
+pure functions (``*_sql``); :class:`PostgresBackend` only executes it. Scope and tenant filters
+sit in the WHERE clause of both the text query (``tsvector`` + GIN) and the vector query
+(pgvector, HNSW once the store's dimension is known), so no row outside the filter is ever
+ranked.
 """
 
 from __future__ import annotations
@@ -126,7 +127,8 @@ class PostgresBackend(SqlOps, Backend):
             from psycopg_pool import ConnectionPool
         except ImportError as exc:
             raise BackendError(
-                "the postgres backend needs: pip install memvault[postgres]"
+                "the postgres backend needs the postgres extra: in the clone, "
+                "python -m pip install -e '.[postgres]'"
             ) from exc
         settings = settings or Settings()
         self._pool = ConnectionPool(

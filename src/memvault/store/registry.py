@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from importlib.metadata import entry_points
 
 from ..config import Settings
 from ..errors import ConfigError
@@ -42,6 +41,8 @@ def _factory(scheme: str) -> BackendFactory:
         return _registered[scheme]
     if scheme in _BUILTIN:
         return _load(_BUILTIN[scheme])
+    from importlib.metadata import entry_points  # ~10 ms, only for third-party schemes
+
     for point in entry_points(group="memvault.backends", name=scheme):
         factory: BackendFactory = point.load()
         return factory
