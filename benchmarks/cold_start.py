@@ -35,8 +35,11 @@ COMMANDS: dict[str, list[str]] = {
 
 
 def environment(tree: str, cache: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("MEMVAULT_") and k != "PYTHONDONTWRITEBYTECODE"}  # fmt: skip
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MEMVAULT_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
     env["PYTHONPYCACHEPREFIX"] = str(cache)
     if tree:
         env["PYTHONPATH"] = tree
@@ -47,8 +50,12 @@ def memvault(env: dict[str, str], store: str, *args: str) -> tuple[float, float]
     """Wall and CPU (user + system) seconds of one ``memvault ARGS`` process."""
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "memvault", "--store", store, *args], env=env,
-                   check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "memvault", "--store", store, *args],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime - cpu.ru_utime + after.ru_stime - cpu.ru_stime
@@ -81,8 +88,10 @@ def main() -> None:
         load_after = load_average()
 
     def median_ms(which: int) -> dict[str, dict[str, int]]:
-        return {name: {c: round(statistics.median(r[which] for r in v) * 1000)
-                       for c, v in by.items()} for name, by in runs.items()}  # fmt: skip
+        return {
+            name: {c: round(statistics.median(r[which] for r in v) * 1000) for c, v in by.items()}
+            for name, by in runs.items()
+        }
 
     report: dict[str, Any] = {
         "machine": machine(),
@@ -92,8 +101,10 @@ def main() -> None:
         "load_before": load_before,
         "load_after": load_after,
     }
-    report["wall_ms"] = {name: {c: [round(r[0] * 1000) for r in v] for c, v in by.items()}
-                         for name, by in runs.items()}  # fmt: skip
+    report["wall_ms"] = {
+        name: {c: [round(r[0] * 1000) for r in v] for c, v in by.items()}
+        for name, by in runs.items()
+    }
     print(json.dumps(report, indent=2))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(report, indent=2) + "\n")

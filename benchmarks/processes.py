@@ -65,8 +65,10 @@ def writer(args: tuple[str, int, int, int, str, Any, Any]) -> None:
         started = time.perf_counter()
         for n in range(memories):
             subject, topic = SUBJECTS[n % len(SUBJECTS)], TOPICS[(n * 7 + index) % len(TOPICS)]
-            memory.write(f"{subject} owns the {topic} work of week {n} (writer {index})",
-                         scope=f"user:w{index}")  # fmt: skip
+            memory.write(
+                f"{subject} owns the {topic} work of week {n} (writer {index})",
+                scope=f"user:w{index}",
+            )
         results.put((started, time.perf_counter(), model.threads))
 
 
@@ -75,8 +77,9 @@ def run(variant: str, processes: int, memories: int) -> dict[str, Any]:
     barrier, results = context.Barrier(processes), context.Queue()
     load_before = load_average()
     with tempfile.TemporaryDirectory() as workdir:
-        jobs = [(variant, processes, i, memories, workdir, barrier, results)
-                for i in range(processes)]  # fmt: skip
+        jobs = [
+            (variant, processes, i, memories, workdir, barrier, results) for i in range(processes)
+        ]
         workers = [context.Process(target=writer, args=(job,)) for job in jobs]
         for worker in workers:
             worker.start()
@@ -113,8 +116,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="A B B A … measurements per P")
     parser.add_argument("--json", dest="json_out")
     args = parser.parse_args()
-    report: dict[str, Any] = {"machine": machine(), "memories_per_process": args.memories,
-                              "runs": [], "summary": []}  # fmt: skip
+    report: dict[str, Any] = {
+        "machine": machine(),
+        "memories_per_process": args.memories,
+        "runs": [],
+        "summary": [],
+    }
     print(json.dumps(report["machine"]), file=sys.stderr)
     for processes in (int(p) for p in args.processes.split(",")):
         rates: dict[str, list[float]] = {"before": [], "automatic": []}
@@ -126,9 +133,13 @@ def main() -> None:
                 rates[variant].append(result["entries_per_s"])
                 print(json.dumps(result), file=sys.stderr)
         before, automatic = (statistics.median(rates[v]) for v in ("before", "automatic"))
-        summary = {"processes": processes, "threads_automatic": automatic_threads(processes),
-                   "before_per_s": round(before, 1), "automatic_per_s": round(automatic, 1),
-                   "ratio": round(automatic / before, 2)}  # fmt: skip
+        summary = {
+            "processes": processes,
+            "threads_automatic": automatic_threads(processes),
+            "before_per_s": round(before, 1),
+            "automatic_per_s": round(automatic, 1),
+            "ratio": round(automatic / before, 2),
+        }
         report["summary"].append(summary)
         print(json.dumps(summary), file=sys.stderr)
     print(json.dumps(report, indent=2))

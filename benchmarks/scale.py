@@ -40,8 +40,10 @@ class LookupEmbedder(Embedder):
         self.docs, self.queries = docs, queries
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
-        rows = [self.queries[int(t[5:])] if t.startswith("query") else self.docs[int(t[3:])]
-                for t in texts]  # fmt: skip
+        rows = [
+            self.queries[int(t[5:])] if t.startswith("query") else self.docs[int(t[3:])]
+            for t in texts
+        ]
         return np.vstack(rows)
 
 
@@ -64,14 +66,16 @@ def scope_name(code: int) -> str:
     return "workspace:big" if code < 0 else f"workspace:small-{code}"
 
 
-def timed_searches(memory: Memory, scope_code: int, docs: Vectors, queries: Vectors,
-                   scopes: np.ndarray) -> dict[str, float]:  # fmt: skip
+def timed_searches(
+    memory: Memory, scope_code: int, docs: Vectors, queries: Vectors, scopes: np.ndarray
+) -> dict[str, float]:
     members = np.flatnonzero(scopes == scope_code)
     latencies, recalls = [], []
     for q in range(QUERIES):
         started = time.perf_counter()
-        hits = memory.search(f"query{q}", scope_name(scope_code), limit=10, lexical_weight=0,
-                             dense_weight=1)  # fmt: skip
+        hits = memory.search(
+            f"query{q}", scope_name(scope_code), limit=10, lexical_weight=0, dense_weight=1
+        )
         latencies.append((time.perf_counter() - started) * 1000)
         exact = members[np.argsort(-(docs[members] @ queries[q]))[:10]]
         found = {int(h.entry.content[3:]) for h in hits}
@@ -95,8 +99,18 @@ def copy_into_postgres(memory: Memory, docs: Vectors, scopes: np.ndarray) -> flo
             "FROM STDIN"
         ) as copy:
             for i in range(len(docs)):
-                copy.write_row((i + 1, f"E{i:09d}", "default", scope_name(int(scopes[i])),
-                                "workspace", f"doc{i}", now + i, now + i))  # fmt: skip
+                copy.write_row(
+                    (
+                        i + 1,
+                        f"E{i:09d}",
+                        "default",
+                        scope_name(int(scopes[i])),
+                        "workspace",
+                        f"doc{i}",
+                        now + i,
+                        now + i,
+                    )
+                )
         with conn.cursor().copy(
             "COPY chunks (entry_rid, tenant, scope, seq, start, stop, text, vector) FROM STDIN"
         ) as copy:
@@ -105,8 +119,18 @@ def copy_into_postgres(memory: Memory, docs: Vectors, scopes: np.ndarray) -> flo
                 text = ["[" + ",".join(f"{x:.6f}" for x in row) + "]" for row in block]
                 for offset, vector in enumerate(text):
                     i = start + offset
-                    copy.write_row((i + 1, "default", scope_name(int(scopes[i])), 0, 0,
-                                    len(f"doc{i}"), f"doc{i}", str(vector)))  # fmt: skip
+                    copy.write_row(
+                        (
+                            i + 1,
+                            "default",
+                            scope_name(int(scopes[i])),
+                            0,
+                            0,
+                            len(f"doc{i}"),
+                            f"doc{i}",
+                            str(vector),
+                        )
+                    )
         conn.execute("SELECT setval('entries_rid_seq', %s)", (len(docs),))
     return time.perf_counter() - started
 
@@ -131,29 +155,40 @@ def postgres_run(rows: int, dsn: str) -> dict[str, Any]:
             )
             conn.execute("ANALYZE entries; ANALYZE chunks")
         index_s = time.perf_counter() - started
-        return {"backend": "postgresql+pgvector (HNSW)", "rows": rows,
-                "copy_s": round(load_s, 1),
-                "hnsw_build_s": round(index_s, 1),
-                "no_scope_filter": timed_searches(memory, -1, docs, queries, scopes),
-                "selective_scope_filter": timed_searches(memory, 7, docs, queries, scopes),
-                }  # fmt: skip
+        return {
+            "backend": "postgresql+pgvector (HNSW)",
+            "rows": rows,
+            "copy_s": round(load_s, 1),
+            "hnsw_build_s": round(index_s, 1),
+            "no_scope_filter": timed_searches(memory, -1, docs, queries, scopes),
+            "selective_scope_filter": timed_searches(memory, 7, docs, queries, scopes),
+        }
 
 
 def sqlite_run(rows: int, workdir: Path) -> dict[str, Any]:
     docs, queries, scopes = make_data(rows)
     settings = Settings(near_duplicate_threshold=0, sqlite_synchronous="NORMAL")
-    with Memory(f"sqlite:///{workdir / 'scale.db'}", settings=settings,
-                embedder=LookupEmbedder(docs, queries)) as memory:  # fmt: skip
+    with Memory(
+        f"sqlite:///{workdir / 'scale.db'}",
+        settings=settings,
+        embedder=LookupEmbedder(docs, queries),
+    ) as memory:
         started = time.perf_counter()
         for start in range(0, rows, 5000):
-            memory.write_many([NewEntry(f"doc{i}", scope_name(int(scopes[i])))
-                               for i in range(start, min(start + 5000, rows))])  # fmt: skip
+            memory.write_many(
+                [
+                    NewEntry(f"doc{i}", scope_name(int(scopes[i])))
+                    for i in range(start, min(start + 5000, rows))
+                ]
+            )
         load_s = time.perf_counter() - started
-        return {"backend": "sqlite (exact)", "rows": rows,
-                "write_many_s": round(load_s, 1),
-                "no_scope_filter": timed_searches(memory, -1, docs, queries, scopes),
-                "selective_scope_filter": timed_searches(memory, 7, docs, queries, scopes),
-                }  # fmt: skip
+        return {
+            "backend": "sqlite (exact)",
+            "rows": rows,
+            "write_many_s": round(load_s, 1),
+            "no_scope_filter": timed_searches(memory, -1, docs, queries, scopes),
+            "selective_scope_filter": timed_searches(memory, 7, docs, queries, scopes),
+        }
 
 
 def main() -> None:

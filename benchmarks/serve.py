@@ -26,8 +26,23 @@ from typing import Any
 
 from memvault import Memory, NewEntry
 
-TOPICS = ["invoice", "deploy", "sales", "holiday", "printer", "budget", "hiring", "backup",
-          "laptop", "contract", "travel", "release", "security", "meeting", "pricing"]  # fmt: skip
+TOPICS = [
+    "invoice",
+    "deploy",
+    "sales",
+    "holiday",
+    "printer",
+    "budget",
+    "hiring",
+    "backup",
+    "laptop",
+    "contract",
+    "travel",
+    "release",
+    "security",
+    "meeting",
+    "pricing",
+]
 SCOPES = 20
 
 
@@ -60,8 +75,11 @@ def measure(
     for thread in threads:
         thread.join()
     ordered = sorted(latencies)
-    return {"per_s": len(ordered) / seconds, "p50_ms": 1000 * statistics.median(ordered),
-            "p99_ms": 1000 * ordered[int(0.99 * (len(ordered) - 1))]}  # fmt: skip
+    return {
+        "per_s": len(ordered) / seconds,
+        "p50_ms": 1000 * statistics.median(ordered),
+        "p99_ms": 1000 * ordered[int(0.99 * (len(ordered) - 1))],
+    }
 
 
 def post(base: str, path: str, body: dict[str, Any]) -> None:
@@ -75,8 +93,20 @@ def served(dsn: str, workers: int) -> Iterator[str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    command = [sys.executable, "-m", "memvault", "--store", dsn, "serve", "--port", str(port),
-               "--workers", str(workers), "--log-level", "warning"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "memvault",
+        "--store",
+        dsn,
+        "serve",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--log-level",
+        "warning",
+    ]
     process = subprocess.Popen(command)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -106,31 +136,53 @@ def run(dsn: str, entries: int, seconds: float, clients: int) -> dict[str, Any]:
             memory.write(sentence(r), scope=f"org:s{r.randrange(SCOPES)}")
 
         results: dict[str, Any] = {
-            "in-process": {"search": measure(search_in_process, clients, seconds),
-                           "write": measure(write_in_process, clients, seconds)}}  # fmt: skip
+            "in-process": {
+                "search": measure(search_in_process, clients, seconds),
+                "write": measure(write_in_process, clients, seconds),
+            }
+        }
     for workers in (1, 2):
         with served(dsn, workers) as base:
             results[f"serve x{workers}"] = {
-                "search": measure(lambda r: post(base, "/v1/search", {
-                    "query": f"{r.choice(TOPICS)} plan",
-                    "scope": f"org:s{r.randrange(SCOPES)}"}), clients, seconds),
-                "write": measure(lambda r: post(base, "/v1/memories", {
-                    "content": sentence(r), "scope": f"org:s{r.randrange(SCOPES)}"}),
-                    clients, seconds),
-            }  # fmt: skip
+                "search": measure(
+                    lambda r: post(
+                        base,
+                        "/v1/search",
+                        {
+                            "query": f"{r.choice(TOPICS)} plan",
+                            "scope": f"org:s{r.randrange(SCOPES)}",
+                        },
+                    ),
+                    clients,
+                    seconds,
+                ),
+                "write": measure(
+                    lambda r: post(
+                        base,
+                        "/v1/memories",
+                        {"content": sentence(r), "scope": f"org:s{r.randrange(SCOPES)}"},
+                    ),
+                    clients,
+                    seconds,
+                ),
+            }
     return results
 
 
 def table(results: dict[str, Any]) -> str:
     base = results["in-process"]
-    lines = [f"{'':12}{'search/s':>10}{'p50 ms':>8}{'p99 ms':>8}{'ratio':>7}"
-             f"{'write/s':>10}{'p50 ms':>8}{'p99 ms':>8}{'ratio':>7}"]  # fmt: skip
+    lines = [
+        f"{'':12}{'search/s':>10}{'p50 ms':>8}{'p99 ms':>8}{'ratio':>7}"
+        f"{'write/s':>10}{'p50 ms':>8}{'p99 ms':>8}{'ratio':>7}"
+    ]
     for name, row in results.items():
         cells = []
         for op in ("search", "write"):
             r = row[op]
-            cells.append(f"{r['per_s']:>10.1f}{r['p50_ms']:>8.1f}{r['p99_ms']:>8.1f}"
-                         f"{r['per_s'] / base[op]['per_s']:>7.2f}")  # fmt: skip
+            cells.append(
+                f"{r['per_s']:>10.1f}{r['p50_ms']:>8.1f}{r['p99_ms']:>8.1f}"
+                f"{r['per_s'] / base[op]['per_s']:>7.2f}"
+            )
         lines.append(f"{name:12}{''.join(cells)}")
     return "\n".join(lines)
 

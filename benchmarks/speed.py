@@ -28,19 +28,32 @@ from memvault import Memory, NewEntry, Settings
 SUBJECTS = "Alice Bob Carol Dave Erin Frank Grace Heidi Ivan Judy Mallory Niaj Olivia".split()
 VERBS = "likes visited prefers bought studied fixed planned reviewed painted cooked".split()
 OBJECTS = [
-    "green tea", "the Berlin office", "dark mode", "a red bicycle", "Spanish grammar",
-    "the CI pipeline", "a trip to Lisbon", "the Q3 budget", "a lake at sunrise",
-    "mushroom risotto", "the API design", "a jazz concert", "the database index",
-    "a chess opening", "the garden fence",
-]  # fmt: skip
+    "green tea",
+    "the Berlin office",
+    "dark mode",
+    "a red bicycle",
+    "Spanish grammar",
+    "the CI pipeline",
+    "a trip to Lisbon",
+    "the Q3 budget",
+    "a lake at sunrise",
+    "mushroom risotto",
+    "the API design",
+    "a jazz concert",
+    "the database index",
+    "a chess opening",
+    "the garden fence",
+]
 WHEN = "on Monday|last week|in 2023|every morning|after lunch|before the launch|yesterday".split(
     "|"
 )
 
 
 def sentence(rng: random.Random, n: int) -> str:
-    return (f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} "
-            f"{rng.choice(WHEN)} (note {n})")  # fmt: skip
+    return (
+        f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} "
+        f"{rng.choice(WHEN)} (note {n})"
+    )
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -55,8 +68,10 @@ def measure(size: int, queries: int, workdir: Path) -> dict[str, Any]:
     with Memory(store, settings=settings) as memory:
         started = time.perf_counter()
         for start in range(0, size, 1000):
-            batch = [NewEntry(sentence(rng, n), "workspace:bench")
-                     for n in range(start, min(start + 1000, size))]  # fmt: skip
+            batch = [
+                NewEntry(sentence(rng, n), "workspace:bench")
+                for n in range(start, min(start + 1000, size))
+            ]
             memory.write_many(batch)
         ingest_s = time.perf_counter() - started
         questions = [sentence(rng, -1).rsplit(" (", 1)[0] for _ in range(queries)]

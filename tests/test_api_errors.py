@@ -51,15 +51,16 @@ OPERATIONS: dict[str, Callable[[Memory, Any, Any], Any]] = {
     "create_session": lambda m, a, b: m.create_session(a, title=b),
     "create_session_private": lambda m, a, b: m.create_session("u1", private=a, metadata=b),
     "append_record": lambda m, a, b: m.append_record("s1", a, b),
-    "append_record_tool": lambda m, a, b: m.append_record("s1", "tool", "x", tool_name=a,
-                                                          object_ids=b),
+    "append_record_tool": lambda m, a, b: m.append_record(
+        "s1", "tool", "x", tool_name=a, object_ids=b
+    ),
     "search_records": lambda m, a, b: m.search_records(a, session_id=b),
     "add_session_memory": lambda m, a, b: m.add_session_memory("s1", a, category=b),
-    "add_session_memory_source": lambda m, a, b: m.add_session_memory("s1", "x y", source=a,
-                                                                      native=b),
+    "add_session_memory_source": lambda m, a, b: m.add_session_memory(
+        "s1", "x y", source=a, native=b
+    ),
     "add_finding": lambda m, a, b: m.add_finding("s1", a, tags=b),
-    "add_finding_source": lambda m, a, b: m.add_finding("s1", "a b c", source=a,
-                                                        tool_originated=b),
+    "add_finding_source": lambda m, a, b: m.add_finding("s1", "a b c", source=a, tool_originated=b),
     "findings": lambda m, a, b: m.findings("s1", tags=a, text=b),
     "add_global_memory": lambda m, a, b: m.add_global_memory(a, "likes tea", session_id=b),
     "pin": lambda m, a, b: m.pin(a, category=b),
@@ -83,7 +84,7 @@ OPERATIONS: dict[str, Callable[[Memory, Any, Any], Any]] = {
     "update": lambda m, a, b: m.update(a, content=b),
     "promote": lambda m, a, b: m.promote(a, b),
     "count": lambda m, a, b: m.count(a, tags=b),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", OPERATIONS)

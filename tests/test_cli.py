@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from memvault.cli import cli
+from memvault.cli.reference import commands, reference
 
 
 def as_json(result: Result) -> Any:
@@ -18,13 +19,38 @@ def as_json(result: Result) -> Any:
 def test_every_command_has_help() -> None:
     assert cli.help
     runner = CliRunner()
-    for name, command in cli.commands.items():
-        assert command.help, f"{name} has no help text"
+    paths = list(commands(cli))
+    assert ("session", "create") in paths and ("bench", "locomo") in paths
+    for path in paths:
+        command: click.Command = cli
+        for name in path:
+            assert isinstance(command, click.Group)
+            command = command.commands[name]
+        assert command.help, f"{' '.join(path)} has no help text"
         for param in command.params:
             if isinstance(param, click.Option) and param.name != "help":
-                assert param.help, f"{name} {param.opts} has no help"
-        result = runner.invoke(cli, [name, "--help"])
-        assert result.exit_code == 0 and "Usage:" in result.output
+                assert param.help, f"{' '.join(path)} {param.opts} has no help"
+        result = runner.invoke(cli, [*path, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.output, path
+
+
+def test_the_cli_reference_is_in_sync() -> None:
+    written = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text("utf-8")
+    assert written == reference(cli), "regenerate: python -m memvault.cli.reference > docs/cli.md"
+
+
+def test_an_unexpected_error_is_one_line_not_a_traceback(
+    run: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr("memvault.memory.Memory.count", broken)
+    result = run("count", code=1)
+    assert "internal error (ZeroDivisionError: a bug)" in result.stderr
+    assert "Traceback" not in result.output
+    monkeypatch.setenv("MEMVAULT_DEBUG", "1")
+    assert isinstance(CliRunner().invoke(cli, ["count"]).exception, ZeroDivisionError)
 
 
 def test_write_get_list_round_trip(run: Any) -> None:
@@ -43,9 +69,22 @@ def test_write_get_list_round_trip(run: Any) -> None:
 
 
 def test_write_from_stdin_with_provenance(run: Any) -> None:
-    written = as_json(run("write", "-", "--scope", "session:s1", "--source", "user_turn",
-                          "--confidence", "0.8", "--metadata", '{"k": 1}', "--json",
-                          input="multi\nline"))  # fmt: skip
+    written = as_json(
+        run(
+            "write",
+            "-",
+            "--scope",
+            "session:s1",
+            "--source",
+            "user_turn",
+            "--confidence",
+            "0.8",
+            "--metadata",
+            '{"k": 1}',
+            "--json",
+            input="multi\nline",
+        )
+    )
     assert written["content"] == "multi\nline"
     assert written["metadata"] == {"k": 1}
     assert written["provenance"]["source"] == "user_turn"
@@ -105,8 +144,9 @@ def test_paging_with_cursor(run: Any) -> None:
         (("search", "q", "--scope", "user:a", "--min-score", "nan"), 2, "finite"),
     ],
 )
-def test_errors_are_one_line_with_exit_codes(run: Any, args: tuple[str, ...], code: int,
-                                             message: str) -> None:  # fmt: skip
+def test_errors_are_one_line_with_exit_codes(
+    run: Any, args: tuple[str, ...], code: int, message: str
+) -> None:
     result = run(*args, code=code)
     assert message in result.stderr
     assert "Traceback" not in result.output
@@ -116,8 +156,9 @@ def test_the_shell_example_twice_keeps_one_copy(run: Any) -> None:
     for attempt in range(2):
         note = run("write", "User prefers dark mode", "--scope", "session:s1", "--tag", "ui")
         assert ("nothing new written" in note.stderr) == (attempt == 1)
-        promoted = json.loads(run("promote", note.stdout.strip(), "--to", "user:alice",
-                                  "--json").stdout)  # fmt: skip
+        promoted = json.loads(
+            run("promote", note.stdout.strip(), "--to", "user:alice", "--json").stdout
+        )
         assert promoted["duplicate"] == (attempt == 1)
     hits = json.loads(run("search", "which theme?", "--scope", "user:alice", "--json").stdout)
     assert [h["content"] for h in hits] == ["User prefers dark mode"]

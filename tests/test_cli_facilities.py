@@ -17,18 +17,36 @@ def test_the_seed_scenario_through_the_cli(run: Any) -> None:
     sid = run("session", "create", "alice", "--title", "Q1 sales").output.strip()
     run("record", "append", sid, "user", "I prefer Go over Python. Load the Q1 sales CSV.")
     run("record", "append", sid, "tool", "3 tables loaded", "--tool-name", "load-data")
-    run("global", "add", "alice", "User prefers Go over Python", "--source", "user_turn",
-        "--session", sid)  # fmt: skip
+    run(
+        "global",
+        "add",
+        "alice",
+        "User prefers Go over Python",
+        "--source",
+        "user_turn",
+        "--session",
+        sid,
+    )
     run("session", "note", sid, "User is analysing Q1 sales data", "--category", "context")
     assert "no data loaded" in run("findings", "add", sid, "a guess", code=4).output
     run("session", "data-loaded", sid)
-    first = as_json(run("findings", "add", sid, "Osaka Widget-C sold 1850 units in week 10",
-                        "--tag", "critical", "--json"))  # fmt: skip
+    first = as_json(
+        run(
+            "findings",
+            "add",
+            sid,
+            "Osaka Widget-C sold 1850 units in week 10",
+            "--tag",
+            "critical",
+            "--json",
+        )
+    )
     again = run("findings", "add", sid, "osaka widget-c: sold 1850 units in week 10!")
     assert again.output.strip() == f"duplicate of {first['id']}"
     run("findings", "add", sid, "Tokyo Widget-A is flat at 130 units a week", "--tag", "info")
-    assert [f["id"] for f in as_json(run("findings", "list", sid, "--tag", "critical",
-                                         "--json"))] == [first["id"]]  # fmt: skip
+    assert [
+        f["id"] for f in as_json(run("findings", "list", sid, "--tag", "critical", "--json"))
+    ] == [first["id"]]
     pinned = as_json(run("pin", first["entry_id"], "--json"))
     assert pinned["provenance"]["source"] == "promoted_from_finding"
 
@@ -64,8 +82,9 @@ def test_private_sessions_and_immutable_records_exit_4(run: Any) -> None:
 
 def test_demote_and_global_list(run: Any) -> None:
     sid = run("session", "create", "carol").output.strip()
-    entry = run("global", "add", "carol", "Uses the staging cluster", "--category",
-                "decision").output.strip()  # fmt: skip
+    entry = run(
+        "global", "add", "carol", "Uses the staging cluster", "--category", "decision"
+    ).output.strip()
     assert "Uses the staging cluster" in run("global", "list", "carol").output
     moved = as_json(run("demote", entry, "--session", sid, "--json"))
     assert moved["scope"] == f"session:{sid}"
@@ -77,8 +96,12 @@ def test_the_prompt_is_byte_identical_after_a_restart(tmp_path: Path) -> None:
     store = str(tmp_path / "restart.db")
 
     def memvault(*args: str) -> str:
-        done = subprocess.run([sys.executable, "-m", "memvault", "--store", store, *args],
-                              capture_output=True, text=True, check=True)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "memvault", "--store", store, *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return done.stdout
 
     sid = memvault("session", "create", "dana").strip()

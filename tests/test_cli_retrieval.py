@@ -14,9 +14,12 @@ def test_import_then_search(run: Any, tmp_path: Path) -> None:
     lines = [
         {"content": "Alice drinks green tea every morning", "tags": ["pref"]},
         {"content": "The deploy failed because the disk was full", "scope": "workspace:ops"},
-        {"content": "Alice is allergic to peanuts", "created_at": "2025-01-02T10:00:00+00:00",
-         "metadata": {"source": "intake"}},
-    ]  # fmt: skip
+        {
+            "content": "Alice is allergic to peanuts",
+            "created_at": "2025-01-02T10:00:00+00:00",
+            "metadata": {"source": "intake"},
+        },
+    ]
     source = tmp_path / "in.jsonl"
     source.write_text("\n".join(json.dumps(line) for line in lines) + "\n\n")
     result = json.loads(run("import", str(source), "--scope", "user:alice", "--json").stdout)
@@ -88,37 +91,66 @@ def test_reembed_and_filters(run: Any) -> None:
 
 def test_search_validation(run: Any) -> None:
     assert "Missing option" in run("search", "tea", code=2).output
-    assert "not in the range" in run("search", "tea", "--scope", "user:a", "--diversity", "3",
-                                    code=2).output  # fmt: skip
+    assert (
+        "not in the range"
+        in run("search", "tea", "--scope", "user:a", "--diversity", "3", code=2).output
+    )
 
 
 def _tiny_locomo(path: Path) -> None:
     conversation = {
-        "speaker_a": "Ann", "speaker_b": "Ben",
+        "speaker_a": "Ann",
+        "speaker_b": "Ben",
         "session_1_date_time": "1:56 pm on 8 May, 2023",
         "session_1": [
             {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a puppy called Rex!"},
             {"speaker": "Ben", "dia_id": "D1:2", "text": "Congrats! What breed is Rex?"},
-            {"speaker": "Ann", "dia_id": "D1:3", "text": "A beagle, he loves the beach.",
-             "blip_caption": "a dog on a beach"},
+            {
+                "speaker": "Ann",
+                "dia_id": "D1:3",
+                "text": "A beagle, he loves the beach.",
+                "blip_caption": "a dog on a beach",
+            },
         ],
         "session_2_date_time": "10:00 am on 20 June, 2023",
         "session_2": [
             {"speaker": "Ben", "dia_id": "D2:1", "text": "I started learning the violin."},
             {"speaker": "Ann", "dia_id": "D2:2", "text": "Nice! I ran a marathon in Paris."},
         ],
-    }  # fmt: skip
+    }
     qa = [
-        {"question": "What is the name of Ann's dog?", "answer": "Rex", "evidence": ["D1:1"],
-         "category": 4},
-        {"question": "Which instrument does Ben play?", "answer": "violin",
-         "evidence": ["D2:1", "D"], "category": 1},
-        {"question": "Where did Ben run a marathon?", "adversarial_answer": "Paris",
-         "evidence": ["D2:2"], "category": 5},
+        {
+            "question": "What is the name of Ann's dog?",
+            "answer": "Rex",
+            "evidence": ["D1:1"],
+            "category": 4,
+        },
+        {
+            "question": "Which instrument does Ben play?",
+            "answer": "violin",
+            "evidence": ["D2:1", "D"],
+            "category": 1,
+        },
+        {
+            "question": "Where did Ben run a marathon?",
+            "adversarial_answer": "Paris",
+            "evidence": ["D2:2"],
+            "category": 5,
+        },
         {"question": "No evidence here", "answer": "x", "evidence": [], "category": 2},
-    ]  # fmt: skip
-    path.write_text(json.dumps([{"sample_id": "conv-x", "conversation": conversation, "qa": qa,
-                                 "observation": {"leak": "never read"}}]))  # fmt: skip
+    ]
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "sample_id": "conv-x",
+                    "conversation": conversation,
+                    "qa": qa,
+                    "observation": {"leak": "never read"},
+                }
+            ]
+        )
+    )
 
 
 def test_bench_locomo(tmp_path: Path) -> None:

@@ -39,8 +39,11 @@ def cli_imports(*args: str) -> list[str]:
     """The heavy modules a fresh ``memvault ARGS`` imported (the command must succeed)."""
     done = subprocess.run(
         [sys.executable, "-c", RUN_CLI, json.dumps(args), json.dumps(HEAVY)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     report = json.loads(done.stderr.strip().splitlines()[-1])
     assert report["code"] == 0, done.stderr
     heavy: list[str] = report["heavy"]
@@ -68,8 +71,9 @@ def test_commands_that_embed_nothing_never_load_the_model(
 
 def test_search_loads_the_model(store: tuple[str, str]) -> None:
     url, _ = store
-    assert {"onnxruntime", "tokenizers"} <= set(cli_imports("--store", url, "search", "tea",
-                                                            "--scope", "user:a"))  # fmt: skip
+    assert {"onnxruntime", "tokenizers"} <= set(
+        cli_imports("--store", url, "search", "tea", "--scope", "user:a")
+    )
 
 
 def test_model_threads_come_from_the_settings(tmp_path: Path) -> None:

@@ -14,8 +14,13 @@ from memvault.store.sqlite import SQLiteBackend
 from memvault.testing import ManualClock
 
 TENANTS = ["t1", "t2"]
-SCOPES = [Scope.user("u1"), Scope.user("u2"), Scope.session("s1"), Scope.org("o"),
-          Scope.object("doc", "d1")]  # fmt: skip
+SCOPES = [
+    Scope.user("u1"),
+    Scope.user("u2"),
+    Scope.session("s1"),
+    Scope.org("o"),
+    Scope.object("doc", "d1"),
+]
 TAGS = ["a", "b", "c"]
 
 tenants = st.sampled_from(TENANTS)
@@ -71,20 +76,30 @@ def make_machine(make_backend: Any) -> type[RuleBasedStateMachine]:
         def tick(self, seconds: int) -> None:
             self.clock.advance(timedelta(seconds=seconds))
 
-        @rule(tenant=tenants, scope=scopes, tags=tag_sets, limit=st.integers(1, 8),
-              order=st.sampled_from(["newest", "oldest"]))  # fmt: skip
-        def retrieve(self, tenant: str, scope: Scope, tags: list[str], limit: int, order: Any
-                     ) -> None:  # fmt: skip
+        @rule(
+            tenant=tenants,
+            scope=scopes,
+            tags=tag_sets,
+            limit=st.integers(1, 8),
+            order=st.sampled_from(["newest", "oldest"]),
+        )
+        def retrieve(
+            self, tenant: str, scope: Scope, tags: list[str], limit: int, order: Any
+        ) -> None:
             found = self.memories[tenant].retrieve(scope, tags=tags, limit=limit, order=order)
             for entry in found:
                 assert (tenant, entry.id) in self.model, "entry from another tenant or deleted"
                 assert entry.scope == scope, "entry from another scope"
                 assert set(tags) <= set(entry.tags)
             expected = sorted(
-                (e for t, e in self.live() if t == tenant and e.scope == scope
-                 and set(tags) <= set(e.tags)),
-                key=lambda e: (e.created_at, e.id), reverse=order == "newest",
-            )[:limit]  # fmt: skip
+                (
+                    e
+                    for t, e in self.live()
+                    if t == tenant and e.scope == scope and set(tags) <= set(e.tags)
+                ),
+                key=lambda e: (e.created_at, e.id),
+                reverse=order == "newest",
+            )[:limit]
             assert [e.id for e in found] == [e.id for e in expected]
 
         @invariant()
@@ -99,8 +114,12 @@ def make_machine(make_backend: Any) -> type[RuleBasedStateMachine]:
     return StoreMachine
 
 
-FAST = settings(max_examples=40, stateful_step_count=30, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+FAST = settings(
+    max_examples=40,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 @pytest.mark.parametrize(

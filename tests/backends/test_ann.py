@@ -12,8 +12,10 @@ from memvault.store import ann
 
 pytest.importorskip("usearch")
 
-WORDS = ("tea coffee berlin lisbon budget launch garden violin chess river mountain code review "
-         "database index painting concert recipe bicycle kitten puppy").split()  # fmt: skip
+WORDS = (
+    "tea coffee berlin lisbon budget launch garden violin chess river mountain code review "
+    "database index painting concert recipe bicycle kitten puppy"
+).split()
 
 
 def _sentences(count: int, seed: int) -> list[str]:
@@ -38,8 +40,10 @@ def test_ann_results_match_exact_search(tmp_path: Path) -> None:
     ):
         overlap = []
         for query in queries:
-            want = {h.entry.id for h in exact.search(query, "workspace:big", dense_weight=1,
-                                                     lexical_weight=0)}  # fmt: skip
+            want = {
+                h.entry.id
+                for h in exact.search(query, "workspace:big", dense_weight=1, lexical_weight=0)
+            }
             got = approx.search(query, "workspace:big", dense_weight=1, lexical_weight=0)
             assert {h.entry.scope.id for h in got} == {"big"}
             overlap.append(len(want & {h.entry.id for h in got}) / len(want))

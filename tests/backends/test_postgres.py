@@ -119,8 +119,9 @@ def test_concurrent_duplicate_writes_store_one_entry(clean_backend: Backend) -> 
 
 
 def test_concurrent_writers_respect_every_fifo_cap(clean_backend: Backend) -> None:
-    caps = Settings(max_session_memory=10, max_findings=10, max_global_memory=10,
-                    near_duplicate_threshold=0)  # fmt: skip
+    caps = Settings(
+        max_session_memory=10, max_findings=10, max_global_memory=10, near_duplicate_threshold=0
+    )
     memory = Memory(clean_backend, settings=caps)
     session = memory.create_session("alice")
     memory.set_data_loaded(session.id)
@@ -129,8 +130,9 @@ def test_concurrent_writers_respect_every_fifo_cap(clean_backend: Backend) -> No
     def work(n: int) -> None:
         for i in range(per_thread):
             memory.add_session_memory(session.id, f"fact {n} {i} " + "x" * (n * 7 + i))
-            memory.add_finding(session.id, f"finding {n}-{i} " + " ".join(
-                f"w{n}{i}{k}" for k in range(6)))  # fmt: skip
+            memory.add_finding(
+                session.id, f"finding {n}-{i} " + " ".join(f"w{n}{i}{k}" for k in range(6))
+            )
             memory.add_global_memory("alice", f"likes {n} {i} " + "y" * (n * 7 + i))
 
     assert _run_threads(work) == []

@@ -70,8 +70,13 @@ def test_deleted_text_leaves_no_bytes_behind(tmp_path: Path, how: str) -> None:
     path = tmp_path / "m.db"
     memory = Memory(str(path), clock=None)
     memory.write_many([NewEntry(f"filler {n}", "user:keep") for n in range(50)])
-    entry = memory.write(f"my {marker} is {token} here", scope="session:gone", tags=[marker],
-                         context=f"context {token}", ttl=0.05)  # fmt: skip
+    entry = memory.write(
+        f"my {marker} is {token} here",
+        scope="session:gone",
+        tags=[marker],
+        context=f"context {token}",
+        ttl=0.05,
+    )
     if how == "delete":
         memory.delete(entry.id)
     elif how == "delete_by_scope":
@@ -139,9 +144,12 @@ def test_async_writers_share_one_connection_safely(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("url", "path"),
-    [("sqlite:///rel.db", "rel.db"), ("sqlite:////abs/x.db", "/abs/x.db"),
-     ("sqlite:///:memory:", ":memory:")],
-)  # fmt: skip
+    [
+        ("sqlite:///rel.db", "rel.db"),
+        ("sqlite:////abs/x.db", "/abs/x.db"),
+        ("sqlite:///:memory:", ":memory:"),
+    ],
+)
 def test_sqlite_urls(url: str, path: str) -> None:
     assert path_from_url(url) == path
 

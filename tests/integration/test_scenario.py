@@ -12,14 +12,18 @@ def test_preference_findings_pin_and_a_new_session(tmp_path: Path) -> None:
     async def scenario() -> tuple[str, str, int]:
         async with AsyncMemory(str(tmp_path / "agent.db")) as memory:
             first = await memory.create_session("alice", title="Q1 sales")
-            await memory.append_record(first.id, "user", "I prefer Go over Python. "
-                                       "Please analyse the Q1 sales CSV.")  # fmt: skip
-            await memory.add_global_memory("alice", "User prefers Go over Python",
-                                           source="user_turn", session_id=first.id)  # fmt: skip
-            await memory.add_session_memory(first.id, "User is analysing Q1 sales data",
-                                            category="context")  # fmt: skip
-            await memory.append_record(first.id, "tool", "loaded table sales (1,204 rows)",
-                                       tool_name="load-data")  # fmt: skip
+            await memory.append_record(
+                first.id, "user", "I prefer Go over Python. Please analyse the Q1 sales CSV."
+            )
+            await memory.add_global_memory(
+                "alice", "User prefers Go over Python", source="user_turn", session_id=first.id
+            )
+            await memory.add_session_memory(
+                first.id, "User is analysing Q1 sales data", category="context"
+            )
+            await memory.append_record(
+                first.id, "tool", "loaded table sales (1,204 rows)", tool_name="load-data"
+            )
             await memory.set_data_loaded(first.id)
             spike_text = "Osaka Widget-C sold 1850 units in week 10, 50x its weekly average"
             spike = await memory.add_finding(first.id, spike_text, tags=["critical"])

@@ -54,9 +54,17 @@ def test_loopback_hosts_and_no_host_pass_by_default(host: str | None) -> None:
 
 @pytest.mark.parametrize(
     "host",
-    ["rebind.evil.example:8765", "localhost.evil.example", "0.0.0.0:8765", "10.0.0.5",
-     "[::ffff:127.0.0.1]", "localhost.", "", "not a host"],
-)  # fmt: skip
+    [
+        "rebind.evil.example:8765",
+        "localhost.evil.example",
+        "0.0.0.0:8765",
+        "10.0.0.5",
+        "[::ffff:127.0.0.1]",
+        "localhost.",
+        "",
+        "not a host",
+    ],
+)
 def test_other_hosts_are_misdirected(host: str) -> None:
     refusal = Guard.parse().host_refusal(host)
     assert refusal is not None and refusal.status == 421
@@ -165,9 +173,14 @@ def test_origin_of(text: str, origin: str | None) -> None:
 
 @pytest.mark.parametrize(
     ("hosts", "origins"),
-    [("", "*"), ("", "null"), ("", "app.example.com"), ("https://api.example.com", ""),
-     ("a b", "")],
-)  # fmt: skip
+    [
+        ("", "*"),
+        ("", "null"),
+        ("", "app.example.com"),
+        ("https://api.example.com", ""),
+        ("a b", ""),
+    ],
+)
 def test_bad_settings_are_config_errors(hosts: str, origins: str) -> None:
     with pytest.raises(ConfigError, match="setting allowed_"):
         Guard.parse(hosts, origins)
@@ -216,11 +229,15 @@ def test_content_type_rules() -> None:
 def test_refusal_checks_host_then_origin_then_content_type() -> None:
     guard = Guard.parse()
     everything = {"host": "evil.example", "origin": "https://evil.example"}
-    assert [r.status for r in (
-        guard.refusal("POST", everything),
-        guard.refusal("POST", {**everything, "host": "localhost"}),
-        guard.refusal("POST", {"host": "localhost"}),
-    ) if r] == [421, 403, 415]  # fmt: skip
+    assert [
+        r.status
+        for r in (
+            guard.refusal("POST", everything),
+            guard.refusal("POST", {**everything, "host": "localhost"}),
+            guard.refusal("POST", {"host": "localhost"}),
+        )
+        if r
+    ] == [421, 403, 415]
     assert guard.refusal("POST", {"host": "localhost", "content-type": "application/json"}) is None
 
 
@@ -259,10 +276,15 @@ def nested(depth: int, open_: str = "[", close: str = "]") -> bytes:
 
 @pytest.mark.parametrize(
     "body",
-    [nested(65), nested(100_000), b'{"a":' * 65 + b"1" + b"}" * 65, nested(1_000),
-     b'{"metadata": {"k": ' + nested(64) + b"}}",
-     b'[' + b'"[[[[",' * 100 + nested(65) + b"]"],
-)  # fmt: skip
+    [
+        nested(65),
+        nested(100_000),
+        b'{"a":' * 65 + b"1" + b"}" * 65,
+        nested(1_000),
+        b'{"metadata": {"k": ' + nested(64) + b"}}",
+        b"[" + b'"[[[[",' * 100 + nested(65) + b"]",
+    ],
+)
 def test_parse_json_caps_nesting(body: bytes) -> None:
     with pytest.raises(HttpError, match="over 64 deep") as caught:
         parse_json(body)

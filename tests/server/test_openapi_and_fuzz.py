@@ -26,13 +26,26 @@ FLOAT = st.floats(allow_nan=False, allow_infinity=False) | st.floats()
 """Mostly finite; json.dumps sends the others as NaN/Infinity literals (not JSON: refused)."""
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**40), 2**40) | FLOAT | TEXT,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT.map(lambda t: t[:8]), inner,
-                                                                max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(TEXT.map(lambda t: t[:8]), inner, max_size=4)
+    ),
     max_leaves=12,
-)  # fmt: skip
+)
 PATH_VALUE = st.sampled_from(["s1", "user:alice", "01ABC", "x" * 200, "ü", "a b", "%2F"])
-WORDS = st.sampled_from(["user:alice", "session:s1", "object:doc:1", "fact", "user", "UTC",
-                         "2026-01-01T00:00:00Z", "rrf", "oldest", "preference"])  # fmt: skip
+WORDS = st.sampled_from(
+    [
+        "user:alice",
+        "session:s1",
+        "object:doc:1",
+        "fact",
+        "user",
+        "UTC",
+        "2026-01-01T00:00:00Z",
+        "rrf",
+        "oldest",
+        "preference",
+    ]
+)
 BY_TYPE = {
     "string": WORDS | TEXT,
     "integer": st.integers(-5, 10**6) | st.integers(),
@@ -62,8 +75,7 @@ def api(start_module_server: Callable[..., Client]) -> Client:
 def test_the_openapi_document_lists_every_route(api: Client) -> None:
     status, document = api("GET", "/openapi.json")
     assert status == 200 and document["openapi"].startswith("3.1")
-    listed = {(method.upper(), path) for path, item in document["paths"].items()
-              for method in item}  # fmt: skip
+    listed = {(method.upper(), path) for path, item in document["paths"].items() for method in item}
     expected = {(r.method, re.sub(r"{(\w+)(?::\w+)?}", r"{\1}", r.path)) for r in ROUTES}
     assert listed == expected
     write = document["paths"]["/v1/memories"]["post"]["requestBody"]["content"]
@@ -98,16 +110,32 @@ def test_no_request_makes_the_server_fail(api: Client, route: Any) -> None:
 
 BODY_ROUTES = [r for r in ROUTES if r.body is not None]
 PLAUSIBLE: dict[str, Any] = {
-    "content": "Grace likes green tea", "scope": "user:alice", "to": "user:bob",
-    "query": "green tea", "fact": "User prefers Go", "role": "user", "user_id": "alice",
-    "budget": 200, "items": [{"content": "Grace likes black tea", "scope": "user:alice"}],
-}  # fmt: skip
+    "content": "Grace likes green tea",
+    "scope": "user:alice",
+    "to": "user:bob",
+    "query": "green tea",
+    "fact": "User prefers Go",
+    "role": "user",
+    "user_id": "alice",
+    "budget": 200,
+    "items": [{"content": "Grace likes black tea", "scope": "user:alice"}],
+}
 NON_FINITE = ["NaN", "Infinity", "-Infinity", "1e999", "-1e999"]
-FORBIDDEN = [({"Origin": "https://evil.example"}, 403), ({"Sec-Fetch-Site": "cross-site"}, 403),
-             ({"Sec-Fetch-Site": "same-site"}, 403), ({"Origin": "null"}, 403),
-             ({"Host": "rebind.evil.example"}, 421)]  # fmt: skip
-NOT_JSON = [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data",
-            "application/json; charset=utf-16", "application/xml"]  # fmt: skip
+FORBIDDEN = [
+    ({"Origin": "https://evil.example"}, 403),
+    ({"Sec-Fetch-Site": "cross-site"}, 403),
+    ({"Sec-Fetch-Site": "same-site"}, 403),
+    ({"Origin": "null"}, 403),
+    ({"Host": "rebind.evil.example"}, 421),
+]
+NOT_JSON = [
+    None,
+    "text/plain",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data",
+    "application/json; charset=utf-16",
+    "application/xml",
+]
 
 
 @pytest.fixture(scope="module")
@@ -116,11 +144,18 @@ def existing(api: Client) -> dict[str, str]:
     status, session = api("POST", "/v1/sessions", {"user_id": "alice"})
     assert status == 201, session
     api("PATCH", f"/v1/sessions/{session['id']}", {"has_data": True})
-    status, entry = api("POST", "/v1/memories", {"content": "Maya is allergic to peanuts",
-                                                 "scope": f"session:{session['id']}"})  # fmt: skip
+    status, entry = api(
+        "POST",
+        "/v1/memories",
+        {"content": "Maya is allergic to peanuts", "scope": f"session:{session['id']}"},
+    )
     assert status == 201, entry
-    return {"session_id": session["id"], "entry_id": entry["id"], "user_id": "alice",
-            "scope": "user:alice"}  # fmt: skip
+    return {
+        "session_id": session["id"],
+        "entry_id": entry["id"],
+        "user_id": "alice",
+        "scope": "user:alice",
+    }
 
 
 def url(route: Route, path: dict[str, str]) -> str:
@@ -174,10 +209,13 @@ def test_bodies_that_are_not_strict_shallow_json_are_400(
 ) -> None:
     target = url(route, existing)
     deep = ["[" * depth + "]" * depth for depth in (65, 1_000, 100_000)] + [
-        '{"a":' * 70 + "1" + "}" * 70]  # fmt: skip
+        '{"a":' * 70 + "1" + "}" * 70
+    ]
     for name in [*(route.body or {}), "unexpected"]:
-        for value, kind in [*((d, "NestingTooDeep") for d in deep),
-                            *((n, "InvalidJSON") for n in NON_FINITE)]:  # fmt: skip
+        for value, kind in [
+            *((d, "NestingTooDeep") for d in deep),
+            *((n, "InvalidJSON") for n in NON_FINITE),
+        ]:
             fields = json.dumps(required(route))[1:-1]
             raw = f'{{{fields}{", " if fields else ""}"{name}": {value}}}'.encode()
             status, answer = api(route.method, target, raw=raw)

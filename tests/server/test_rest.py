@@ -27,8 +27,14 @@ def write(api: Client, content: str, scope: str = "user:alice", **fields: Any) -
 
 
 def test_write_get_update_delete_round_trip(api: Client) -> None:
-    entry = write(api, "Alice prefers dark mode", tags=["ui"], category="preference",
-                  metadata={"k": 1}, provenance={"source": "chat", "confidence": 0.9})  # fmt: skip
+    entry = write(
+        api,
+        "Alice prefers dark mode",
+        tags=["ui"],
+        category="preference",
+        metadata={"k": 1},
+        provenance={"source": "chat", "confidence": 0.9},
+    )
     assert entry["scope"] == "user:alice" and entry["tags"] == ["ui"]
     assert entry["provenance"]["source"] == "chat"
     assert api("GET", f"/v1/memories/{entry['id']}") == (200, entry)
@@ -45,8 +51,9 @@ def test_write_get_update_delete_round_trip(api: Client) -> None:
 
 
 def test_list_pages_filters_and_count(api: Client) -> None:
-    ids = [write(api, f"note number {i}", tags=["even"] if i % 2 == 0 else [])["id"]
-           for i in range(5)]  # fmt: skip
+    ids = [
+        write(api, f"note number {i}", tags=["even"] if i % 2 == 0 else [])["id"] for i in range(5)
+    ]
     write(api, "elsewhere", scope="user:bob")
     status, first = api("GET", "/v1/memories?scope=user:alice&limit=2&order=oldest")
     assert status == 200 and [e["id"] for e in first["entries"]] == ids[:2]
@@ -63,13 +70,15 @@ def test_list_pages_filters_and_count(api: Client) -> None:
 def test_search_and_retrieve(api: Client) -> None:
     write(api, "the deploy pipeline uses blue green releases", tags=["ops"])
     write(api, "lunch is at noon on fridays")
-    status, body = api("POST", "/v1/search", {"query": "blue green deploy", "scope": "user:alice",
-                                               "limit": 1})  # fmt: skip
+    status, body = api(
+        "POST", "/v1/search", {"query": "blue green deploy", "scope": "user:alice", "limit": 1}
+    )
     assert status == 200 and len(body["hits"]) == 1
     hit = body["hits"][0]
     assert "blue green" in hit["content"] and set(hit["components"]) >= {"lexical", "dense"}
-    _, none = api("POST", "/v1/search", {"query": "deploy", "scope": "user:alice",
-                                         "tags": ["missing"]})  # fmt: skip
+    _, none = api(
+        "POST", "/v1/search", {"query": "deploy", "scope": "user:alice", "tags": ["missing"]}
+    )
     assert none == {"hits": []}
     status, body = api("POST", "/v1/retrieve", {"scope": "user:alice", "tags": ["ops"]})
     assert status == 200 and [e["tags"] for e in body["entries"]] == [["ops"]]
@@ -152,28 +161,63 @@ def test_expiry_and_purge(start_server: Callable[..., Client]) -> None:
         ("POST", "/v1/memories", {"content": "x"}, 400, "ValidationError"),
         ("POST", "/v1/memories", {"content": "x", "scope": "bogus"}, 400, "InvalidScopeError"),
         ("POST", "/v1/memories", ["not", "an", "object"], 400, "ValidationError"),
-        ("POST", "/v1/memories", {"content": "x", "scope": "user:a", "expires_at": "tomorrow"},
-         400, "ValidationError"),
-        ("POST", "/v1/memories", {"content": "x", "scope": "user:a",
-                                  "expires_at": "2030-01-01T00:00:00"}, 400, "ValidationError"),
-        ("POST", "/v1/memories", {"content": "x", "scope": "user:a", "ttl": -1},
-         400, "ValidationError"),
-        ("POST", "/v1/memories", {"content": "x", "scope": "user:a", "ttl": 1e300},
-         400, "ValidationError"),
-        ("POST", "/v1/memories", {"content": "x", "scope": "user:a", "provenance": "me"},
-         400, "ValidationError"),
+        (
+            "POST",
+            "/v1/memories",
+            {"content": "x", "scope": "user:a", "expires_at": "tomorrow"},
+            400,
+            "ValidationError",
+        ),
+        (
+            "POST",
+            "/v1/memories",
+            {"content": "x", "scope": "user:a", "expires_at": "2030-01-01T00:00:00"},
+            400,
+            "ValidationError",
+        ),
+        (
+            "POST",
+            "/v1/memories",
+            {"content": "x", "scope": "user:a", "ttl": -1},
+            400,
+            "ValidationError",
+        ),
+        (
+            "POST",
+            "/v1/memories",
+            {"content": "x", "scope": "user:a", "ttl": 1e300},
+            400,
+            "ValidationError",
+        ),
+        (
+            "POST",
+            "/v1/memories",
+            {"content": "x", "scope": "user:a", "provenance": "me"},
+            400,
+            "ValidationError",
+        ),
         ("POST", "/v1/search", {"query": " ", "scope": "user:a"}, 400, "ValidationError"),
-        ("POST", "/v1/search", {"query": "q", "scope": "user:a", "limit": "ten"},
-         400, "ValidationError"),
-        ("POST", "/v1/search", {"query": "q", "scope": "user:a", "fusion": "magic"},
-         400, "ValidationError"),
+        (
+            "POST",
+            "/v1/search",
+            {"query": "q", "scope": "user:a", "limit": "ten"},
+            400,
+            "ValidationError",
+        ),
+        (
+            "POST",
+            "/v1/search",
+            {"query": "q", "scope": "user:a", "fusion": "magic"},
+            400,
+            "ValidationError",
+        ),
         ("PATCH", "/v1/memories/01ABC", {}, 400, "ValidationError"),
         ("PATCH", "/v1/memories/01ABC", {"content": "new"}, 404, "NotFoundError"),
         ("GET", "/v1/memories?scope=user:a&scope=user:b", None, 400, "ValidationError"),
         ("GET", "/v1/memories?limit=0", None, 400, "ValidationError"),
         ("GET", "/v1/memories?cursor=garbage", None, 400, "ValidationError"),
     ],
-)  # fmt: skip
+)
 def test_bad_input_gets_a_clear_error(  # noqa: PLR0917  (one parameter per column)
     api: Client, method: str, path: str, body: Any, status: int, kind: str
 ) -> None:
@@ -208,7 +252,9 @@ def test_api_keys_choose_the_tenant_and_isolate_it(start_server: Callable[..., C
     assert globex("GET", f"/v1/memories/{secret['id']}")[0] == 404
     assert globex("GET", "/v1/count") == (200, {"count": 0})
     assert globex("POST", "/v1/search", {"query": "launch", "scope": "org:shared"}) == (
-        200, {"hits": []})  # fmt: skip
+        200,
+        {"hits": []},
+    )
     assert globex("DELETE", f"/v1/memories/{secret['id']}") == (200, {"deleted": False})
     assert globex("DELETE", "/v1/scopes/org:shared") == (200, {"deleted": 0})
     assert acme("GET", f"/v1/memories/{secret['id']}")[1]["content"] == secret["content"]

@@ -27,14 +27,24 @@ def test_the_seed_scenario_over_http(api: Client) -> None:
     sid = session["id"]
     base = f"/v1/sessions/{sid}"
     ok(api("POST", f"{base}/records", {"role": "user", "content": "I prefer Go. Load sales."}), 201)
-    ok(api("POST", "/v1/users/alice/global", {"fact": "User prefers Go", "source": "user_turn",
-                                              "session_id": sid}), 201)  # fmt: skip
+    ok(
+        api(
+            "POST",
+            "/v1/users/alice/global",
+            {"fact": "User prefers Go", "source": "user_turn", "session_id": sid},
+        ),
+        201,
+    )
     ok(api("POST", f"{base}/notes", {"fact": "User analyses Q1 sales", "category": "context"}), 201)
     status, body = api("POST", f"{base}/findings", {"content": "Osaka spiked in week 10"})
     assert (status, body["error"]["type"]) == (403, "ForbiddenError")
     ok(api("PATCH", base, {"has_data": True}))
-    first = ok(api("POST", f"{base}/findings", {"content": "Osaka spiked in week 10",
-                                                "tags": ["critical"]}), 201)  # fmt: skip
+    first = ok(
+        api(
+            "POST", f"{base}/findings", {"content": "Osaka spiked in week 10", "tags": ["critical"]}
+        ),
+        201,
+    )
     again = ok(api("POST", f"{base}/findings", {"content": "osaka spiked, in week 10!"}))
     assert again["duplicate"] and again["id"] == first["id"]
     assert len(ok(api("GET", f"{base}/findings?tag=critical"))["findings"]) == 1
@@ -56,8 +66,9 @@ def test_the_seed_scenario_over_http(api: Client) -> None:
 
 def test_records_cannot_be_altered_over_http(api: Client) -> None:
     sid = ok(api("POST", "/v1/sessions", {"user_id": "bob", "private": True}), 201)["id"]
-    record = ok(api("POST", f"/v1/sessions/{sid}/records",
-                    {"role": "user", "content": "original"}), 201)  # fmt: skip
+    record = ok(
+        api("POST", f"/v1/sessions/{sid}/records", {"role": "user", "content": "original"}), 201
+    )
     for method, body in (("PATCH", {"content": "rewritten"}), ("DELETE", None)):
         status, answer = api(method, f"/v1/memories/{record['id']}", body)
         assert (status, answer["error"]["type"]) == (403, "ForbiddenError")
@@ -80,10 +91,15 @@ def test_sessions_are_confined_to_the_key_tenant(start_server: Callable[..., Cli
 
 @pytest.mark.parametrize(
     ("path", "body"),
-    [("/context", {"budget": 0}), ("/context", {"budget": 100, "tz": "Mars/Olympus"}),
-     ("/context", {"budget": 100, "limit": 3}), ("/records", {"role": "narrator", "content": "x"}),
-     ("", {}), ("/notes", {"fact": "x", "category": "preference"})],
-)  # fmt: skip
+    [
+        ("/context", {"budget": 0}),
+        ("/context", {"budget": 100, "tz": "Mars/Olympus"}),
+        ("/context", {"budget": 100, "limit": 3}),
+        ("/records", {"role": "narrator", "content": "x"}),
+        ("", {}),
+        ("/notes", {"fact": "x", "category": "preference"}),
+    ],
+)
 def test_bad_facility_input_is_400(api: Client, path: str, body: Any) -> None:
     sid = ok(api("POST", "/v1/sessions", {"user_id": "alice"}), 201)["id"]
     method = "PATCH" if path == "" else "POST"

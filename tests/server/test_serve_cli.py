@@ -25,11 +25,23 @@ KEY_A, KEY_B = "tenant-a-key-0123456789", "tenant-b-key-0123456789"
 def serving(store: str, log: Path, *options: str, **env: str) -> Iterator[str]:
     """Run ``memvault --store STORE serve --port P OPTIONS`` until the block ends; yield its URL."""
     port = free_port()
-    command = [sys.executable, "-m", "memvault", "--store", store, "serve", "--port", str(port),
-               "--log-level", "warning", *options]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "memvault",
+        "--store",
+        store,
+        "serve",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+        *options,
+    ]
     with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
-                                   env={**os.environ, **env})  # fmt: skip
+        process = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env}
+        )
         base = f"http://127.0.0.1:{port}"
         try:
             wait_until_up(base, seconds=120, alive=lambda: process.poll() is None)
@@ -51,8 +63,11 @@ def uvicorn_runs(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
     calls: list[dict[str, Any]] = []
     monkeypatch.setenv(BOUND_HOST_ENV, "unset")  # restored after the test
-    monkeypatch.setattr(uvicorn, "run", lambda app, **options: calls.append(
-        {**options, "bound_host": os.environ[BOUND_HOST_ENV]}))  # fmt: skip
+    monkeypatch.setattr(
+        uvicorn,
+        "run",
+        lambda app, **options: calls.append({**options, "bound_host": os.environ[BOUND_HOST_ENV]}),
+    )
     return calls
 
 
@@ -68,9 +83,14 @@ def test_serve_refuses_a_public_address_without_keys(
 
 @pytest.mark.parametrize(
     ("host", "options", "keys"),
-    [("0.0.0.0", ["--allow-anonymous"], ""), ("0.0.0.0", [], f"acme:{KEY_A}"),
-     ("::1", [], ""), ("localhost", [], ""), ("127.0.0.2", [], "")],
-)  # fmt: skip
+    [
+        ("0.0.0.0", ["--allow-anonymous"], ""),
+        ("0.0.0.0", [], f"acme:{KEY_A}"),
+        ("::1", [], ""),
+        ("localhost", [], ""),
+        ("127.0.0.2", [], ""),
+    ],
+)
 def test_serve_starts_on_loopback_with_keys_or_when_anonymity_is_allowed(  # noqa: PLR0917
     run: Callable[..., Any],
     uvicorn_runs: list[dict[str, Any]],
@@ -93,9 +113,12 @@ def test_serve_rejects_bad_keys(run: Callable[..., Any], monkeypatch: pytest.Mon
     ("name", "value"), [("ALLOWED_ORIGINS", "*"), ("ALLOWED_HOSTS", "https://x.example")]
 )
 def test_serve_rejects_bad_allowed_hosts_and_origins(
-    run: Callable[..., Any], uvicorn_runs: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch,
-    name: str, value: str,
-) -> None:  # fmt: skip
+    run: Callable[..., Any],
+    uvicorn_runs: list[dict[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    value: str,
+) -> None:
     monkeypatch.setenv(f"MEMVAULT_{name}", value)
     assert f"setting {name.lower()}" in run("serve", code=2).output
     assert uvicorn_runs == []
@@ -107,9 +130,11 @@ def test_the_served_app_reads_its_guard_from_the_environment(
     from memvault.server.app import BOUND_HOST_ENV, app_from_env
     from memvault.server.guard import Guard
 
-    for name, value in (("STORE", f"sqlite:///{tmp_path / 'env.db'}"),
-                        ("ALLOWED_HOSTS", "memory.example.com"),
-                        ("ALLOWED_ORIGINS", "https://app.example.com")):  # fmt: skip
+    for name, value in (
+        ("STORE", f"sqlite:///{tmp_path / 'env.db'}"),
+        ("ALLOWED_HOSTS", "memory.example.com"),
+        ("ALLOWED_ORIGINS", "https://app.example.com"),
+    ):
         monkeypatch.setenv(f"MEMVAULT_{name}", value)
     monkeypatch.setenv(BOUND_HOST_ENV, "10.0.0.7")
     app = app_from_env()
@@ -127,8 +152,9 @@ def test_serve_sqlite_end_to_end_with_the_packaged_model(
     store = f"sqlite:///{tmp_path / 'served.db'}"
     with serving(store, tmp_path / "serve.log") as base:
         api = Client(base)
-        status, entry = api("POST", "/v1/memories", {"content": "Maya is allergic to peanuts",
-                                                      "scope": "user:maya"})  # fmt: skip
+        status, entry = api(
+            "POST", "/v1/memories", {"content": "Maya is allergic to peanuts", "scope": "user:maya"}
+        )
         assert status == 201
         _, found = api("POST", "/v1/search", {"query": "food allergy", "scope": "user:maya"})
         assert [hit["id"] for hit in found["hits"]] == [entry["id"]]
@@ -166,7 +192,6 @@ def test_serve_postgres_with_workers_and_keys(postgres_dsn: str, tmp_path: Path)
             assert set(pool.map(write, range(40))) == {201}
         assert acme("GET", "/v1/count") == (200, {"count": 20})
         assert globex("GET", "/v1/count") == (200, {"count": 20})
-        _, found = acme("POST", "/v1/search", {"query": "billing", "scope": "org:ops",
-                                               "limit": 50})  # fmt: skip
+        _, found = acme("POST", "/v1/search", {"query": "billing", "scope": "org:ops", "limit": 50})
         assert len(found["hits"]) == 20
         assert all(int(h["content"].split()[1]) % 2 for h in found["hits"])

@@ -29,8 +29,9 @@ def record(i: int, role: str = "user", minutes: float = 0, content: str | None =
     )
 
 
-def note(content: str, category: str, source: str | None, native: str | None = None,
-         day: int = 3) -> MemoryEntry:  # fmt: skip
+def note(
+    content: str, category: str, source: str | None, native: str | None = None, day: int = 3
+) -> MemoryEntry:
     at = datetime(2026, 5, day, tzinfo=UTC)
     return MemoryEntry(
         id="e",
@@ -53,11 +54,18 @@ def finding(content: str, source: str = "analyze_data") -> Finding:
 
 @pytest.mark.parametrize(
     ("source", "tag"),
-    [("user_turn", "[user-stated]"), ("manual", "[user-stated]"),
-     ("promoted_from_session_memory", "[user-stated]"), ("promoted_from_finding", "[user-stated]"),
-     ("assistant_turn", "[derived]"), ("llm_promoted", "[derived]"), ("analyze_data", "[derived]"),
-     (None, "[derived]"), ("", "[derived]")],
-)  # fmt: skip
+    [
+        ("user_turn", "[user-stated]"),
+        ("manual", "[user-stated]"),
+        ("promoted_from_session_memory", "[user-stated]"),
+        ("promoted_from_finding", "[user-stated]"),
+        ("assistant_turn", "[derived]"),
+        ("llm_promoted", "[derived]"),
+        ("analyze_data", "[derived]"),
+        (None, "[derived]"),
+        ("", "[derived]"),
+    ],
+)
 def test_trust_tags_follow_the_seed_table(source: str | None, tag: str) -> None:
     assert trust_tag(source) == tag
 
@@ -85,19 +93,25 @@ def test_prompt_lines_are_exactly_the_seeds() -> None:
     assert prompt.memory_line(pinned) == (
         "- [user-stated] [decision] Chose DuckDB over SQLite (promoted from Finding, 2026-05-02)"
     )
-    native = note("User is analysing 2025 Q1 sales data", "context", "user_turn",
-                  native="ユーザーは2025年Q1売上データを分析中")  # fmt: skip
+    native = note(
+        "User is analysing 2025 Q1 sales data",
+        "context",
+        "user_turn",
+        native="ユーザーは2025年Q1売上データを分析中",
+    )
     assert prompt.memory_line(native) == (
         "- [user-stated] [context] User is analysing 2025 Q1 sales data "
-        "(ユーザーは2025年Q1売上データを分析中) (learned 2026-05-03)")  # fmt: skip
+        "(ユーザーは2025年Q1売上データを分析中) (learned 2026-05-03)"
+    )
     assert prompt.finding_line(finding("Tokyo Widget-A shows 130 units")) == (
         "- [derived] [2026-05-03] Tokyo Widget-A shows 130 units"
     )
 
 
 def test_prompt_sections_in_order_and_empty_ones_omitted() -> None:
-    text = prompt.system_prompt("Base.", [note("likes tea", "preference", "manual")], [],
-                                [finding("outlier")])  # fmt: skip
+    text = prompt.system_prompt(
+        "Base.", [note("likes tea", "preference", "manual")], [], [finding("outlier")]
+    )
     assert text == (
         "Base.\n\nImportant facts you remember about the user:\n"
         "- [user-stated] [preference] likes tea (learned 2026-05-03)\n\n"
@@ -128,10 +142,17 @@ def test_sections_are_bounded_to_16_kib_newest_first_with_elision() -> None:
 
 
 def test_time_markers_at_the_start_after_gaps_and_on_tools_and_reports() -> None:
-    records = [record(0), record(1, "assistant", 5), record(2, "user", 40), record(3, "tool", 41),
-               record(4, "report", 42), record(5, "assistant", 43)]  # fmt: skip
-    rendered = [builder.render(r, records[i - 1] if i else None, UTC)
-                for i, r in enumerate(records)]  # fmt: skip
+    records = [
+        record(0),
+        record(1, "assistant", 5),
+        record(2, "user", 40),
+        record(3, "tool", 41),
+        record(4, "report", 42),
+        record(5, "assistant", 43),
+    ]
+    rendered = [
+        builder.render(r, records[i - 1] if i else None, UTC) for i, r in enumerate(records)
+    ]
     marked = [m.content.startswith("[2026-05-03 ") for m in rendered]
     assert marked == [True, False, True, True, True, False]
     assert rendered[2].content == "[2026-05-03 09:40 UTC] message 2"

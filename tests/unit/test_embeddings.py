@@ -30,9 +30,13 @@ print(vectors.shape[0], vectors.shape[1], round(float((vectors[0] ** 2).sum()), 
 
 def test_default_model_loads_and_embeds_with_the_network_disabled() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", OFFLINE], check=False, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", OFFLINE],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={"HF_HUB_OFFLINE": "0", "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["2", "384", "1.0"]
 
@@ -79,15 +83,18 @@ class _Server(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append({"path": self.path, "auth": self.headers.get("Authorization"),
-                                    **body})  # fmt: skip
+        type(self).requests.append(
+            {"path": self.path, "auth": self.headers.get("Authorization"), **body}
+        )
         if body["model"] == "broken":
             self.send_response(503)
             self.end_headers()
             self.wfile.write(b"overloaded")
             return
-        data = [{"index": i, "embedding": [float(len(t)), 1.0, 0.0, 0.0][: self.dimension]}
-                for i, t in enumerate(body["input"])][::-1]  # fmt: skip
+        data = [
+            {"index": i, "embedding": [float(len(t)), 1.0, 0.0, 0.0][: self.dimension]}
+            for i, t in enumerate(body["input"])
+        ][::-1]
         payload = json.dumps({"data": data}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

@@ -192,8 +192,14 @@ def candidates(lexical: list[float], dense: list[float], created: list[int]) -> 
     n = len(lexical)
     ids = np.array([f"e{i}" for i in range(n)], dtype=object)
     vectors = np.eye(n, dtype=np.float32)
-    return Candidates(ids, np.array(created, np.int64), np.array(lexical, float),
-                      np.array(dense, float), np.ones(n, bool), vectors)  # fmt: skip
+    return Candidates(
+        ids,
+        np.array(created, np.int64),
+        np.array(lexical, float),
+        np.array(dense, float),
+        np.ones(n, bool),
+        vectors,
+    )
 
 
 class TestRanker:

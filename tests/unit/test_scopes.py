@@ -30,9 +30,21 @@ def test_parse_and_format_round_trip(text: str, scope: Scope) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "user", "user:", ":x", "galaxy:x", "object:ticket", "object::1", "object:t:", " user:a",
-     "user:a ", "user:a\nb", "user:" + "x" * 257],
-)  # fmt: skip
+    [
+        "",
+        "user",
+        "user:",
+        ":x",
+        "galaxy:x",
+        "object:ticket",
+        "object::1",
+        "object:t:",
+        " user:a",
+        "user:a ",
+        "user:a\nb",
+        "user:" + "x" * 257,
+    ],
+)
 def test_malformed_scopes_are_rejected(text: str) -> None:
     with pytest.raises(InvalidScopeError):
         Scope.parse(text)

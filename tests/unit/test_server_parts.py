@@ -48,14 +48,25 @@ def test_bad_key_settings_are_refused(text: str, message: str) -> None:
 
 
 def test_fields_refuse_unknown_and_missing_and_convert() -> None:
-    accepted = {"when": TIMESTAMP, "ttl": SECONDS, "on": FLAG, "name": TEXT, "n": INTEGER,
-                "clear": replace(TIMESTAMP, nullable=True)}  # fmt: skip
-    got = fields({"when": "2026-01-01T00:00:00Z", "ttl": 5, "on": "true", "name": None,
-                  "clear": None}, accepted)  # fmt: skip
+    accepted = {
+        "when": TIMESTAMP,
+        "ttl": SECONDS,
+        "on": FLAG,
+        "name": TEXT,
+        "n": INTEGER,
+        "clear": replace(TIMESTAMP, nullable=True),
+    }
+    got = fields(
+        {"when": "2026-01-01T00:00:00Z", "ttl": 5, "on": "true", "name": None, "clear": None},
+        accepted,
+    )
     assert got["when"].year == 2026 and got["ttl"] == timedelta(seconds=5) and got["on"] is True
     assert "name" not in got and got["clear"] is None  # null: not given, unless nullable
-    for bad, message in (({"name": 3}, "JSON type string"), ({"n": True}, "integer"),
-                         ({"n": "x"}, "integer")):  # fmt: skip
+    for bad, message in (
+        ({"name": 3}, "JSON type string"),
+        ({"n": True}, "integer"),
+        ({"n": "x"}, "integer"),
+    ):
         with pytest.raises(ValidationError, match=message):
             fields(bad, accepted)
     with pytest.raises(ValidationError, match="unknown field"):
@@ -80,8 +91,14 @@ def test_query_fields_allow_repeats_only_for_lists() -> None:
 
 @pytest.mark.parametrize(
     ("host", "loopback"),
-    [("127.0.0.1", True), ("::1", True), ("localhost", True), ("0.0.0.0", False),
-     ("10.0.0.5", False), ("example.com", False)],
-)  # fmt: skip
+    [
+        ("127.0.0.1", True),
+        ("::1", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("10.0.0.5", False),
+        ("example.com", False),
+    ],
+)
 def test_loopback_detection(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback

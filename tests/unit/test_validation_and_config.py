@@ -53,15 +53,20 @@ def test_tag_limits() -> None:
 
 def test_provenance_validation() -> None:
     assert Provenance.coerce({"confidence": 1}).confidence == 1
-    for bad in ({"confidence": True}, {"source_turn_index": -1}, {"agent_id": ""},
-                {"tool_originated": "yes"}):  # fmt: skip
+    for bad in (
+        {"confidence": True},
+        {"source_turn_index": -1},
+        {"agent_id": ""},
+        {"tool_originated": "yes"},
+    ):
         with pytest.raises(ValidationError):
             Provenance.coerce(bad)
 
 
 def test_settings_from_env_and_mapping(tmp_path: object) -> None:
-    settings = Settings.from_env({"MEMVAULT_MAX_TAGS": "8", "MEMVAULT_TENANT": "acme",
-                                  "UNRELATED": "x"})  # fmt: skip
+    settings = Settings.from_env(
+        {"MEMVAULT_MAX_TAGS": "8", "MEMVAULT_TENANT": "acme", "UNRELATED": "x"}
+    )
     assert (settings.max_tags, settings.tenant) == (8, "acme")
     with pytest.raises(ConfigError, match="unknown settings: colour"):
         Settings.from_mapping({"colour": "blue"})

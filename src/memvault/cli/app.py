@@ -1,134 +1,39 @@
-"""Commands of the ``memvault`` CLI. Each accepts ``--json`` for machine-readable output.
-
-Exit codes: 0 success, 1 store or backend error, 2 bad input, 3 entry not found, 4 not allowed.
-"""
+"""The ``memvault`` group and the commands of the scoped store. Each accepts ``--json``."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
+from .. import validation as check
 from ..config import Settings
 from ..core import UNSET
-from ..errors import (
-    ConfigError,
-    FilteredError,
-    ForbiddenError,
-    MemvaultError,
-    NotFoundError,
-    ValidationError,
-)
+from ..errors import FilteredError, MemvaultError, NotFoundError, ValidationError
 from ..memory import Memory
-from ..types import ItemResult, MemoryEntry, NewEntry, Outcome, Provenance, Scope, WriteReport
+from ..types import ItemResult, NewEntry, Outcome, Provenance, Scope, WriteReport
 from . import render
-
-Command = TypeVar("Command", bound=Callable[..., Any])
-EXIT_STORE, EXIT_INPUT, EXIT_NOT_FOUND, EXIT_FORBIDDEN = 1, 2, 3, 4
-
-
-def _scope(ctx: click.Context, param: click.Parameter, value: str | None) -> Scope | None:
-    try:
-        return None if value is None else Scope.coerce(value)
-    except ValidationError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
-def _datetime(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO-8601 datetime") from None
-    if parsed.tzinfo is None:
-        raise click.BadParameter(f"{value!r} needs a timezone, e.g. 2026-01-31T12:00:00+00:00")
-    return parsed
-
-
-def _json_object(
-    ctx: click.Context, param: click.Parameter, value: str | None
-) -> dict[str, Any] | None:
-    if value is None:
-        return None
-    try:
-        parsed = json.loads(value)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise click.BadParameter(f"not valid JSON: {exc}") from None
-    if not isinstance(parsed, dict):
-        raise click.BadParameter("must be a JSON object")
-    return parsed
-
-
-def _parsed_option(
-    callback: Callable[..., Any], metavar: str
-) -> Callable[..., Callable[[Command], Command]]:
-    """An option factory whose values ``callback`` parses (click's types vary by version)."""
-
-    def option(*decls: str, **kwargs: Any) -> Callable[[Command], Command]:
-        return click.option(*decls, callback=callback, metavar=metavar, **kwargs)
-
-    return option
-
-
-scope_option = _parsed_option(_scope, "SCOPE")
-datetime_option = _parsed_option(_datetime, "DATETIME")
-json_object_option = _parsed_option(_json_object, "JSON")
-
-
-def _exit_code(error: MemvaultError) -> int:
-    if isinstance(error, NotFoundError):
-        return EXIT_NOT_FOUND
-    if isinstance(error, ForbiddenError):
-        return EXIT_FORBIDDEN
-    if isinstance(error, ValidationError | ConfigError):
-        return EXIT_INPUT
-    return EXIT_STORE
-
-
-@contextmanager
-def _translated_errors() -> Iterator[None]:
-    """Turn memvault errors into a one-line message and an exit code."""
-    try:
-        yield
-    except MemvaultError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(_exit_code(exc))
-
-
-def _memory(ctx: click.Context, **options: Any) -> Memory:
-    """Open the store the group's options name (``options`` go to Memory), closed on exit."""
-    opener: Callable[..., Memory] = ctx.obj
-    memory = opener(**options)
-    ctx.call_on_close(memory.close)
-    return memory
-
-
-def _emit(as_json: bool, data: Any, text: str) -> None:
-    click.echo(render.as_json(data) if as_json else text)
-
-
-def _emit_written(as_json: bool, entry: MemoryEntry) -> None:
-    """A written entry's id (or JSON); a merge is said on stderr and as ``"duplicate"``."""
-    if entry.duplicate and not as_json:
-        click.echo(f"already stored as {entry.id}: the same fact; nothing new written", err=True)
-    _emit(as_json, {**entry.to_dict(), "duplicate": entry.duplicate}, entry.id)
-
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-tag_option = click.option(
-    "--tag", "tags", multiple=True, help="A tag; repeat for several (filters need ALL of them)."
+from .common import (
+    EXIT_INPUT,
+    MemvaultGroup,
+    datetime_option,
+    emit,
+    emit_written,
+    json_object_option,
+    json_option,
+    open_memory,
+    parse_scope,
+    scope_option,
+    since_option,
+    tag_option,
 )
-since_option = datetime_option("--since", help="Only entries created at or after.")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=MemvaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--store",
     envvar="MEMVAULT_STORE",
@@ -147,11 +52,8 @@ def cli(ctx: click.Context, store: str | None, tenant: str | None) -> None:
     ctx.meta["memvault.store"], ctx.meta["memvault.tenant"] = store, tenant
 
     def opener(**options: Any) -> Memory:
-        with _translated_errors():
-            settings = Settings.from_env()
-            return Memory(
-                store or settings.store_url(), tenant=tenant, settings=settings, **options
-            )
+        settings = Settings.from_env()
+        return Memory(store or settings.store_url(), tenant=tenant, settings=settings, **options)
 
     ctx.obj = opener
 
@@ -169,20 +71,35 @@ def cli(ctx: click.Context, store: str | None, tenant: str | None) -> None:
 @click.option("--confidence", type=click.FloatRange(0, 1), help="Provenance: confidence 0..1.")
 @json_option
 @click.pass_context
-def write(ctx: click.Context, content: str, scope: Scope, tags: tuple[str, ...],
-          category: str | None, ttl: float | None, expires_at: datetime | None,
-          metadata: dict[str, Any] | None, source: str | None, agent_id: str | None,
-          confidence: float | None, as_json: bool) -> None:  # fmt: skip
+def write(
+    ctx: click.Context,
+    content: str,
+    scope: Scope,
+    tags: tuple[str, ...],
+    category: str | None,
+    ttl: float | None,
+    expires_at: datetime | None,
+    metadata: dict[str, Any] | None,
+    source: str | None,
+    agent_id: str | None,
+    confidence: float | None,
+    as_json: bool,
+) -> None:
     """Store CONTENT in a scope ('-' reads it from standard input)."""
     if content == "-":
         content = sys.stdin.read()
-    with _translated_errors():
-        provenance = Provenance(source=source, agent_id=agent_id, confidence=confidence)
-        entry = _memory(ctx).write(
-            content, scope=scope, tags=tags, category=category, ttl=ttl,
-            expires_at=expires_at, metadata=metadata, provenance=provenance,
-        )  # fmt: skip
-    _emit_written(as_json, entry)
+    provenance = Provenance(source=source, agent_id=agent_id, confidence=confidence)
+    entry = open_memory(ctx).write(
+        content,
+        scope=scope,
+        tags=tags,
+        category=category,
+        ttl=ttl,
+        expires_at=expires_at,
+        metadata=metadata,
+        provenance=provenance,
+    )
+    emit_written(as_json, entry)
 
 
 @cli.command()
@@ -191,11 +108,10 @@ def write(ctx: click.Context, content: str, scope: Scope, tags: tuple[str, ...],
 @click.pass_context
 def get(ctx: click.Context, entry_id: str, as_json: bool) -> None:
     """Show one entry in full (exit 3 if it does not exist or has expired)."""
-    with _translated_errors():
-        entry = _memory(ctx).get(entry_id)
-        if entry is None:
-            raise NotFoundError(entry_id)
-    _emit(as_json, entry.to_dict(), render.entry_block(entry))
+    entry = open_memory(ctx).get(entry_id)
+    if entry is None:
+        raise NotFoundError(entry_id)
+    emit(as_json, entry.to_dict(), render.entry_block(entry))
 
 
 @cli.command("list")
@@ -210,20 +126,32 @@ def get(ctx: click.Context, entry_id: str, as_json: bool) -> None:
 @click.option("--include-expired", is_flag=True, help="Show expired entries too.")
 @json_option
 @click.pass_context
-def list_(ctx: click.Context, scope: Scope | None, tags: tuple[str, ...], since: datetime | None,
-          order: str, limit: int, cursor: str | None, include_expired: bool,
-          as_json: bool) -> None:  # fmt: skip
+def list_(
+    ctx: click.Context,
+    scope: Scope | None,
+    tags: tuple[str, ...],
+    since: datetime | None,
+    order: str,
+    limit: int,
+    cursor: str | None,
+    include_expired: bool,
+    as_json: bool,
+) -> None:
     """List entries, newest first, one page at a time."""
-    with _translated_errors():
-        page = _memory(ctx).list(
-            scope, tags=tags, since=since, order=order, limit=limit,  # type: ignore[arg-type]
-            cursor=cursor, include_expired=include_expired,
-        )  # fmt: skip
+    page = open_memory(ctx).list(
+        scope,
+        tags=tags,
+        since=since,
+        order=check.order(order),
+        limit=limit,
+        cursor=cursor,
+        include_expired=include_expired,
+    )
     data = {"entries": [e.to_dict() for e in page.entries], "next_cursor": page.next_cursor}
     text = render.entry_lines(page.entries) or "(no entries)"
     if page.next_cursor:
         text += f"\n(more: --cursor {page.next_cursor})"
-    _emit(as_json, data, text)
+    emit(as_json, data, text)
 
 
 @cli.command()
@@ -236,9 +164,17 @@ def list_(ctx: click.Context, scope: Scope | None, tags: tuple[str, ...], since:
 @json_object_option("--metadata", help="Replace the metadata with this JSON object.")
 @json_option
 @click.pass_context
-def update(ctx: click.Context, entry_id: str, content: str | None, tags: tuple[str, ...],
-           clear_tags: bool, expires_at: datetime | None, no_expiry: bool,
-           metadata: dict[str, Any] | None, as_json: bool) -> None:  # fmt: skip
+def update(
+    ctx: click.Context,
+    entry_id: str,
+    content: str | None,
+    tags: tuple[str, ...],
+    clear_tags: bool,
+    expires_at: datetime | None,
+    no_expiry: bool,
+    metadata: dict[str, Any] | None,
+    as_json: bool,
+) -> None:
     """Change an entry's content, tags, expiry or metadata (scope never changes)."""
     if tags and clear_tags:
         raise click.UsageError("--tag and --clear-tags cannot be combined")
@@ -254,9 +190,8 @@ def update(ctx: click.Context, entry_id: str, content: str | None, tags: tuple[s
     }
     if all(value is UNSET for value in changes.values()):
         raise click.UsageError("nothing to change: give --content, --tag, --expires-at, ...")
-    with _translated_errors():
-        entry = _memory(ctx).update(entry_id, **changes)
-    _emit(as_json, entry.to_dict(), render.entry_block(entry))
+    entry = open_memory(ctx).update(entry_id, **changes)
+    emit(as_json, entry.to_dict(), render.entry_block(entry))
 
 
 @cli.command()
@@ -265,13 +200,12 @@ def update(ctx: click.Context, entry_id: str, content: str | None, tags: tuple[s
 @click.pass_context
 def delete(ctx: click.Context, entry_id: str, as_json: bool) -> None:
     """Delete one entry (succeeds even if it was already gone)."""
-    with _translated_errors():
-        deleted = _memory(ctx).delete(entry_id)
-    _emit(as_json, {"id": entry_id, "deleted": deleted}, "deleted" if deleted else "not present")
+    deleted = open_memory(ctx).delete(entry_id)
+    emit(as_json, {"id": entry_id, "deleted": deleted}, "deleted" if deleted else "not present")
 
 
 @cli.command("delete-scope")
-@click.argument("scope", callback=_scope, metavar="SCOPE")
+@click.argument("scope", callback=parse_scope, metavar="SCOPE")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @json_option
 @click.pass_context
@@ -279,9 +213,8 @@ def delete_scope(ctx: click.Context, scope: Scope, yes: bool, as_json: bool) -> 
     """Delete every entry of exactly one SCOPE (other scopes are untouched)."""
     if not yes:
         click.confirm(f"Delete every entry of {scope}?", abort=True)
-    with _translated_errors():
-        count = _memory(ctx).delete_by_scope(scope)
-    _emit(as_json, {"scope": str(scope), "deleted": count}, f"deleted {count}")
+    count = open_memory(ctx).delete_by_scope(scope)
+    emit(as_json, {"scope": str(scope), "deleted": count}, f"deleted {count}")
 
 
 @cli.command()
@@ -292,14 +225,20 @@ def delete_scope(ctx: click.Context, scope: Scope, yes: bool, as_json: bool) -> 
 @tag_option
 @json_option
 @click.pass_context
-def promote(ctx: click.Context, entry_id: str, target: Scope, delete_original: bool,
-            content: str | None, tags: tuple[str, ...], as_json: bool) -> None:  # fmt: skip
+def promote(
+    ctx: click.Context,
+    entry_id: str,
+    target: Scope,
+    delete_original: bool,
+    content: str | None,
+    tags: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """Copy an entry into a broader scope (session → user → workspace → org)."""
-    with _translated_errors():
-        entry = _memory(ctx).promote(
-            entry_id, target, delete_original=delete_original, content=content, tags=tags or None
-        )
-    _emit_written(as_json, entry)
+    entry = open_memory(ctx).promote(
+        entry_id, target, delete_original=delete_original, content=content, tags=tags or None
+    )
+    emit_written(as_json, entry)
 
 
 @cli.command()
@@ -310,16 +249,22 @@ def promote(ctx: click.Context, entry_id: str, target: Scope, delete_original: b
 @click.option("--session", "session_id", help="The session --include-narrower adds.")
 @json_option
 @click.pass_context
-def count(ctx: click.Context, scope: Scope | None, tags: tuple[str, ...], since: datetime | None,
-          include_narrower: bool, session_id: str | None, as_json: bool) -> None:  # fmt: skip
+def count(
+    ctx: click.Context,
+    scope: Scope | None,
+    tags: tuple[str, ...],
+    since: datetime | None,
+    include_narrower: bool,
+    session_id: str | None,
+    as_json: bool,
+) -> None:
     """Count unexpired entries."""
-    with _translated_errors():
-        if scope is None and (include_narrower or session_id):
-            raise ValidationError("--include-narrower and --session need --scope")
-        total = _memory(ctx).count(
-            scope, tags=tags, since=since, include_narrower=include_narrower, session_id=session_id
-        )
-    _emit(as_json, {"count": total}, str(total))
+    if scope is None and (include_narrower or session_id):
+        raise ValidationError("--include-narrower and --session need --scope")
+    total = open_memory(ctx).count(
+        scope, tags=tags, since=since, include_narrower=include_narrower, session_id=session_id
+    )
+    emit(as_json, {"count": total}, str(total))
 
 
 @cli.command("purge-expired")
@@ -327,9 +272,8 @@ def count(ctx: click.Context, scope: Scope | None, tags: tuple[str, ...], since:
 @click.pass_context
 def purge_expired(ctx: click.Context, as_json: bool) -> None:
     """Really delete expired entries (they are already hidden from every read)."""
-    with _translated_errors():
-        purged = _memory(ctx).purge_expired()
-    _emit(as_json, {"purged": purged}, f"purged {purged}")
+    purged = open_memory(ctx).purge_expired()
+    emit(as_json, {"purged": purged}, f"purged {purged}")
 
 
 @cli.command()
@@ -346,31 +290,55 @@ def purge_expired(ctx: click.Context, as_json: bool) -> None:
 @click.option("--conversational", is_flag=True, help="Entries are conversation turns.")
 @json_option
 @click.pass_context
-def search(ctx: click.Context, query: str, scope: Scope, limit: int, tags: tuple[str, ...],
-           categories: tuple[str, ...], since: datetime | None, until: datetime | None,
-           recency: float, diversity: float | None, min_score: float | None,
-           conversational: bool, as_json: bool) -> None:  # fmt: skip
+def search(
+    ctx: click.Context,
+    query: str,
+    scope: Scope,
+    limit: int,
+    tags: tuple[str, ...],
+    categories: tuple[str, ...],
+    since: datetime | None,
+    until: datetime | None,
+    recency: float,
+    diversity: float | None,
+    min_score: float | None,
+    conversational: bool,
+    as_json: bool,
+) -> None:
     """Hybrid (lexical + semantic) search within one scope, best first."""
-    with _translated_errors():
-        hits = _memory(ctx).search(
-            query, scope, limit=limit, tags=tags, categories=categories, since=since,
-            until=until, recency_weight=recency, diversity=diversity, min_score=min_score,
-            conversational=conversational,
-        )  # fmt: skip
+    hits = open_memory(ctx).search(
+        query,
+        scope,
+        limit=limit,
+        tags=tags,
+        categories=categories,
+        since=since,
+        until=until,
+        recency_weight=recency,
+        diversity=diversity,
+        min_score=min_score,
+        conversational=conversational,
+    )
     text = "\n".join(f"{hit.score:6.3f}  {render.entry_line(hit.entry)}" for hit in hits)
-    _emit(as_json, [hit.to_dict() for hit in hits], text or "(no hits)")
+    emit(as_json, [hit.to_dict() for hit in hits], text or "(no hits)")
 
 
 @cli.command("import")
 @click.argument("source", type=click.File("rb"))
 @scope_option("--scope", help="Scope for lines that name none.")
-@click.option("--batch", type=click.IntRange(1, 10_000), default=256, show_default=True,
-              help="Entries written per transaction.")  # fmt: skip
+@click.option(
+    "--batch",
+    type=click.IntRange(1, 10_000),
+    default=256,
+    show_default=True,
+    help="Entries written per transaction.",
+)
 @click.option("--strict", is_flag=True, help="Stop at the first refused line.")
 @json_option
 @click.pass_context
-def import_(ctx: click.Context, source: Any, scope: Scope | None, batch: int, strict: bool,
-            as_json: bool) -> None:  # fmt: skip
+def import_(
+    ctx: click.Context, source: Any, scope: Scope | None, batch: int, strict: bool, as_json: bool
+) -> None:
     """Bulk-write JSON Lines from SOURCE ('-' for standard input).
 
     Each line is an object with "content" and optionally "scope", "tags", "category",
@@ -381,16 +349,18 @@ def import_(ctx: click.Context, source: Any, scope: Scope | None, batch: int, st
     """
     lines = [(n, line) for n, line in enumerate(source.read().splitlines(), 1) if line.strip()]
     results: list[ItemResult] = []
-    with _translated_errors():
-        memory = _memory(ctx)
-        with click.progressbar(length=len(lines), label="importing", file=sys.stderr) as bar:
-            for start in range(0, len(lines), batch):
-                chunk = lines[start : start + batch]
-                results += _import_batch(memory, chunk, scope, strict)
-                bar.update(len(chunk))
+    memory = open_memory(ctx)
+    with click.progressbar(length=len(lines), label="importing", file=sys.stderr) as bar:
+        for start in range(0, len(lines), batch):
+            chunk = lines[start : start + batch]
+            results += _import_batch(memory, chunk, scope, strict)
+            bar.update(len(chunk))
     report = WriteReport(tuple(results))
-    _emit(as_json, report.to_dict() | {"items": [_import_line(i) for i in results]},
-          render.import_summary(report))  # fmt: skip
+    emit(
+        as_json,
+        report.to_dict() | {"items": [_import_line(i) for i in results]},
+        render.import_summary(report),
+    )
     if report.refused:
         ctx.exit(EXIT_INPUT)
 
@@ -456,8 +426,13 @@ def _import_item(line: bytes, scope: Scope | None) -> NewEntry:
 
 
 @cli.command()
-@click.option("--batch", type=click.IntRange(1, 10_000), default=256, show_default=True,
-              help="Chunks embedded per transaction.")  # fmt: skip
+@click.option(
+    "--batch",
+    type=click.IntRange(1, 10_000),
+    default=256,
+    show_default=True,
+    help="Chunks embedded per transaction.",
+)
 @json_option
 @click.pass_context
 def reembed(ctx: click.Context, batch: int, as_json: bool) -> None:
@@ -466,12 +441,14 @@ def reembed(ctx: click.Context, batch: int, as_json: bool) -> None:
     Needed after changing the model (memvault refuses to mix vectors of two models).
     Safe to interrupt and run again.
     """
-    with _translated_errors():
-        memory = _memory(ctx, check_embedding=False)
-        done = memory.reembed(batch_size=batch, progress=_progress_line)
+    memory = open_memory(ctx, check_embedding=False)
+    done = memory.reembed(batch_size=batch, progress=_progress_line)
     click.echo("", err=True)
-    _emit(as_json, {"reembedded_chunks": done, "model": memory.embedder.name},
-          f"re-embedded {done} chunks with {memory.embedder.name}")  # fmt: skip
+    emit(
+        as_json,
+        {"reembedded_chunks": done, "model": memory.embedder.name},
+        f"re-embedded {done} chunks with {memory.embedder.name}",
+    )
 
 
 def _progress_line(done: int) -> None:
@@ -484,8 +461,12 @@ def bench() -> None:
 
 
 @bench.command("locomo")
-@click.option("--data", type=click.Path(exists=True, dir_okay=False), required=True,
-              help="A LoCoMo-format JSON file.")  # fmt: skip
+@click.option(
+    "--data",
+    type=click.Path(exists=True, dir_okay=False),
+    required=True,
+    help="A LoCoMo-format JSON file.",
+)
 @click.option(
     "--k", "ks", default="1,5,10,25", show_default=True, help="Cut-offs, comma-separated."
 )
@@ -504,8 +485,7 @@ def bench_locomo(data: str, ks: str, json_out: str | None) -> None:
         raise click.BadParameter("--k takes whole numbers separated by commas") from None
     if not cutoffs or min(cutoffs) < 1:
         raise click.BadParameter("--k values must be at least 1")
-    with _translated_errors():
-        result = locomo.run(Path(data), cutoffs, progress=lambda m: click.echo(m, err=True))
+    result = locomo.run(Path(data), cutoffs, progress=lambda m: click.echo(m, err=True))
     if json_out:
         Path(json_out).write_text(render.as_json(result) + "\n", encoding="utf-8")
     click.echo(locomo.table(result, cutoffs))
@@ -515,4 +495,4 @@ def main() -> None:
     cli(prog_name="memvault")
 
 
-__all__ = ["MemoryEntry", "cli", "main"]
+__all__ = ["cli", "main"]

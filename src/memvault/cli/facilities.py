@@ -3,7 +3,6 @@ prompt and context an agent sends to its LLM."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -11,20 +10,8 @@ import click
 
 from ..facilities.model import GLOBAL_MEMORY, ROLES, SESSION_MEMORY, Record
 from . import render
-from .app import (
-    _emit,
-    _emit_written,
-    _memory,
-    _translated_errors,
-    cli,
-    json_object_option,
-    json_option,
-)
-
-
-def _text(value: str) -> str:
-    """An argument value, or standard input for '-'."""
-    return sys.stdin.read() if value == "-" else value
+from .app import cli
+from .common import argument_text, emit, emit_written, json_object_option, json_option, open_memory
 
 
 def _zone(ctx: click.Context, param: click.Parameter, value: str) -> ZoneInfo:
@@ -51,15 +38,26 @@ def session() -> None:
 @click.option("--id", "session_id", help="Choose the id (default: a new s-… id).")
 @json_option
 @click.pass_context
-def session_create(ctx: click.Context, user_id: str, title: str, private: bool,
-                   profile: str | None, metadata: dict[str, Any] | None, session_id: str | None,
-                   as_json: bool) -> None:  # fmt: skip
+def session_create(
+    ctx: click.Context,
+    user_id: str,
+    title: str,
+    private: bool,
+    profile: str | None,
+    metadata: dict[str, Any] | None,
+    session_id: str | None,
+    as_json: bool,
+) -> None:
     """Start a session for USER_ID."""
-    with _translated_errors():
-        made = _memory(ctx).create_session(user_id, title=title, private=private,
-                                           profile=profile, metadata=metadata,
-                                           session_id=session_id)  # fmt: skip
-    _emit(as_json, made.to_dict(), made.id)
+    made = open_memory(ctx).create_session(
+        user_id,
+        title=title,
+        private=private,
+        profile=profile,
+        metadata=metadata,
+        session_id=session_id,
+    )
+    emit(as_json, made.to_dict(), made.id)
 
 
 @session.command("list")
@@ -69,10 +67,9 @@ def session_create(ctx: click.Context, user_id: str, title: str, private: bool,
 @click.pass_context
 def session_list(ctx: click.Context, user_id: str | None, limit: int, as_json: bool) -> None:
     """List sessions, newest first."""
-    with _translated_errors():
-        found = _memory(ctx).list_sessions(user_id, limit=limit)
+    found = open_memory(ctx).list_sessions(user_id, limit=limit)
     text = "\n".join(render.session_line(s) for s in found) or "(no sessions)"
-    _emit(as_json, [s.to_dict() for s in found], text)
+    emit(as_json, [s.to_dict() for s in found], text)
 
 
 @session.command("show")
@@ -81,11 +78,10 @@ def session_list(ctx: click.Context, user_id: str | None, limit: int, as_json: b
 @click.pass_context
 def session_show(ctx: click.Context, session_id: str, as_json: bool) -> None:
     """Show a session and its log."""
-    with _translated_errors():
-        memory = _memory(ctx)
-        found, records = memory.get_session(session_id), memory.records(session_id)
+    memory = open_memory(ctx)
+    found, records = memory.get_session(session_id), memory.records(session_id)
     text = "\n".join([render.session_line(found), *(render.record_line(r) for r in records)])
-    _emit(as_json, {**found.to_dict(), "records": [r.to_dict() for r in records]}, text)
+    emit(as_json, {**found.to_dict(), "records": [r.to_dict() for r in records]}, text)
 
 
 @session.command("rename")
@@ -95,9 +91,8 @@ def session_show(ctx: click.Context, session_id: str, as_json: bool) -> None:
 @click.pass_context
 def session_rename(ctx: click.Context, session_id: str, title: str, as_json: bool) -> None:
     """Give a session a new TITLE."""
-    with _translated_errors():
-        renamed = _memory(ctx).rename_session(session_id, title)
-    _emit(as_json, renamed.to_dict(), render.session_line(renamed))
+    renamed = open_memory(ctx).rename_session(session_id, title)
+    emit(as_json, renamed.to_dict(), render.session_line(renamed))
 
 
 @session.command("data-loaded")
@@ -107,9 +102,8 @@ def session_rename(ctx: click.Context, session_id: str, title: str, as_json: boo
 @click.pass_context
 def session_data_loaded(ctx: click.Context, session_id: str, off: bool, as_json: bool) -> None:
     """Mark a session as having data loaded (LLM-created findings need it)."""
-    with _translated_errors():
-        changed = _memory(ctx).set_data_loaded(session_id, not off)
-    _emit(as_json, changed.to_dict(), render.session_line(changed))
+    changed = open_memory(ctx).set_data_loaded(session_id, not off)
+    emit(as_json, changed.to_dict(), render.session_line(changed))
 
 
 @session.command("delete")
@@ -121,28 +115,44 @@ def session_delete(ctx: click.Context, session_id: str, yes: bool, as_json: bool
     """Delete a session with its records, notes, findings and objects (Global Memory stays)."""
     if not yes:
         click.confirm(f"Delete session {session_id} and everything in it?", abort=True)
-    with _translated_errors():
-        count = _memory(ctx).delete_session(session_id)
-    _emit(as_json, {"session_id": session_id, "deleted": count}, f"deleted {count}")
+    count = open_memory(ctx).delete_session(session_id)
+    emit(as_json, {"session_id": session_id, "deleted": count}, f"deleted {count}")
 
 
 @session.command("note")
 @click.argument("session_id")
 @click.argument("fact")
-@click.option("--category", type=click.Choice(SESSION_MEMORY), default="fact", show_default=True,
-              help="fact or context.")  # fmt: skip
-@click.option("--source", type=click.Choice(["user_turn", "assistant_turn"]), default="user_turn",
-              show_default=True, help="Who said it.")  # fmt: skip
+@click.option(
+    "--category",
+    type=click.Choice(SESSION_MEMORY),
+    default="fact",
+    show_default=True,
+    help="fact or context.",
+)
+@click.option(
+    "--source",
+    type=click.Choice(["user_turn", "assistant_turn"]),
+    default="user_turn",
+    show_default=True,
+    help="Who said it.",
+)
 @click.option("--native", help="The fact in the user's own language.")
 @json_option
 @click.pass_context
-def session_note(ctx: click.Context, session_id: str, fact: str, category: str, source: str,
-                 native: str | None, as_json: bool) -> None:  # fmt: skip
+def session_note(
+    ctx: click.Context,
+    session_id: str,
+    fact: str,
+    category: str,
+    source: str,
+    native: str | None,
+    as_json: bool,
+) -> None:
     """Add FACT to the session's Session Memory."""
-    with _translated_errors():
-        entry = _memory(ctx).add_session_memory(session_id, _text(fact), category=category,
-                                                source=source, native=native)  # fmt: skip
-    _emit_written(as_json, entry)
+    entry = open_memory(ctx).add_session_memory(
+        session_id, argument_text(fact), category=category, source=source, native=native
+    )
+    emit_written(as_json, entry)
 
 
 @session.command("notes")
@@ -151,10 +161,9 @@ def session_note(ctx: click.Context, session_id: str, fact: str, category: str, 
 @click.pass_context
 def session_notes(ctx: click.Context, session_id: str, as_json: bool) -> None:
     """List the session's Session Memory, newest first."""
-    with _translated_errors():
-        notes = _memory(ctx).session_memory(session_id)
+    notes = open_memory(ctx).session_memory(session_id)
     text = "\n".join(render.note_line(e) for e in notes) or "(no notes)"
-    _emit(as_json, [e.to_dict() for e in notes], text)
+    emit(as_json, [e.to_dict() for e in notes], text)
 
 
 # -- records ----------------------------------------------------------------------------------
@@ -174,14 +183,26 @@ def record() -> None:
 @click.option("--object-id", "object_ids", multiple=True, help="An object it refers to; repeat.")
 @json_option
 @click.pass_context
-def record_append(ctx: click.Context, session_id: str, role: str, content: str,
-                  tool_name: str | None, call_id: str | None, object_ids: tuple[str, ...],
-                  as_json: bool) -> None:  # fmt: skip
+def record_append(
+    ctx: click.Context,
+    session_id: str,
+    role: str,
+    content: str,
+    tool_name: str | None,
+    call_id: str | None,
+    object_ids: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """Append a ROLE record with CONTENT ('-' reads standard input)."""
-    with _translated_errors():
-        added = _memory(ctx).append_record(session_id, role, _text(content), tool_name=tool_name,
-                                           call_id=call_id, object_ids=object_ids)  # fmt: skip
-    _emit(as_json, added.to_dict(), added.id)
+    added = open_memory(ctx).append_record(
+        session_id,
+        role,
+        argument_text(content),
+        tool_name=tool_name,
+        call_id=call_id,
+        object_ids=object_ids,
+    )
+    emit(as_json, added.to_dict(), added.id)
 
 
 @record.command("list")
@@ -190,10 +211,9 @@ def record_append(ctx: click.Context, session_id: str, role: str, content: str,
 @click.pass_context
 def record_list(ctx: click.Context, session_id: str, as_json: bool) -> None:
     """The session's records, oldest first."""
-    with _translated_errors():
-        records = _memory(ctx).records(session_id)
+    records = open_memory(ctx).records(session_id)
     text = "\n".join(render.record_line(r) for r in records) or "(no records)"
-    _emit(as_json, [r.to_dict() for r in records], text)
+    emit(as_json, [r.to_dict() for r in records], text)
 
 
 @record.command("search")
@@ -203,15 +223,23 @@ def record_list(ctx: click.Context, session_id: str, as_json: bool) -> None:
 @click.option("--limit", type=int, default=10, show_default=True, help="Most hits to return.")
 @json_option
 @click.pass_context
-def record_search(ctx: click.Context, query: str, session_id: str | None, user_id: str | None,
-                  limit: int, as_json: bool) -> None:  # fmt: skip
+def record_search(
+    ctx: click.Context,
+    query: str,
+    session_id: str | None,
+    user_id: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
     """Hybrid search over records (of --session, or of --user's non-private sessions)."""
-    with _translated_errors():
-        hits = _memory(ctx).search_records(query, session_id=session_id, user_id=user_id,
-                                           limit=limit)  # fmt: skip
-    lines = [f"{h.score:.3f}  {h.entry.scope.id}  {render.record_line(Record.from_entry(h.entry))}"
-             for h in hits]  # fmt: skip
-    _emit(as_json, [h.to_dict() for h in hits], "\n".join(lines) or "(no hits)")
+    hits = open_memory(ctx).search_records(
+        query, session_id=session_id, user_id=user_id, limit=limit
+    )
+    lines = [
+        f"{h.score:.3f}  {h.entry.scope.id}  {render.record_line(Record.from_entry(h.entry))}"
+        for h in hits
+    ]
+    emit(as_json, [h.to_dict() for h in hits], "\n".join(lines) or "(no hits)")
 
 
 # -- findings, global memory, pin, demote ----------------------------------------------------
@@ -226,18 +254,28 @@ def findings() -> None:
 @click.argument("session_id")
 @click.argument("content")
 @click.option("--tag", "tags", multiple=True, help="A tag (e.g. a severity); repeat.")
-@click.option("--source", type=click.Choice(["llm_promoted", "analyze_data"]),
-              default="llm_promoted", show_default=True,
-              help="llm_promoted needs the session's data loaded.")  # fmt: skip
+@click.option(
+    "--source",
+    type=click.Choice(["llm_promoted", "analyze_data"]),
+    default="llm_promoted",
+    show_default=True,
+    help="llm_promoted needs the session's data loaded.",
+)
 @json_option
 @click.pass_context
-def findings_add(ctx: click.Context, session_id: str, content: str, tags: tuple[str, ...],
-                 source: str, as_json: bool) -> None:  # fmt: skip
+def findings_add(
+    ctx: click.Context,
+    session_id: str,
+    content: str,
+    tags: tuple[str, ...],
+    source: str,
+    as_json: bool,
+) -> None:
     """Add a finding (a repeat of an existing one returns that one)."""
-    with _translated_errors():
-        found = _memory(ctx).add_finding(session_id, _text(content), tags=tags, source=source)
-    text = f"duplicate of {found.id}" if found.duplicate else found.id
-    _emit(as_json, found.to_dict(), text)
+    found = open_memory(ctx).add_finding(
+        session_id, argument_text(content), tags=tags, source=source
+    )
+    emit(as_json, found.to_dict(), f"duplicate of {found.id}" if found.duplicate else found.id)
 
 
 @findings.command("list")
@@ -246,13 +284,13 @@ def findings_add(ctx: click.Context, session_id: str, content: str, tags: tuple[
 @click.option("--text", help="Only findings containing this text.")
 @json_option
 @click.pass_context
-def findings_list(ctx: click.Context, session_id: str, tags: tuple[str, ...], text: str | None,
-                  as_json: bool) -> None:  # fmt: skip
+def findings_list(
+    ctx: click.Context, session_id: str, tags: tuple[str, ...], text: str | None, as_json: bool
+) -> None:
     """List a session's findings, newest first."""
-    with _translated_errors():
-        found = _memory(ctx).findings(session_id, tags=tags, text=text)
+    found = open_memory(ctx).findings(session_id, tags=tags, text=text)
     lines = "\n".join(render.finding_line(f) for f in found) or "(no findings)"
-    _emit(as_json, [f.to_dict() for f in found], lines)
+    emit(as_json, [f.to_dict() for f in found], lines)
 
 
 @cli.group("global")
@@ -263,22 +301,44 @@ def global_() -> None:
 @global_.command("add")
 @click.argument("user_id")
 @click.argument("fact")
-@click.option("--category", type=click.Choice(GLOBAL_MEMORY), default="preference",
-              show_default=True, help="preference or decision.")  # fmt: skip
-@click.option("--source", type=click.Choice(["manual", "user_turn", "assistant_turn"]),
-              default="manual", show_default=True, help="Where it came from.")  # fmt: skip
+@click.option(
+    "--category",
+    type=click.Choice(GLOBAL_MEMORY),
+    default="preference",
+    show_default=True,
+    help="preference or decision.",
+)
+@click.option(
+    "--source",
+    type=click.Choice(["manual", "user_turn", "assistant_turn"]),
+    default="manual",
+    show_default=True,
+    help="Where it came from.",
+)
 @click.option("--native", help="The fact in the user's own language.")
 @click.option("--session", "session_id", help="The session it came from (never a private one).")
 @json_option
 @click.pass_context
-def global_add(ctx: click.Context, user_id: str, fact: str, category: str, source: str,
-               native: str | None, session_id: str | None, as_json: bool) -> None:  # fmt: skip
+def global_add(
+    ctx: click.Context,
+    user_id: str,
+    fact: str,
+    category: str,
+    source: str,
+    native: str | None,
+    session_id: str | None,
+    as_json: bool,
+) -> None:
     """Add FACT to USER_ID's Global Memory."""
-    with _translated_errors():
-        entry = _memory(ctx).add_global_memory(user_id, _text(fact), category=category,
-                                               source=source, native=native,
-                                               session_id=session_id)  # fmt: skip
-    _emit_written(as_json, entry)
+    entry = open_memory(ctx).add_global_memory(
+        user_id,
+        argument_text(fact),
+        category=category,
+        source=source,
+        native=native,
+        session_id=session_id,
+    )
+    emit_written(as_json, entry)
 
 
 @global_.command("list")
@@ -287,38 +347,46 @@ def global_add(ctx: click.Context, user_id: str, fact: str, category: str, sourc
 @click.pass_context
 def global_list(ctx: click.Context, user_id: str, as_json: bool) -> None:
     """List USER_ID's Global Memory, newest first."""
-    with _translated_errors():
-        entries = _memory(ctx).global_memory(user_id)
+    entries = open_memory(ctx).global_memory(user_id)
     text = "\n".join(render.note_line(e) for e in entries) or "(no global memory)"
-    _emit(as_json, [e.to_dict() for e in entries], text)
+    emit(as_json, [e.to_dict() for e in entries], text)
 
 
 @cli.command()
 @click.argument("entry_id")
-@click.option("--category", type=click.Choice(GLOBAL_MEMORY), default="decision",
-              show_default=True, help="Category in Global Memory.")  # fmt: skip
+@click.option(
+    "--category",
+    type=click.Choice(GLOBAL_MEMORY),
+    default="decision",
+    show_default=True,
+    help="Category in Global Memory.",
+)
 @json_option
 @click.pass_context
 def pin(ctx: click.Context, entry_id: str, category: str, as_json: bool) -> None:
     """Pin a Session Memory entry or a Finding (its entry id) to Global Memory."""
-    with _translated_errors():
-        entry = _memory(ctx).pin(entry_id, category=category)
-    _emit_written(as_json, entry)
+    entry = open_memory(ctx).pin(entry_id, category=category)
+    emit_written(as_json, entry)
 
 
 @cli.command()
 @click.argument("entry_id")
 @click.option("--session", "session_id", required=True, help="The session to move it into.")
-@click.option("--category", type=click.Choice(SESSION_MEMORY), default="fact", show_default=True,
-              help="Category in Session Memory.")  # fmt: skip
+@click.option(
+    "--category",
+    type=click.Choice(SESSION_MEMORY),
+    default="fact",
+    show_default=True,
+    help="Category in Session Memory.",
+)
 @json_option
 @click.pass_context
-def demote(ctx: click.Context, entry_id: str, session_id: str, category: str,
-           as_json: bool) -> None:  # fmt: skip
+def demote(
+    ctx: click.Context, entry_id: str, session_id: str, category: str, as_json: bool
+) -> None:
     """Move a Global Memory entry into a session's Session Memory."""
-    with _translated_errors():
-        entry = _memory(ctx).demote(entry_id, session_id, category=category)
-    _emit_written(as_json, entry)
+    entry = open_memory(ctx).demote(entry_id, session_id, category=category)
+    emit_written(as_json, entry)
 
 
 # -- what the LLM sees ------------------------------------------------------------------------
@@ -334,10 +402,9 @@ def prompt(ctx: click.Context, session_id: str, base: str, base_file: Any, as_js
     """Print the session's system prompt (byte-identical for the same memory state)."""
     if base_file is not None:
         base = base_file.read()
-    with _translated_errors():
-        text = _memory(ctx).system_prompt(session_id, base=base)
+    text = open_memory(ctx).system_prompt(session_id, base=base)
     if as_json:
-        _emit(True, {"session_id": session_id, "prompt": text}, text)
+        emit(True, {"session_id": session_id, "prompt": text}, text)
     else:
         click.echo(text, nl=False)
 
@@ -346,20 +413,31 @@ def prompt(ctx: click.Context, session_id: str, base: str, base_file: Any, as_js
 @click.argument("session_id")
 @click.option("--budget", type=click.IntRange(1), required=True, help="Token budget.")
 @click.option("--query", help="With --recall: what to find memories for (default: last user turn).")
-@click.option("--recall", "with_recall", is_flag=True,
-              help="Add the most relevant memories (hierarchical context).")  # fmt: skip
-@click.option("--tz", callback=_zone, default="UTC", show_default=True,
-              help="Time zone of the time markers.")  # fmt: skip
+@click.option(
+    "--recall",
+    "with_recall",
+    is_flag=True,
+    help="Add the most relevant memories (hierarchical context).",
+)
+@click.option(
+    "--tz", callback=_zone, default="UTC", show_default=True, help="Time zone of the time markers."
+)
 @json_option
 @click.pass_context
-def context(ctx: click.Context, session_id: str, budget: int, query: str | None,
-            with_recall: bool, tz: ZoneInfo, as_json: bool) -> None:  # fmt: skip
+def context(
+    ctx: click.Context,
+    session_id: str,
+    budget: int,
+    query: str | None,
+    with_recall: bool,
+    tz: ZoneInfo,
+    as_json: bool,
+) -> None:
     """Print the messages for the session's next LLM call within --budget tokens."""
-    with _translated_errors():
-        memory = _memory(ctx)
-        if with_recall or query:
-            built: Any = memory.recall(session_id, budget, query=query, tz=tz)
-        else:
-            built = memory.build_context(session_id, budget, tz=tz)
+    memory = open_memory(ctx)
+    if with_recall or query:
+        built: Any = memory.recall(session_id, budget, query=query, tz=tz)
+    else:
+        built = memory.build_context(session_id, budget, tz=tz)
     text = "\n\n".join(f"## {m.role}\n{m.content}" for m in built.messages) or "(no records)"
-    _emit(as_json, built.to_dict(), text)
+    emit(as_json, built.to_dict(), text)

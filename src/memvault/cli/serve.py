@@ -10,7 +10,8 @@ import click
 from ..config import Settings
 from ..errors import ConfigError
 from ..memory import Memory
-from .app import EXIT_INPUT, _translated_errors, cli
+from .app import cli
+from .common import EXIT_INPUT
 
 LOOPBACK_NAMES = {"localhost"}
 
@@ -35,22 +36,37 @@ def is_loopback(host: str) -> bool:
 
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
-              help="Port to listen on.")  # fmt: skip
-@click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
-              help="Worker processes (all share the one store; each embeds with cores/N "
-                   "threads unless MEMVAULT_EMBED_THREADS is set).")  # fmt: skip
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port to listen on.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Worker processes (all share the one store; each embeds with cores/N "
+    "threads unless MEMVAULT_EMBED_THREADS is set).",
+)
 @click.option(
     "--allow-anonymous",
     is_flag=True,
     help="Serve a non-loopback address without API keys (all clients share one tenant).",
 )
-@click.option("--log-level", default="info", show_default=True,
-              type=click.Choice(["critical", "error", "warning", "info", "debug"]),
-              help="How much the server logs.")  # fmt: skip
+@click.option(
+    "--log-level",
+    default="info",
+    show_default=True,
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    help="How much the server logs.",
+)
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int, workers: int, allow_anonymous: bool,
-          log_level: str) -> None:  # fmt: skip
+def serve(
+    ctx: click.Context, host: str, port: int, workers: int, allow_anonymous: bool, log_level: str
+) -> None:
     """Serve the store over HTTP (JSON API under /v1; see docs/server.md).
 
     With MEMVAULT_API_KEYS (tenant:key,…) every request needs 'Authorization: Bearer KEY',
@@ -72,21 +88,18 @@ def serve(ctx: click.Context, host: str, port: int, workers: int, allow_anonymou
         )
         ctx.exit(EXIT_INPUT)
     store, tenant = ctx.meta.get("memvault.store"), ctx.meta.get("memvault.tenant")
-    with _translated_errors():
-        for name, value in (("STORE", store), ("TENANT", tenant)):
-            if value:
-                os.environ[f"MEMVAULT_{name}"] = value
-        settings = Settings.from_env()
-        Guard.parse(settings.allowed_hosts, settings.allowed_origins, host)  # fail here, early
-        if not KeyRing.parse(settings.api_keys).enabled and not (
-            is_loopback(host) or allow_anonymous
-        ):
-            raise ConfigError(
-                f"refusing to serve {host} without API keys: set MEMVAULT_API_KEYS "
-                "(tenant:key,…) or pass --allow-anonymous"
-            )
-        Memory(settings=settings).close()  # a bad store or model fails here, not in a worker
-        share_cores(settings, workers)
+    for name, value in (("STORE", store), ("TENANT", tenant)):
+        if value:
+            os.environ[f"MEMVAULT_{name}"] = value
+    settings = Settings.from_env()
+    Guard.parse(settings.allowed_hosts, settings.allowed_origins, host)  # fail here, early
+    if not KeyRing.parse(settings.api_keys).enabled and not (is_loopback(host) or allow_anonymous):
+        raise ConfigError(
+            f"refusing to serve {host} without API keys: set MEMVAULT_API_KEYS "
+            "(tenant:key,…) or pass --allow-anonymous"
+        )
+    Memory(settings=settings).close()  # a bad store or model fails here, not in a worker
+    share_cores(settings, workers)
     os.environ[BOUND_HOST_ENV] = host  # the app (in every worker) accepts it as a Host name
     uvicorn.run(
         "memvault.server.app:app_from_env",

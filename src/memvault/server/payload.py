@@ -17,8 +17,13 @@ from ..errors import ValidationError
 
 Convert = Callable[[str, Any], Any]
 _PYTHON: dict[str, type | tuple[type, ...]] = {
-    "string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict,
-    "array": list}  # fmt: skip
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "object": dict,
+    "array": list,
+}
 
 
 def _kind(value: Any) -> str:
@@ -125,8 +130,11 @@ def fields(
     missing = [name for name in required if source.get(name) is None]
     if missing:
         raise ValidationError(f"missing required field(s): {', '.join(missing)}")
-    return {accepted[k].keyword or k: accepted[k](k, v) for k, v in source.items()
-            if v is not None or accepted[k].nullable}  # fmt: skip
+    return {
+        accepted[k].keyword or k: accepted[k](k, v)
+        for k, v in source.items()
+        if v is not None or accepted[k].nullable
+    }
 
 
 def query_fields(

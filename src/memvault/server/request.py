@@ -84,9 +84,12 @@ def depth_over(value: Any, max_depth: int) -> bool:
     for _ in range(max_depth):
         if not level:
             return False
-        level = [child for item in level
-                 for child in (item.values() if type(item) is dict else item)
-                 if type(child) in _CONTAINERS]  # fmt: skip
+        level = [
+            child
+            for item in level
+            for child in (item.values() if type(item) is dict else item)
+            if type(child) in _CONTAINERS
+        ]
     return bool(level)
 
 

@@ -53,9 +53,14 @@ _PARAMETER = re.compile(r"{(\w+)(?::\w+)?}")
 ERROR = {
     "type": "object",
     "required": ["error"],
-    "properties": {"error": {"type": "object", "required": ["type", "message"], "properties": {
-        "type": {"type": "string"}, "message": {"type": "string"}}}},
-}  # fmt: skip
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["type", "message"],
+            "properties": {"type": {"type": "string"}, "message": {"type": "string"}},
+        }
+    },
+}
 
 
 def _optional(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -63,10 +68,15 @@ def _optional(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _object(accepted: Mapping[str, Field], required: Sequence[str]) -> dict[str, Any]:
-    properties = {name: dict(f.schema) if name in required else _optional(f.schema)
-                  for name, f in accepted.items()}  # fmt: skip
-    schema: dict[str, Any] = {"type": "object", "properties": properties,
-                              "additionalProperties": False}  # fmt: skip
+    properties = {
+        name: dict(f.schema) if name in required else _optional(f.schema)
+        for name, f in accepted.items()
+    }
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
     if required:
         schema["required"] = list(required)
     return schema
@@ -79,22 +89,29 @@ def _operation(route: Route) -> dict[str, Any]:
     ]
     for name, f in (route.query or {}).items():
         schema = {"type": "array", "items": f.schema} if f.repeats else dict(f.schema)
-        parameters.append({"name": name, "in": "query", "required": name in route.required,
-                           "schema": schema})  # fmt: skip
+        parameters.append(
+            {"name": name, "in": "query", "required": name in route.required, "schema": schema}
+        )
     operation: dict[str, Any] = {
         "operationId": route.handler.__name__,
         "summary": (route.handler.__doc__ or "").strip().split("\n")[0],
         "parameters": parameters,
         "responses": {
-            str(route.status): {"description": route.answer,
-                                "content": {"application/json": {"schema": {}}}},
-            "default": {"description": "an error", "content": {"application/json": {
-                "schema": {"$ref": "#/components/schemas/Error"}}}},
+            str(route.status): {
+                "description": route.answer,
+                "content": {"application/json": {"schema": {}}},
+            },
+            "default": {
+                "description": "an error",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+            },
         },
-    }  # fmt: skip
+    }
     if route.body is not None:
-        operation["requestBody"] = {"required": bool(route.required), "content": {
-            "application/json": {"schema": _object(route.body, route.required)}}}  # fmt: skip
+        operation["requestBody"] = {
+            "required": bool(route.required),
+            "content": {"application/json": {"schema": _object(route.body, route.required)}},
+        }
     return operation
 
 
@@ -106,11 +123,14 @@ def openapi(routes: Sequence[Route], version: str, authenticated: bool) -> dict[
         paths.setdefault(path, {})[route.method.lower()] = _operation(route)
     document: dict[str, Any] = {
         "openapi": "3.1.0",
-        "info": {"title": "memvault", "version": version,
-                 "description": "Long-term memory for LLM agents (docs/server.md)."},
+        "info": {
+            "title": "memvault",
+            "version": version,
+            "description": "Long-term memory for LLM agents (docs/server.md).",
+        },
         "paths": paths,
         "components": {"schemas": {"Error": ERROR}},
-    }  # fmt: skip
+    }
     if authenticated:
         document["components"]["securitySchemes"] = {"key": {"type": "http", "scheme": "bearer"}}
         document["security"] = [{"key": []}]

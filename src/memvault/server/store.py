@@ -24,9 +24,17 @@ from .payload import (
 )
 from .routes import Answer, Call, Route
 
-ENTRY = {"content": TEXT, "scope": TEXT, "tags": TEXTS, "category": TEXT, "expires_at": TIMESTAMP,
-         "metadata": OBJECT, "provenance": OBJECT, "context": TEXT,
-         "created_at": TIMESTAMP}  # fmt: skip
+ENTRY = {
+    "content": TEXT,
+    "scope": TEXT,
+    "tags": TEXTS,
+    "category": TEXT,
+    "expires_at": TIMESTAMP,
+    "metadata": OBJECT,
+    "provenance": OBJECT,
+    "context": TEXT,
+    "created_at": TIMESTAMP,
+}
 WRITE = ("content", "scope")
 ITEMS = Field({"type": "array", "items": {"type": "object"}}, typed("array"))
 NARROWER = {"include_narrower": FLAG, "session_id": TEXT}
@@ -124,32 +132,91 @@ async def purge_expired(memory: AsyncMemory, call: Call) -> Answer:
 
 
 SEARCH = {
-    "query": TEXT, "scope": TEXT, "limit": INTEGER, "tags": TEXTS, "categories": TEXTS,
-    "since": TIMESTAMP, "until": TIMESTAMP, "metadata": OBJECT, **NARROWER,
-    "lexical_weight": NUMBER, "dense_weight": NUMBER, "recency_weight": NUMBER,
-    "recency_half_life": SECONDS, "fusion": TEXT, "diversity": NUMBER, "min_score": NUMBER,
+    "query": TEXT,
+    "scope": TEXT,
+    "limit": INTEGER,
+    "tags": TEXTS,
+    "categories": TEXTS,
+    "since": TIMESTAMP,
+    "until": TIMESTAMP,
+    "metadata": OBJECT,
+    **NARROWER,
+    "lexical_weight": NUMBER,
+    "dense_weight": NUMBER,
+    "recency_weight": NUMBER,
+    "recency_half_life": SECONDS,
+    "fusion": TEXT,
+    "diversity": NUMBER,
+    "min_score": NUMBER,
     "conversational": FLAG,
-}  # fmt: skip
+}
 ENTRY_ID = "/v1/memories/{entry_id}"
 ROUTES = (
-    Route("POST", "/v1/memories", write, {**ENTRY, "ttl": SECONDS}, required=WRITE, status=201,
-          answer="the entry"),
-    Route("GET", "/v1/memories", list_entries, query={**SELECT, "order": TEXT, "limit": INTEGER,
-          "cursor": TEXT, "include_expired": FLAG}, answer="entries and next_cursor"),
-    Route("POST", "/v1/memories/batch", write_batch, {"items": ITEMS, "strict": FLAG},
-          required=("items",), status=201,
-          answer="counts stored/merged/refused and each item's outcome, in order"),
+    Route(
+        "POST",
+        "/v1/memories",
+        write,
+        {**ENTRY, "ttl": SECONDS},
+        required=WRITE,
+        status=201,
+        answer="the entry",
+    ),
+    Route(
+        "GET",
+        "/v1/memories",
+        list_entries,
+        query={**SELECT, "order": TEXT, "limit": INTEGER, "cursor": TEXT, "include_expired": FLAG},
+        answer="entries and next_cursor",
+    ),
+    Route(
+        "POST",
+        "/v1/memories/batch",
+        write_batch,
+        {"items": ITEMS, "strict": FLAG},
+        required=("items",),
+        status=201,
+        answer="counts stored/merged/refused and each item's outcome, in order",
+    ),
     Route("GET", ENTRY_ID, get_entry, answer="the entry"),
-    Route("PATCH", ENTRY_ID, update_entry, {"content": TEXT, "tags": TEXTS,
-          "expires_at": replace(TIMESTAMP, nullable=True), "metadata": OBJECT},
-          answer="the updated entry"),
+    Route(
+        "PATCH",
+        ENTRY_ID,
+        update_entry,
+        {
+            "content": TEXT,
+            "tags": TEXTS,
+            "expires_at": replace(TIMESTAMP, nullable=True),
+            "metadata": OBJECT,
+        },
+        answer="the updated entry",
+    ),
     Route("DELETE", ENTRY_ID, delete_entry, answer="whether it existed"),
-    Route("POST", f"{ENTRY_ID}/promote", promote_entry, {"to": TEXT, "delete_original": FLAG,
-          "content": TEXT, "tags": TEXTS}, required=("to",), status=201, answer="the new entry"),
+    Route(
+        "POST",
+        f"{ENTRY_ID}/promote",
+        promote_entry,
+        {"to": TEXT, "delete_original": FLAG, "content": TEXT, "tags": TEXTS},
+        required=("to",),
+        status=201,
+        answer="the new entry",
+    ),
     Route("DELETE", "/v1/scopes/{scope:path}", delete_scope, answer="how many were deleted"),
-    Route("POST", "/v1/retrieve", retrieve, {"scope": TEXT, "tags": TEXTS, "since": TIMESTAMP,
-          "limit": INTEGER, "order": TEXT, **NARROWER}, required=("scope",), answer="the entries"),
+    Route(
+        "POST",
+        "/v1/retrieve",
+        retrieve,
+        {
+            "scope": TEXT,
+            "tags": TEXTS,
+            "since": TIMESTAMP,
+            "limit": INTEGER,
+            "order": TEXT,
+            **NARROWER,
+        },
+        required=("scope",),
+        answer="the entries",
+    ),
     Route("POST", "/v1/search", search, SEARCH, required=("query", "scope"), answer="the hits"),
     Route("GET", "/v1/count", count, query={**SELECT, **NARROWER}, answer="the count"),
     Route("POST", "/v1/purge-expired", purge_expired, {}, answer="how many were purged"),
-)  # fmt: skip
+)
