@@ -1,5 +1,6 @@
-"""The HTTP edge over a real server: what a browser could forge is refused, with or without
-keys; CORS only for configured origins; bad bodies are 4xx, never 5xx."""
+"""The HTTP edge (the app in-process over ASGI; test_socket_smoke.py checks the wire): what a
+browser could forge is refused, with or without keys; CORS only for configured origins; bad
+bodies are 4xx, never 5xx."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ GLOBAL = "/v1/users/alice/global"
 def api(request: pytest.FixtureRequest, start_server: Callable[..., Client]) -> Client:
     if request.param == "anonymous":
         return start_server()
-    return Client(start_server(api_keys=f"acme:{KEY}").base, key=KEY)
+    return start_server(api_keys=f"acme:{KEY}").with_key(KEY)
 
 
 def error(answer: tuple[int, Any]) -> tuple[int, str]:

@@ -1,4 +1,4 @@
-"""The REST API over a real HTTP server: every operation, error translation, tenancy by key."""
+"""The REST API (in-process over ASGI): every operation, error translation, tenancy by key."""
 
 from __future__ import annotations
 
@@ -246,8 +246,8 @@ def test_api_keys_choose_the_tenant_and_isolate_it(start_server: Callable[..., C
     assert api("GET", "/health")[0] == 200
     status, body = api("GET", "/v1/count")
     assert (status, body["error"]["type"]) == (401, "Unauthorized")
-    assert Client(api.base, key="not-a-key-0123456789")("GET", "/v1/count")[0] == 401
-    acme, globex = Client(api.base, key=KEY_A), Client(api.base, key=KEY_B)
+    assert api.with_key("not-a-key-0123456789")("GET", "/v1/count")[0] == 401
+    acme, globex = api.with_key(KEY_A), api.with_key(KEY_B)
     secret = write(acme, "acme launch date is march 3", scope="org:shared")
     assert globex("GET", f"/v1/memories/{secret['id']}")[0] == 404
     assert globex("GET", "/v1/count") == (200, {"count": 0})

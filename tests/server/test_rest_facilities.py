@@ -1,4 +1,4 @@
-"""The facilities over a real HTTP server: the seed scenario, refusals as 403, tenancy."""
+"""The facilities over the REST API (in-process): the seed scenario, refusals as 403, tenancy."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_records_cannot_be_altered_over_http(api: Client) -> None:
 
 def test_sessions_are_confined_to_the_key_tenant(start_server: Callable[..., Client]) -> None:
     server = start_server(api_keys=f"acme:{KEY_A},globex:{KEY_B}")
-    acme, globex = Client(server.base, key=KEY_A), Client(server.base, key=KEY_B)
+    acme, globex = server.with_key(KEY_A), server.with_key(KEY_B)
     sid = ok(acme("POST", "/v1/sessions", {"user_id": "alice"}), 201)["id"]
     assert globex("GET", f"/v1/sessions/{sid}")[0] == 404
     assert ok(globex("GET", "/v1/sessions")) == {"sessions": []}
