@@ -174,3 +174,11 @@ def test_default_store_under_memvault_home(isolated_environment: Path) -> None:
     result = CliRunner().invoke(cli, ["write", "x", "--scope", "user:a"])
     assert result.exit_code == 0, result.output
     assert (isolated_environment / "memvault.db").exists()
+
+
+@pytest.mark.parametrize("store", ["memory://", ":memory:", "sqlite:///:memory:"])
+def test_a_store_that_forgets_is_refused_not_silently_lost(store: str) -> None:
+    result = CliRunner().invoke(cli, ["--store", store, "write", "x", "--scope", "user:a"])
+    assert result.exit_code == 2 and "forgets everything" in result.stderr
+    serve = CliRunner().invoke(cli, ["--store", store, "serve", "--workers", "2"])
+    assert serve.exit_code == 2 and "lives in one process" in serve.stderr

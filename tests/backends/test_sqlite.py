@@ -181,8 +181,10 @@ def test_third_party_backends_plug_in() -> None:
     assert opened == ["custom://anything"]
 
 
-def test_capabilities_are_declared() -> None:
-    SQLiteBackend(":memory:", Settings()).require("full_text")
+def test_capabilities_are_declared(tmp_path: Path) -> None:
+    SQLiteBackend(str(tmp_path / "m.db"), Settings()).require("multiprocess")
+    with pytest.raises(CapabilityError, match="'sqlite' backend does not support persistent"):
+        SQLiteBackend(":memory:", Settings()).require("persistent")
     with pytest.raises(CapabilityError, match="'memory' backend does not support persistent"):
         InMemoryBackend().require("persistent")
     with pytest.raises(ValueError, match="unknown capability"):

@@ -111,10 +111,18 @@ since_option = datetime_option("--since", help="Only entries created at or after
 
 
 def open_memory(ctx: click.Context, **options: Any) -> Memory:
-    """Open the store the group's options name (``options`` go to Memory), closed on exit."""
+    """Open the store the group's options name (``options`` go to Memory), closed on exit.
+
+    A command ends with its process, so a store that does not outlive it (``memory://``,
+    ``:memory:``) is refused rather than silently forgotten."""
     opener: Callable[..., Memory] = ctx.obj
     memory = opener(**options)
     ctx.call_on_close(memory.close)
+    if not memory.backend.capabilities.persistent:
+        raise ConfigError(
+            f"the {memory.backend.name!r} store forgets everything when this command ends; "
+            "give --store a SQLite file or a PostgreSQL URL"
+        )
     return memory
 
 

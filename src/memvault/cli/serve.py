@@ -98,7 +98,13 @@ def serve(
             f"refusing to serve {host} without API keys: set MEMVAULT_API_KEYS "
             "(tenant:key,…) or pass --allow-anonymous"
         )
-    Memory(settings=settings).close()  # a bad store or model fails here, not in a worker
+    with Memory(settings=settings) as memory:  # a bad store or model fails here, not in a worker
+        if workers > 1 and not memory.backend.capabilities.multiprocess:
+            raise ConfigError(
+                f"the {memory.backend.name!r} store at {settings.store_url()} lives in one "
+                f"process; {workers} workers would each have their own: use --workers 1, or a "
+                "SQLite file or PostgreSQL"
+            )
     share_cores(settings, workers)
     os.environ[BOUND_HOST_ENV] = host  # the app (in every worker) accepts it as a Host name
     uvicorn.run(

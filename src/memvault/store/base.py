@@ -37,11 +37,9 @@ class Capabilities:
     """What a backend can do. Code that needs a capability calls :meth:`Backend.require`."""
 
     persistent: bool = False
-    """Data outlives the process."""
+    """Data outlives the process (the CLI's one-shot commands require it)."""
     multiprocess: bool = False
-    """Several processes may use the same store at once."""
-    full_text: bool = False
-    """A full-text index is kept in sync with entry content."""
+    """Several processes may use the same store at once (``serve --workers N`` requires it)."""
 
 
 AnyOp = (
@@ -73,7 +71,8 @@ class Backend(ABC):
     """
 
     name: ClassVar[str]
-    capabilities: ClassVar[Capabilities]
+    capabilities: Capabilities
+    """Declared per class, or per instance where the location decides (SQLite ``:memory:``)."""
 
     @abstractmethod
     def batch(self, ops: Sequence[Op[Any]]) -> list[Any]:

@@ -76,7 +76,7 @@ class InMemoryBackend(Backend):
     """Keeps entries in a dict; every batch is atomic (undone on error) and thread-safe."""
 
     name: ClassVar[str] = "memory"
-    capabilities: ClassVar[Capabilities] = Capabilities()
+    capabilities = Capabilities()
 
     def __init__(self) -> None:
         self._rows: dict[Key, _Row] = {}

@@ -118,9 +118,7 @@ class PostgresBackend(SqlOps, Backend):
 
     dialect = POSTGRES
     name: ClassVar[str] = "postgresql"
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        persistent=True, multiprocess=True, full_text=True
-    )
+    capabilities = Capabilities(persistent=True, multiprocess=True)
 
     def __init__(self, dsn: str, settings: Settings | None = None, pool_size: int = 10) -> None:
         try:

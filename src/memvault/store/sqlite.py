@@ -92,9 +92,6 @@ class SQLiteBackend(SqlOps, Backend):
 
     dialect = SQLITE
     name: ClassVar[str] = "sqlite"
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        persistent=True, multiprocess=True, full_text=True
-    )
 
     def __init__(self, path: str, settings: Settings | None = None) -> None:
         settings = settings or Settings()
@@ -104,6 +101,8 @@ class SQLiteBackend(SqlOps, Backend):
         self._generation = 0
         self._ann_min_chunks = settings.ann_min_chunks if ann.available() else 0
         self._in_memory = path == ":memory:"
+        lasting = not self._in_memory
+        self.capabilities = Capabilities(persistent=lasting, multiprocess=lasting)
         if not self._in_memory:
             Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
         try:
