@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -19,6 +20,8 @@ SURROGATE_TEXT = st.text(
     min_size=1,
     max_size=8,
 )
+EDGE_PAST = datetime.fromisoformat("0001-01-01T00:00:00+14:00")
+EDGE_FUTURE = datetime.fromisoformat("9999-12-31T23:59:59-05:00")
 NESTED = st.recursive(st.integers(), lambda inner: st.lists(inner, max_size=2), max_leaves=60)
 DEEP = st.integers(33, 60).map(lambda depth: eval("[" * depth + "1" + "]" * depth))
 ANYTHING = st.one_of(
@@ -30,6 +33,7 @@ ANYTHING = st.one_of(
     SURROGATE_TEXT,
     st.sampled_from(["fact", "decision", "user", "tool", "user_turn", "llm_promoted", "s1", "u1"]),
     st.sampled_from([float("nan"), float("inf"), -float("inf"), "user:\ud800", "x\udcff"]),
+    st.sampled_from([2**63, -(2**63) - 1, 10**400, EDGE_PAST, EDGE_FUTURE]),
     st.lists(st.text(max_size=5) | SURROGATE_TEXT, max_size=3),
     st.dictionaries(st.text(max_size=5) | SURROGATE_TEXT, st.integers() | st.floats(), max_size=2),
     NESTED,
@@ -84,6 +88,13 @@ OPERATIONS: dict[str, Callable[[Memory, Any, Any], Any]] = {
     "update": lambda m, a, b: m.update(a, content=b),
     "promote": lambda m, a, b: m.promote(a, b),
     "count": lambda m, a, b: m.count(a, tags=b),
+    "count_since": lambda m, a, b: m.count("user:u1", since=a, tags=b),
+    "write_dates": lambda m, a, b: m.write("x", scope="user:u1", created_at=a, expires_at=b),
+    "write_many_outer": lambda m, a, b: m.write_many(a),
+    "search_categories": lambda m, a, b: m.search("x", "user:u1", categories=a, limit=b),
+    "compact": lambda m, a, b: m.compact(a, lambda entries: b),
+    "reembed": lambda m, a, b: m.reembed(batch_size=a),
+    "list_cursor": lambda m, a, b: m.list(cursor=a, order=b),
 }
 
 
@@ -98,3 +109,19 @@ def test_bad_arguments_raise_memvault_errors_only(memory: Memory, name: str) -> 
             operation(memory, a, b)
 
     check()
+
+
+def test_generators_are_checked_like_lists(memory: Memory) -> None:
+    """One-shot iterators are read before the edge check, so a surrogate inside one is caught."""
+    entry = memory.write("a note", scope="user:u1")
+    attempts: list[Callable[[], Any]] = [
+        lambda: memory.write("x", scope="user:u1", tags=(t for t in ["\ud800"])),
+        lambda: memory.update(entry.id, tags=(t for t in ["ok", "\udcff"])),
+        lambda: memory.append_record("s1", "user", "x", object_ids=(i for i in ["\ud800"])),
+        lambda: memory.compact([entry.id], lambda entries: "summary \ud800"),
+    ]
+    for attempt in attempts:
+        with pytest.raises(MemvaultError):
+            attempt()
+    kept = memory.write("a fact about generators", scope="user:u9", tags=(t for t in ["kept"]))
+    assert kept.tags == ("kept",)

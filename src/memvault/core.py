@@ -470,6 +470,8 @@ class Planner:
         is stored) or refused (invalid, filtered, not allowed: the others are still stored).
         With ``strict=True`` the first refused item raises its error and nothing is stored.
         """
+        if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+            raise ValidationError(f"items must be a list of entries, got {type(items).__name__}")
         now = self.now()
         results: builtins.list[ItemResult | None] = []
         entries: builtins.list[MemoryEntry] = []
@@ -703,7 +705,7 @@ class Planner:
         union of the sources' tags. If the callback fails, a CompactionError is raised and nothing
         changes; with ``delete_sources`` the sources go in the same transaction as the write.
         """
-        ids = [check.entry_id(i) for i in entry_ids]
+        ids = check.entry_ids("entry_ids", entry_ids)
         if not ids or len(set(ids)) != len(ids):
             raise ValidationError("compact needs a non-empty list of distinct entry ids")
         found = yield from run_all(GetOp(self.tenant, i) for i in ids)
@@ -823,7 +825,7 @@ class Planner:
         where = replace(
             self.where(scopes, tags, since, now),
             until=None if until is None else check.aware("until", until),
-            categories=tuple(str(check.category(c)) for c in categories or ()),
+            categories=check.categories(categories),
             metadata=metadata_filter(metadata),
         )
         return (yield from self.ranked(query, where, spec, now))
@@ -863,6 +865,7 @@ class Planner:
         Each batch is its own transaction; an interrupted run can simply be started again.
         ``progress`` is called with the number of chunks done so far. Returns that number.
         """
+        check.limit(batch_size, self.settings)
         done, after = 0, 0
         while True:
             page = yield from run(ChunkPageOp(after, batch_size))

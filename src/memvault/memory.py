@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
@@ -196,16 +196,31 @@ class _Base:
             self._backend.close()
 
 
-def _argument_check(plan: Callable[..., Any]) -> Callable[[tuple[Any, ...], dict[str, Any]], None]:
-    """The edge check of a plan's arguments (all but those the plan checks item by item)."""
+Arguments = tuple[tuple[Any, ...], dict[str, Any]]
+
+
+def _argument_check(
+    plan: Callable[..., Any],
+) -> Callable[[tuple[Any, ...], dict[str, Any]], Arguments]:
+    """The edge check of a plan's arguments (all but those the plan checks item by item); it
+    returns the arguments with one-shot iterators (generators) read into tuples, so that what
+    was checked is what the plan gets."""
     names = tuple(inspect.signature(plan).parameters)[1:]
     own = frozenset(getattr(plan, check.PER_ITEM, ()))
 
-    def check_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def check_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Arguments:
+        args = tuple(_read(value) for value in args)
+        kwargs = {name: _read(value) for name, value in kwargs.items()}
         named = {**dict(zip(names, args, strict=False)), **kwargs}
         check.arguments({name: value for name, value in named.items() if name not in own})
+        return args, kwargs
 
     return check_call
+
+
+def _read(value: Any) -> Any:
+    """A one-shot iterator as a tuple; any other value as it is."""
+    return tuple(value) if isinstance(value, Iterator) else value
 
 
 def _owner(plan: Callable[..., Any]) -> str:
@@ -233,7 +248,7 @@ def _blocking(
 
     @functools.wraps(plan)
     def operation(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        check_call(args, kwargs)
+        args, kwargs = check_call(args, kwargs)  # type: ignore[assignment]
         return run_blocking(plan(self._planners.of(owner), *args, **kwargs), self._backend)
 
     _described(operation, plan)
@@ -248,7 +263,7 @@ def _awaitable(
 
     @functools.wraps(plan)
     async def operation(self: AsyncMemory, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        check_call(args, kwargs)
+        args, kwargs = check_call(args, kwargs)  # type: ignore[assignment]
         return await run_awaiting(plan(self._planners.of(owner), *args, **kwargs), self._backend)
 
     _described(operation, plan)

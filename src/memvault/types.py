@@ -155,8 +155,8 @@ class Provenance:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Provenance:
         known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
+        unknown = {str(key) for key in data} - known
+        if unknown or not all(isinstance(key, str) for key in data):
             raise ValidationError(f"unknown provenance fields: {', '.join(sorted(unknown))}")
         return cls(**data)
 

@@ -20,7 +20,9 @@ _CATEGORY = re.compile(r"^[a-z][a-z0-9_\-]{0,63}$")
 _MAX_ID_CHARS = 128
 MAX_DEPTH = 32
 """Deepest nesting of lists, mappings and records accepted in any argument."""
-_SCALARS = (bool, int, type(None), datetime, timedelta, tzinfo)
+_SCALARS = (bool, type(None), datetime, timedelta, tzinfo)
+LARGEST_INT = 2**63 - 1
+"""Integers in arguments are 64-bit: what every store and JSON peer can hold."""
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -50,29 +52,40 @@ def checked_per_item(*names: str) -> Callable[[F], F]:
 
 
 def _walk(value: object, path: tuple[object, ...]) -> None:
-    if isinstance(value, str):
-        if not encodable(value):
-            raise ValidationError(
-                f"{_path(path)} is not valid Unicode text (it contains a lone surrogate, "
-                "e.g. from bytes that are not UTF-8)"
-            )
-    elif isinstance(value, _SCALARS):
-        return
-    elif isinstance(value, numbers.Real):
-        if not math.isfinite(value):
-            raise ValidationError(f"{_path(path)} must be a finite number, got {value!r}")
-    elif len(path) > MAX_DEPTH:
+    problem = _scalar_problem(value)
+    if problem is not None:
+        raise ValidationError(f"{_path(path)} {problem}")
+    children = _children(value)
+    if children and len(path) > MAX_DEPTH:
         raise ValidationError(f"{_path(path[:2])} is nested more than {MAX_DEPTH} levels deep")
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            _walk(key, (*path, "<key>"))
-            _walk(item, (*path, key))
-    elif isinstance(value, list | tuple | set | frozenset):
-        for index, item in enumerate(value):
-            _walk(item, (*path, index))
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            _walk(getattr(value, f.name), (*path, f.name))
+    for step, child in children:
+        _walk(child, (*path, step))
+
+
+def _scalar_problem(value: object) -> str | None:
+    """What is wrong with a string or a number (None: nothing, or not a scalar)."""
+    if isinstance(value, str) and not encodable(value):
+        return "is not valid Unicode text (a lone surrogate, e.g. from bytes not UTF-8)"
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if -LARGEST_INT <= value <= LARGEST_INT else "is out of 64-bit range"
+    if isinstance(value, numbers.Real) and not math.isfinite(value):
+        return f"must be a finite number, got {value!r}"
+    return None
+
+
+def _children(value: object) -> list[tuple[object, object]]:
+    """The (step, value) pairs inside a container, a mapping (its keys too) or a dataclass."""
+    if isinstance(value, (str, bytes, *_SCALARS)):
+        return []
+    if isinstance(value, Mapping):
+        return [pair for key, item in value.items() for pair in (("<key>", key), (key, item))]
+    if isinstance(value, list | tuple | set | frozenset):
+        return list(enumerate(value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
+    return []
 
 
 def _path(parts: tuple[object, ...]) -> str:
@@ -97,7 +110,10 @@ def finite(name: str, value: object, least: float = -math.inf, most: float = mat
     """A real number (not a bool), finite and within ``least``..``most``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValidationError(f"{name} must be a number, got {type(value).__name__}")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ValidationError(f"{name} is too large a number") from None
     if not math.isfinite(number):
         raise ValidationError(f"{name} must be a finite number, got {value!r}")
     if not least <= number <= most:
@@ -114,8 +130,8 @@ def content(value: object, settings: Settings) -> str:
         raise ValidationError(f"content must be a string, got {type(value).__name__}")
     if not value.strip():
         raise ValidationError("content must not be empty or only whitespace")
-    if "\x00" in value:
-        raise ValidationError("content must not contain NUL characters")
+    if "\x00" in value or not encodable(value):
+        raise ValidationError("content must not contain NUL characters or lone surrogates")
     if len(value) > settings.max_content_chars:
         raise ValidationError(
             f"content is {len(value):,} characters; the limit is {settings.max_content_chars:,} "
@@ -137,7 +153,7 @@ def tags(values: Iterable[str] | None, settings: Settings) -> tuple[str, ...]:
         tag = raw.strip()
         if not tag:
             raise ValidationError("tags must not be empty")
-        if len(tag) > settings.max_tag_chars or _has_control(tag):
+        if len(tag) > settings.max_tag_chars or _has_control(tag) or not encodable(tag):
             raise ValidationError(
                 f"tag {tag[:40]!r} is longer than {settings.max_tag_chars} characters "
                 "or contains a control character"
@@ -146,6 +162,15 @@ def tags(values: Iterable[str] | None, settings: Settings) -> tuple[str, ...]:
     if len(seen) > settings.max_tags:
         raise ValidationError(f"an entry may have at most {settings.max_tags} tags")
     return tuple(seen)
+
+
+def categories(values: object) -> tuple[str, ...]:
+    """Categories to filter by (any of them)."""
+    if values is None:
+        return ()
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise ValidationError(f"categories must be a list, got {type(values).__name__}")
+    return tuple(str(category(value)) for value in values)
 
 
 def category(value: str | None) -> str | None:
@@ -184,7 +209,12 @@ def aware(name: str, value: object) -> datetime:
         raise ValidationError(f"{name} must be a datetime, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValidationError(f"{name} must be timezone-aware (e.g. datetime.now(timezone.utc))")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValidationError(
+            f"{name} {value.isoformat()} is outside the datetimes UTC has"
+        ) from None
 
 
 def expiry(
@@ -254,8 +284,8 @@ def tenant(value: object) -> str:
 def entry_id(value: object) -> str:
     if not isinstance(value, str) or not value or len(value) > _MAX_ID_CHARS:
         raise ValidationError(f"entry id must be a non-empty string, got {value!r}")
-    if _has_control(value):
-        raise ValidationError("entry id must not contain control characters")
+    if _has_control(value) or not encodable(value):
+        raise ValidationError("entry id must not contain control characters or lone surrogates")
     return value
 
 

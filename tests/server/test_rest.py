@@ -272,3 +272,38 @@ def test_an_unexpected_failure_is_a_500_that_leaks_nothing(
     status, body = api("POST", "/v1/search", {"query": "q", "scope": "user:a"})
     assert (status, body["error"]["type"]) == (500, "InternalError")
     assert "secret" not in str(body)
+
+
+EDGE = "0001-01-01T00:00:00+14:00"
+HUGE = int("9" * 400)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/v1/memories", {"content": "x", "scope": "user:a", "created_at": EDGE}),
+        (
+            "POST",
+            "/v1/memories",
+            {"content": "x", "scope": "user:a", "expires_at": "9999-12-31T23:59:59-05:00"},
+        ),
+        (
+            "POST",
+            "/v1/memories",
+            {"content": "x", "scope": "user:a", "provenance": {"confidence": HUGE}},
+        ),
+        ("POST", "/v1/search", {"query": "x", "scope": "user:a", "metadata": {"k": 2**63}}),
+        ("POST", "/v1/search", {"query": "x", "scope": "user:a", "lexical_weight": HUGE}),
+        ("GET", "/v1/count?since=0001-01-01T00:00:00%2B14:00", None),
+        (
+            "GET",
+            "/v1/memories?cursor=WyIwMDAxLTAxLTAxVDAwOjAwOjAwKzE0OjAwIiwgIngiLCAibmV3ZXN0Il0",
+            None,
+        ),
+    ],
+)
+def test_values_at_the_edge_of_their_type_are_400_not_500(
+    api: Client, method: str, path: str, body: Any
+) -> None:
+    status, answer = api(method, path, body)
+    assert (status, answer["error"]["type"]) == (400, "ValidationError"), answer

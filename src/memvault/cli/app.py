@@ -412,7 +412,8 @@ def _import_item(line: bytes, scope: Scope | None) -> NewEntry:
         data = json.loads(line)
         if not isinstance(data, dict):
             raise ValidationError("not a JSON object")
-        data.setdefault("scope", scope and str(scope))
+        if data.get("scope") is None:  # null is "not given", as over REST
+            data["scope"] = scope and str(scope)
         if data["scope"] is None:
             raise ValidationError("no scope (give one per line or --scope)")
         for key in ("created_at", "expires_at"):

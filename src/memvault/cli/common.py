@@ -82,7 +82,7 @@ def _json_object(
         return None
     try:
         parsed = json.loads(value)
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # also: an integer of too many digits
         raise click.BadParameter(f"not valid JSON: {exc}") from None
     if not isinstance(parsed, dict):
         raise click.BadParameter("must be a JSON object")

@@ -193,9 +193,10 @@ class ContextPlans:
         except Exception as exc:
             reason = f"summariser {summarizer.name!r} raised {type(exc).__name__}: {exc}"
             raise CompactionError(ids, reason) from exc
-        if not isinstance(text, str) or not text.strip():
-            raise CompactionError(ids, f"summariser {summarizer.name!r} returned no text")
-        return text
+        try:
+            return check.content(text, self.store.settings)
+        except ValidationError as exc:
+            raise CompactionError(ids, f"summariser {summarizer.name!r}: {exc}") from exc
 
     def _replace_summary(self, scope: Scope, entry: MemoryEntry) -> tuple[Op[Any], ...]:
         """Store a summary in place of older ones of the same block start and summariser (a
