@@ -73,11 +73,15 @@ def test_trust_tags_follow_the_seed_table(source: str | None, tag: str) -> None:
 def test_finding_ids_and_dedup_tiers() -> None:
     assert finding_id(T0, 7, "0f3a") == "f-20260503-007-0f3a"
     assert normalised("  Osaka, Widget-C:  1850 UNITS!") == "osaka widget c 1850 units"
-    known = [finding("Tokyo sells 130 units weekly")]
-    assert duplicate_finding("Tokyo sells 130 units weekly", known) is known[0]
-    assert duplicate_finding("tokyo: sells 130 units, weekly", known) is known[0]
-    assert duplicate_finding("Weekly, Tokyo sells 130 units", known) is known[0]
-    assert duplicate_finding("Tokyo sells 131 units weekly", known) is None
+    known = [finding("Tokyo sells 130 units every week")]
+    assert duplicate_finding("Tokyo sells 130 units every week", known) is known[0]
+    assert duplicate_finding("tokyo: sells 130 units, every week", known) is known[0]
+    assert duplicate_finding("Every week, Tokyo sells 130 units", known) is known[0]
+    assert duplicate_finding("Tokyo sells 131 units every week", known) is None
+    assert (
+        duplicate_finding("Tokyo sells €130 every week", [finding("Tokyo sells $130 every week")])
+        is None
+    )
     assert duplicate_finding("Nagoya returns spike in March", known) is None
 
 

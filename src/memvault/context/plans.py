@@ -21,11 +21,11 @@ from ..facilities.model import (
     SUMMARY,
     Record,
     Session,
-    normalised,
     trust_tag,
 )
 from ..facilities.notes import NotePlans
 from ..facilities.sessions import SessionPlans
+from ..store.duplicates import content_words
 from ..store.ops import DeleteMatchingOp, Filter, Op, PutOp
 from ..types import MemoryEntry, NewEntry, Scope, SearchHit
 from . import builder, prompt
@@ -170,10 +170,10 @@ class ContextPlans:
         own = (Scope.user(session.user_id), Scope.session(session.id))
         categories = (*GLOBAL_MEMORY, *SESSION_MEMORY, FINDING, RECORD)
         hits = yield from self.sessions.search_scopes(query, own + others, categories, limit * 3)
-        seen = {normalised(r.content) for r in records}
+        seen = {content_words(r.content) or r.content for r in records}
         unique = []
         for hit in hits:
-            key = normalised(hit.entry.content)
+            key = content_words(hit.entry.content) or hit.entry.content
             if key not in seen:
                 seen.add(key)
                 unique.append(hit)

@@ -212,12 +212,12 @@ def normalised(text: str) -> str:
 
 
 def duplicate_finding(content: str, existing: Sequence[Finding]) -> Finding | None:
-    """The finding ``content`` repeats: the same text, the same normalised text, or the same
-    fact restated (see :func:`memvault.store.duplicates.restates`). Seed 001's third tier was
-    word-set Jaccard >= 0.5, which merged "week 10" into "week 11": different findings."""
+    """The finding ``content`` repeats: the same text, or the same fact restated (see
+    :func:`memvault.store.duplicates.restates`: case, punctuation, filler, a moved opening
+    phrase). Seed 001's lower tiers — text equal once punctuation is gone, word-set Jaccard >=
+    0.5 — merged "€450" into "$450" and "week 10" into "week 11": different findings."""
     for tier in (
         lambda f: f.content == content,
-        lambda f: normalised(f.content) == normalised(content),
         lambda f: restates(f.content, content),
     ):
         found = next((f for f in existing if tier(f)), None)

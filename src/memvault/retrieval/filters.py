@@ -9,8 +9,9 @@ note that talks about one. Three tiers of evidence, all at the start of the cont
 2. a failure *head* — a named exception (``KeyError: …``), a tool's prefix (``fatal:``,
    ``npm ERR!``, ``bash: x: …``), a compiler's ``file:line: error`` — refused unless what follows
    on its line explains it ("… means the CSV lacks headers", "… is fixed by", "… when …");
-3. a prefix a note may also start with (``Error:``, ``ERROR``, ``prog:``) — refused only if the
-   rest reads as a failure ("refused", "not found", "denied", an errno…), neither explains it
+3. a prefix a note may also start with — ``Error:``, refused only if the rest reads as a
+   failure ("refused", "not found", "denied", an errno…), and ``prog:``, only if it says what
+   programs say ("command not found", "No such file or directory"…) — and neither explains it
    nor speaks of people ("the user", "we").
 
 When in doubt, the content is kept: a stored error output is noise, a refused memory is lost.
@@ -25,12 +26,12 @@ import re
 _STATUS_TEXT = (
     r"(?:Bad Request|Unauthorized|Forbidden|Not Found|Method Not Allowed|Request Timeout|"
     r"Conflict|Gone|Payload Too Large|Too Many Requests|Internal Server Error|Not Implemented|"
-    r"Bad Gateway|Service Unavailable|Gateway Time-?out)"
+    r"Bad Gateway|Service (?:Temporarily )?Unavailable|Gateway Time-?out)"
 ).replace(" ", r"\ ")  # the patterns below are verbose: spaces must be escaped
 _STRUCTURE = re.compile(
     rf"""\A\s*(?:
         Traceback\ \(most\ recent\ call\ last\):
-      | (?:<\ )?HTTP/\d(?:\.\d)?\ [45]\d\d\b
+      | (?:<\ )?HTTP/\d(?:\.\d)?\ [45]\d\d(?:\ [A-Z][\w\ -]*)?[\ \t]*(?:\r?\n|\Z)
       | (?:[45]\d\d:?\ (?i:{_STATUS_TEXT}|page\ not\ found)|Internal\ Server\ Error|Bad\ Gateway
          |Service\ Unavailable|Gateway\ Time-?out)\.?\s*\Z
       | (?i:<!DOCTYPE\ html[^>]*>\s*)?<(?i:html|head|body|title|h1|center)\b.*?
@@ -38,6 +39,12 @@ _STRUCTURE = re.compile(
       | <\?xml[^>]*>\s*<(?:Error|error|Fault|fault)>
       | Cannot\ (?:GET|POST|PUT|PATCH|DELETE)\ /\S*\s*\Z
       | error\ code:\ \d+\s*\Z
+      | Error\ code:\ [45]\d\d\b
+      | (?:Request|Command)\ failed\ with\ (?:status|exit)\ code\ \d+\.?\s*\Z
+      | Internal\ Server\ Error:\ /\S*\s*\Z
+      | (?:Permission\ denied|Connection\ refused|Connection\ reset\ by\ peer|Broken\ pipe
+         |Connection\ timed\ out|Operation\ timed\ out|Killed|Timeout|TimeoutError
+         |Out\ of\ memory)\.?\s*\Z
     )""",
     re.VERBOSE | re.DOTALL,
 )
@@ -60,8 +67,8 @@ _EXCEPTION = re.compile(
 )
 _FAILURE_HEAD = re.compile(
     r"""(?:fatal:\s | fatal\ error:\s | npm\ ERR!\s | curl:\ \(\d+\)\s | psql:\ error:\s | E:\s
-        | ERROR:\ \  | Segmentation\ fault\b | error\[E\d+\]: | make:\ \*\*\* | ssh:\s
-        | Permission\ denied\ \(publickey
+        | ERROR:\ \  | Segmentation\ fault\b | error\[E\d+\]: | make:\ \*\*\*
+        | Permission\ denied\ \(publickey | Error\ executing\ tool\ \S+:
         | (?:ba|z|fi|c|k|da)?sh:\ \S.*:\ \S | [\w.-]+@[\w.-]+:\ Permission\ denied
         | [\w.-]+:\ (?:fatal\ )?error:\s | gcc:\s | ld:\s | panic:\s | thread\ '.+'\ panicked\ at
         | \[?Unhandled\w*(?:\ exception)?\b | Fatal\ error:\ Uncaught\s
@@ -79,24 +86,32 @@ _FAILURE_HEAD = re.compile(
 """Tier 2: a tool's own failure prefix."""
 _WEAK_HEAD = re.compile(
     r"(?:[A-Z][a-z]+\ )?(?:Error|ERROR|error|Exception|FATAL|Fatal|FAILED|Failed)(?:\ from\ \w+)?"
-    r"(?:\ \([\w ]+\))?(?:\[\w+\])?:?\s|[a-z][\w.+-]*:\s",
+    r"(?:\ \([\w ]+\))?(?:\[\w+\])?:?\s",
     re.VERBOSE,
 )
-"""Tier 3: a prefix that a note may also start with."""
+"""Tier 3: a prefix that a note may also start with ("Error: …")."""
+_LABEL_HEAD = re.compile(r"[a-z][\w.+-]*:\s")
+"""Tier 3 too: a program's name ("docker: …") — or a note's label ("redis: …")."""
 _FAILURE_WORDS = re.compile(
-    r"\b(?:refused|denied|not found|no such|failed|failure|unable to|cannot|can't|could not|"
-    r"couldn't|timed out|timeout|invalid|unknown|missing|does not exist|not exist|unexpected|"
-    r"unauthori[sz]ed|forbidden|expired|exceeded|unreachable|not allowed|not permitted|"
-    r"already in use|conflict|undefined|null|nil|syntax error|not available|no available|"
-    r"(?-i:E[A-Z]{3,})|errno|"
-    r"exit (?:code|status))\b",
+    r"\b(?:refused|denied|not found|no such|failed|unable to|cannot|can't|could not|couldn't|"
+    r"timed out|does not exist|unreachable|not permitted|already in use|syntax error|"
+    r"(?-i:E[A-Z]{3,})|errno|exit (?:code|status))\b",
     re.IGNORECASE,
 )
+"""What the rest of an ``Error: …`` line says when it is a failure ("missing", "invalid" or
+"expired" are said by notes just as often)."""
+_TOOL_FAILURES = re.compile(
+    r"\b(?:command not found|no such file or directory|permission denied|cannot access|"
+    r"connection refused|connection reset|error response from daemon|is not recognized|"
+    r"cannot connect|could not resolve|not in gzip format|operation not permitted)\b",
+    re.IGNORECASE,
+)
+"""What a program's own failure line says (a ``label:`` note rarely says these)."""
 _EXPLAINS = re.compile(
     r"(?<![\w.])(?:remember|note|means|meaning|fix|fixed|fixes|workaround|because|should|"
     r"always|never|usually|prefers?|likes?|wants?|happens|whenever|when|appears|shows up|"
-    r"solved|resolved|caused|came from|comes from|due to|traced to|turned out|"
-    r"safe to ignore)(?![\w.])",
+    r"solved|resolved|caused|came from|comes from|due to|traced to|turned out|is what|"
+    r"safe to ignore)(?![\w.])|;\s*(?:use|run|try|set)\b",
     re.IGNORECASE,
 )
 """Words of a note that explains a failure: they veto every failure head."""
@@ -126,13 +141,16 @@ def is_error_response(text: str) -> bool:
     if frames >= 2 or (frames and _EXCEPTION.match(lines[-1].strip())):
         return not _EXPLAINS.search(_QUOTED.sub(" ", lines[0]))
     named = _EXCEPTION.match(head) or _FAILURE_HEAD.match(head)
-    prefix = named or _WEAK_HEAD.match(head)
+    prefix = named or _WEAK_HEAD.match(head) or _LABEL_HEAD.match(head)
     if prefix is None or prefix.group().rstrip(": \t\n").lower() in _NOTE_LABELS:
         return False
     rest = _QUOTED.sub(" ", " ".join(head[prefix.end() :].splitlines()[: 1 if named else 3]))
     if _EXPLAINS.search(rest) or (named is None and _PEOPLE.search(rest)):
         return False  # it explains the failure, or speaks of people: a note
-    return named is not None or bool(_FAILURE_WORDS.search(rest))
+    if named is not None:
+        return True
+    says = _TOOL_FAILURES if _LABEL_HEAD.match(head) else _FAILURE_WORDS
+    return bool(says.search(rest))
 
 
 def _is_json_error(text: str) -> bool:

@@ -61,19 +61,23 @@ _CONTRACTIONS = (
 )
 _WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[^\w\s]")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")
-_TRAILING_ZEROS = re.compile(r"^(\d+)\.(\d*?)0+$")
+_SIGN = re.compile(r"(?<!\d)-(?=\d)")
+"""A minus sign ("-18°C", "UTC-2"), not a hyphen ("2024-03-05", "t-shirt")."""
 _ORDINAL = frozenset({"st", "nd", "rd", "th"})
-_SYMBOLS = frozenset("%°‰#")
+_KEPT_PUNCTUATION = frozenset("%‰#?")
+"""Punctuation that carries meaning: percent, number sign, and a question's mark."""
 
 
 @lru_cache(maxsize=4096)
 def content_words(text: str) -> tuple[str, ...]:
     """The words that carry a text's fact, in order: openers ("FYI, …") and filler dropped,
     contractions expanded, case folded (but for mixed-case words: "MBps" is not "Mbps"),
-    numbers normalised ("1,000" is "1000", "4.0" is "4", "12th" is "12"), punctuation dropped
-    but currency and unit signs kept ("€450" is not "$450", "4%" is not "4")."""
+    thousands separators and ordinal suffixes dropped ("1,000" is "1000", "12th" is "12"),
+    punctuation dropped — but not signs and symbols: "€450" is not "$450", "-18°C" is not
+    "18°C", "C++" is not "C", "> 90%" is not "< 90%", "👍" is not "👎", and a question is not
+    a statement."""
     text = _TRAILER.sub("", _PREAMBLE.sub("", unicodedata.normalize("NFKC", text), count=1))
-    text = text.translate(_APOSTROPHES)
+    text = _SIGN.sub("\u2212", text.translate(_APOSTROPHES))
     for pattern, replacement in _CONTRACTIONS:
         text = pattern.sub(replacement, text)
     words: list[str] = []
@@ -87,10 +91,10 @@ def content_words(text: str) -> tuple[str, ...]:
 
 
 def _punctuation(word: str) -> bool:
-    """Punctuation says nothing; currency and unit signs do ("€450" is not "$450")."""
-    if len(word) != 1 or word.isalnum() or word in _SYMBOLS:
+    """Punctuation says nothing; symbols (math, currency, arrows, marks, emoji) do."""
+    if len(word) != 1 or word.isalnum() or word in _KEPT_PUNCTUATION:
         return False
-    return unicodedata.category(word) != "Sc"
+    return unicodedata.category(word)[0] != "S"
 
 
 def _normal(word: str) -> str:
@@ -102,16 +106,15 @@ def _normal(word: str) -> str:
 
 
 def _number(word: str) -> str:
-    if _THOUSANDS.match(word):
-        return word.replace(",", "")
-    zeros = _TRAILING_ZEROS.match(word)
-    return zeros.group(1) + ("." + zeros.group(2) if zeros.group(2) else "") if zeros else word
+    """Thousands separators dropped; decimals kept as written ("3.10" is not "3.1")."""
+    return word.replace(",", "") if _THOUSANDS.match(word) else word
 
 
 def restates(a: str, b: str) -> bool:
-    """Whether ``b`` states the same fact as ``a``: the same content words, at most one phrase
-    moved (after the common start and end, one middle of three or more words is a rotation of
-    the other)."""
+    """Whether ``b`` states the same fact as ``a``: the same content words in the same order,
+    but for one opening phrase of two or more words moved (fronted, or moved to the back: "On
+    Monday, Grace bought tea" restates "Grace bought tea on Monday"; "Only admins can delete"
+    does not restate "Admins can only delete", nor "users, orders" "orders, users")."""
     x, y = content_words(a), content_words(b)
     if x == y:
         return bool(x) or (bool(a.strip()) and a.strip() == b.strip())
@@ -122,9 +125,10 @@ def restates(a: str, b: str) -> bool:
     while x[end - 1] == y[end - 1]:
         end -= 1
     left, right = x[start:end], y[start:end]
-    if len(left) < 3:  # two swapped words are a different fact ("won 3 2", "won 2 3")
+    if start > 0 or len(left) < 4:  # not an opening phrase; or two single words swapped
         return False
-    return any(right == left[k:] + left[:k] for k in range(1, len(left)))
+    moved = (k for k in range(2, len(left) - 1) if right == left[k:] + left[:k])
+    return next(moved, None) is not None
 
 
 def probe(op: PutOp) -> SearchOp | None:
