@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import KW_ONLY, dataclass, field, fields
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field, fields, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -321,6 +321,15 @@ class WriteReport:
     def entries(self) -> tuple[MemoryEntry, ...]:
         """The entry of every item that was not refused (stored, or merged into), in order."""
         return tuple(item.entry for item in self.items if item.entry is not None)
+
+    def placed(
+        self, positions: Sequence[int], refused: Iterable[ItemResult] = ()
+    ) -> WriteReport:
+        """This report of a sub-batch told in the caller's numbering: item ``i`` was the
+        caller's ``positions[i]``; ``refused`` (already in that numbering) are the items the
+        caller refused before the write. Ordered by that numbering."""
+        moved = [replace(item, index=positions[item.index]) for item in self.items]
+        return WriteReport(tuple(sorted((*moved, *refused), key=lambda item: item.index)))
 
     def counts(self) -> dict[str, int]:
         return {str(o): len(self._with(o)) for o in Outcome}

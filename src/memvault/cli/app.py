@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -382,8 +381,7 @@ def _import_batch(
         report = memory.write_many(items, strict=strict)
     except MemvaultError as exc:
         raise _about_line(exc, numbers) from exc
-    written = [replace(r, index=numbers[r.index]) for r in report.items]
-    return sorted(written + refused, key=lambda r: r.index)
+    return list(report.placed(numbers, refused).items)
 
 
 def _about_line(error: MemvaultError, numbers: list[int]) -> MemvaultError:

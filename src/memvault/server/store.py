@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ..errors import NotFoundError, ValidationError
 from ..memory import AsyncMemory
-from ..types import ItemResult, MemoryEntry, NewEntry, WriteReport
+from ..types import ItemResult, MemoryEntry, NewEntry
 from .payload import (
     FLAG,
     INTEGER,
@@ -70,8 +70,7 @@ async def write_batch(memory: AsyncMemory, call: Call) -> Answer:
                 raise ValidationError(f"items[{index}]: {exc}") from exc
             refused.append(ItemResult.refusal(index, exc))
     report = await memory.write_many(requests, strict=strict)
-    results = [replace(r, index=positions[r.index]) for r in report.items] + refused
-    merged = WriteReport(tuple(sorted(results, key=lambda r: r.index)))
+    merged = report.placed(positions, refused)
     return (201 if merged.stored else 200), merged.to_dict()
 
 
