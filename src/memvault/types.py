@@ -322,9 +322,7 @@ class WriteReport:
         """The entry of every item that was not refused (stored, or merged into), in order."""
         return tuple(item.entry for item in self.items if item.entry is not None)
 
-    def placed(
-        self, positions: Sequence[int], refused: Iterable[ItemResult] = ()
-    ) -> WriteReport:
+    def placed(self, positions: Sequence[int], refused: Iterable[ItemResult] = ()) -> WriteReport:
         """This report of a sub-batch told in the caller's numbering: item ``i`` was the
         caller's ``positions[i]``; ``refused`` (already in that numbering) are the items the
         caller refused before the write. Ordered by that numbering."""
