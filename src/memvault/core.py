@@ -37,9 +37,9 @@ from .errors import (
     EmbeddingMismatchError,
     FilteredError,
     ForbiddenError,
-    MemvaultError,
     NotFoundError,
     ValidationError,
+    restated,
 )
 from .ids import new_id
 from .retrieval import chunking, filters, text
@@ -216,13 +216,6 @@ def metadata_filter(metadata: Mapping[str, Any] | None) -> tuple[tuple[str, Any]
         if not isinstance(key, str) or not (value is None or isinstance(value, str | int | float)):
             raise ValidationError(f"metadata filter {key!r} must map a string key to a scalar")
     return tuple(sorted(metadata.items()))
-
-
-def _about_item(index: int, error: MemvaultError) -> MemvaultError:
-    """``error`` again, its message prefixed with the item it is about."""
-    if isinstance(error, FilteredError):
-        return FilteredError(error.reason, f"item {index}: {error}")
-    return type(error)(f"item {index}: {error}")
 
 
 class Planner:
@@ -481,7 +474,7 @@ class Planner:
                 results.append(None)
             except (ValidationError, ForbiddenError) as exc:
                 if strict:
-                    raise _about_item(index, exc) from exc
+                    raise restated(exc, f"item {index}", index) from exc
                 results.append(ItemResult.refusal(index, exc))
         outcomes = yield from self._put_batch(entries)
         fate = iter(outcomes)

@@ -23,10 +23,14 @@ these *types* (never their message text) into HTTP statuses and CLI messages::
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 
 class MemvaultError(Exception):
     """Root of every error memvault raises on purpose."""
+
+    item: int | None = None
+    """For an error about one item of a batch: its position in the batch."""
 
 
 class ValidationError(MemvaultError, ValueError):
@@ -113,3 +117,16 @@ class CapabilityError(BackendError, NotImplementedError):
 
 class SchemaError(BackendError):
     """The store's schema cannot be used by this version of memvault."""
+
+
+E = TypeVar("E", bound=MemvaultError)
+
+
+def restated(error: E, subject: str, item: int | None = None) -> E:
+    """``error`` again — the same type, reason and data — its message prefixed with what it is
+    about (``item 3: …``, ``line 7: …``); ``item`` records the batch position."""
+    again = type(error).__new__(type(error))
+    again.__dict__.update(error.__dict__)
+    again.args = (f"{subject}: {error}",)
+    again.item = item
+    return again

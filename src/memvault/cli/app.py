@@ -12,7 +12,7 @@ import click
 from .. import validation as check
 from ..config import Settings
 from ..core import UNSET
-from ..errors import FilteredError, MemvaultError, NotFoundError, ValidationError
+from ..errors import MemvaultError, NotFoundError, ValidationError, restated
 from ..memory import Memory
 from ..types import ItemResult, NewEntry, Outcome, Provenance, Scope, WriteReport
 from . import render
@@ -380,19 +380,10 @@ def _import_batch(
     try:
         report = memory.write_many(items, strict=strict)
     except MemvaultError as exc:
-        raise _about_line(exc, numbers) from exc
+        if exc.item is None or not isinstance(exc.__cause__, MemvaultError):
+            raise
+        raise restated(exc.__cause__, f"line {numbers[exc.item]}") from exc
     return list(report.placed(numbers, refused).items)
-
-
-def _about_line(error: MemvaultError, numbers: list[int]) -> MemvaultError:
-    """A strict import's error, its ``item N`` told as the line it came from."""
-    head, sep, rest = str(error).partition(": ")
-    if sep and head.startswith("item ") and head[5:].isdigit():
-        message = f"line {numbers[int(head[5:])]}: {rest}"
-        if isinstance(error, FilteredError):
-            return FilteredError(error.reason, message)
-        return type(error)(message)
-    return error
 
 
 def _import_line(result: ItemResult) -> dict[str, Any]:
