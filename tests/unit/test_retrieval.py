@@ -124,6 +124,7 @@ class TestFilters:
             "503 Service Temporarily Unavailable",
             "Connection refused",
             "ssh: connect to host x port 22: Connection refused",
+            "error: could not read config.yaml",
         ],
     )
     def test_error_responses(self, text: str) -> None:

@@ -141,7 +141,8 @@ def is_error_response(text: str) -> bool:
     if frames >= 2 or (frames and _EXCEPTION.match(lines[-1].strip())):
         return not _EXPLAINS.search(_QUOTED.sub(" ", lines[0]))
     named = _EXCEPTION.match(head) or _FAILURE_HEAD.match(head)
-    prefix = named or _WEAK_HEAD.match(head) or _LABEL_HEAD.match(head)
+    weak = None if named else _WEAK_HEAD.match(head)
+    prefix = named or weak or _LABEL_HEAD.match(head)
     if prefix is None or prefix.group().rstrip(": \t\n").lower() in _NOTE_LABELS:
         return False
     rest = _QUOTED.sub(" ", " ".join(head[prefix.end() :].splitlines()[: 1 if named else 3]))
@@ -149,8 +150,7 @@ def is_error_response(text: str) -> bool:
         return False  # it explains the failure, or speaks of people: a note
     if named is not None:
         return True
-    says = _TOOL_FAILURES if _LABEL_HEAD.match(head) else _FAILURE_WORDS
-    return bool(says.search(rest))
+    return bool((_FAILURE_WORDS if weak else _TOOL_FAILURES).search(rest))
 
 
 def _is_json_error(text: str) -> bool:
