@@ -14,8 +14,12 @@ from .errors import (
     EmbeddingMismatchError,
     FilteredError,
     ForbiddenError,
+    GuardError,
     InvalidScopeError,
     InvalidScopePromotionError,
+    LLMError,
+    LLMResponseError,
+    LLMUnavailableError,
     MemvaultError,
     NotFoundError,
     SchemaError,
@@ -36,6 +40,7 @@ from .types import (
     SearchHit,
     WriteReport,
 )
+from .versions import Supersession
 
 __version__ = "0.1.0"
 
@@ -54,10 +59,14 @@ __all__ = [
     "ExtractiveSummarizer",
     "Finding",
     "ForbiddenError",
+    "GuardError",
     "HierarchicalContext",
     "ItemResult",
     "InvalidScopeError",
     "InvalidScopePromotionError",
+    "LLMError",
+    "LLMResponseError",
+    "LLMUnavailableError",
     "Memory",
     "MemoryEntry",
     "Message",
@@ -74,6 +83,7 @@ __all__ = [
     "Scope",
     "ScopeKind",
     "SearchHit",
+    "Supersession",
     "Settings",
     "Source",
     "Summarizer",

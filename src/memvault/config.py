@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -14,6 +15,7 @@ from .errors import ConfigError
 from .validation import encodable
 
 ENV_PREFIX = "MEMVAULT_"
+EXTRACTION_MODES = ("auto", "llm", "heuristic", "off")
 
 
 def default_home() -> Path:
@@ -116,6 +118,49 @@ class Settings:
             "min": 0,
         },
     )
+    llm_base_url: str = field(
+        default="",
+        metadata={
+            "doc": "OpenAI-compatible chat server, e.g. http://localhost:11434/v1 (empty: no "
+            "LLM; extraction uses the heuristic extractor)"
+        },
+    )
+    llm_model: str = field(default="", metadata={"doc": "chat model name the LLM server knows"})
+    llm_api_key: str = field(
+        default="", repr=False, metadata={"doc": "bearer key of the LLM server (empty: none)"}
+    )
+    llm_timeout_s: float = field(
+        default=60.0, metadata={"doc": "seconds one LLM request may take before it is retried"}
+    )
+    llm_max_retries: int = field(
+        default=3,
+        metadata={"doc": "retries of an LLM request after a 429, a 5xx or a timeout", "min": 0},
+    )
+    llm_max_request_bytes: int = field(
+        default=512 * 1024, metadata={"doc": "largest LLM request body sent, in bytes"}
+    )
+    llm_max_tokens: int = field(default=1024, metadata={"doc": "most tokens an LLM reply may have"})
+    extraction: str = field(
+        default="auto",
+        metadata={
+            "doc": "how add_turn learns: auto (the LLM if one is configured, else heuristic), "
+            "llm, heuristic or off"
+        },
+    )
+    redact: str = field(
+        default="email,phone,secret,card,iban,ip",
+        metadata={
+            "doc": "PII redaction rules applied before extraction and storage of learned "
+            "facts, comma-separated (empty: none)"
+        },
+    )
+    redact_records: bool = field(
+        default=False, metadata={"doc": "also redact the raw Records log of add_turn"}
+    )
+    redact_phone_regions: str = field(
+        default="US,GB,DE,FR,ES,IT,NL,CA,AU,IN",
+        metadata={"doc": "regions whose national phone formats are recognised, comma-separated"},
+    )
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -125,6 +170,10 @@ class Settings:
                 isinstance(value, bool) or not isinstance(value, int) or value < least
             ):
                 raise ConfigError(f"setting {f.name} must be an integer >= {least}, got {value!r}")
+        if not (math.isfinite(self.llm_timeout_s) and self.llm_timeout_s > 0):
+            raise ConfigError("setting llm_timeout_s must be a positive number of seconds")
+        if self.extraction not in EXTRACTION_MODES:
+            raise ConfigError(f"setting extraction must be one of {', '.join(EXTRACTION_MODES)}")
         if not 0 <= self.near_duplicate_threshold <= 1:
             raise ConfigError("setting near_duplicate_threshold must be between 0 and 1")
         if not self.chunk_overlap < self.chunk_tokens:

@@ -327,6 +327,7 @@ class Planner:
             category=check.category(request.category),
             created_at=created,
             updated_at=now,
+            valid_from=created,
             expires_at=check.expiry(request.expires_at, ttl, now),
             metadata=check.metadata(request.metadata, self.settings),
             provenance=provenance,
@@ -341,13 +342,25 @@ class Planner:
         tags: Iterable[str] | None,
         since: datetime | None,
         now: datetime | None,
+        *,
+        as_of: datetime | None = None,
+        include_superseded: bool = False,
     ) -> Filter:
+        """The filter of a read: current entries (live at ``now`` unless None), or the versions
+        that held at ``as_of``, or every version (``include_superseded``)."""
+        if as_of is not None and include_superseded:
+            raise ValidationError(
+                "as_of and include_superseded exclude each other: as_of shows the versions "
+                "that held at that instant, include_superseded every version"
+            )
         return Filter(
             tenant=self.tenant,
             scopes=scopes,
             tags=check.tags(tags, self.settings),
             since=None if since is None else check.aware("since", since),
             live_at=now,
+            superseded="show" if as_of is not None or include_superseded else "hide",
+            valid_at=None if as_of is None else check.aware("as_of", as_of),
         )
 
     def live(self, entry_id: str) -> Plan[MemoryEntry]:
@@ -380,7 +393,8 @@ class Planner:
         if cap is None:
             duplicate = yield from run(put, *also)
         else:
-            trim = TrimOp(Filter(self.tenant, (entry.scope,), categories=cap[0]), cap[1])
+            current = Filter(self.tenant, (entry.scope,), categories=cap[0], superseded="hide")
+            trim = TrimOp(current, cap[1])
             duplicate, evicted = yield from run_pair(put, trim, *also)
             self.stats.add("evicted", len(evicted))  # the FIFO cap's oldest entries
         if duplicate is None:
@@ -401,7 +415,7 @@ class Planner:
             after = (page[-1].created_at, page[-1].id)
 
     @staticmethod
-    def _editable(entry: MemoryEntry) -> MemoryEntry:
+    def editable(entry: MemoryEntry) -> MemoryEntry:
         """Refuse to change facility-owned entries (records, sessions, summaries) directly."""
         if entry.category in RESERVED_CATEGORIES:
             raise ForbiddenError(
@@ -448,7 +462,7 @@ class Planner:
             context=context,
             created_at=created_at,
         )
-        entry = self._editable(self.new_entry(request, self.now(), ttl))
+        entry = self.editable(self.new_entry(request, self.now(), ttl))
         self.admit(entry.content)
         return (yield from self.put(entry, duplicates=True))
 
@@ -493,7 +507,7 @@ class Planner:
             request = item if isinstance(item, NewEntry) else NewEntry(**item)
         except TypeError as exc:
             raise ValidationError(str(exc)) from exc
-        entry = self._editable(self.new_entry(request, now))
+        entry = self.editable(self.new_entry(request, now))
         self.admit(entry.content)
         return entry
 
@@ -565,17 +579,28 @@ class Planner:
         order: Order = "newest",
         include_narrower: bool = False,
         session_id: str | None = None,
+        as_of: datetime | None = None,
+        include_superseded: bool = False,
     ) -> Plan[builtins.list[MemoryEntry]]:
-        """Unexpired entries of ``scope`` that carry ALL ``tags``, newest first by default.
+        """Unexpired current entries of ``scope`` that carry ALL ``tags``, newest first by default.
 
         ``include_narrower=True`` on a user scope also returns the entries of the one session
-        named by ``session_id`` (never discovered implicitly).
+        named by ``session_id`` (never discovered implicitly). ``as_of`` returns what held at
+        that instant instead (entries superseded since included); ``include_superseded`` returns
+        every version.
         """
         scopes = expand_scopes(
             Scope.coerce(scope), include_narrower=include_narrower, session_id=session_id
         )
         op = ListOp(
-            self.where(scopes, tags, since, self.now()),
+            self.where(
+                scopes,
+                tags,
+                since,
+                self.now(),
+                as_of=as_of,
+                include_superseded=include_superseded,
+            ),
             check.limit(limit, self.settings),
             order=check.order(order),
         )
@@ -605,7 +630,7 @@ class Planner:
         for attempt in range(UPDATE_ATTEMPTS):
             if attempt:
                 yield Invoke(time.sleep, (backoff(attempt),), blocking=True)
-            current = self._editable((yield from self.live(entry_id)))
+            current = self.editable((yield from self.live(entry_id)))
             now = self.now()
             changes: dict[str, Any] = {"updated_at": now, "revision": current.revision + 1}
             if content is not UNSET:
@@ -638,7 +663,7 @@ class Planner:
         found = yield from run(GetOp(self.tenant, check.entry_id(entry_id)))
         if found is None:
             return False
-        self._editable(found)
+        self.editable(found)
         return (yield from run(DeleteOp(self.tenant, entry_id)))
 
     def delete_by_scope(self, scope: Scope | str) -> Plan[int]:
@@ -662,7 +687,7 @@ class Planner:
         in the same transaction.
         """
         target = Scope.coerce(to)
-        source = self._editable((yield from self.live(entry_id)))
+        source = self.editable((yield from self.live(entry_id)))
         check_promotion(source.scope, target)
         now = self.now()
         promoted = replace(
@@ -707,7 +732,7 @@ class Planner:
         for entry_id, entry in zip(ids, found, strict=True):
             if entry is None or entry.is_expired(now):
                 raise NotFoundError(entry_id)
-            sources.append(self._editable(entry))
+            sources.append(self.editable(entry))
         target = sources[0].scope if scope is None else Scope.coerce(scope)
         strays = [e.id for e in sources if e.scope != target]
         if strays:
@@ -725,7 +750,7 @@ class Planner:
             metadata=metadata,
             provenance=merge_provenance(sources),
         )
-        entry = self._editable(self.new_entry(request, now))
+        entry = self.editable(self.new_entry(request, now))
         entry = replace(entry, compacted_from_ids=tuple(ids))
         (chunks,) = yield from self._index([entry])
         ops: list[Op[Any]] = [PutOp(self.tenant, entry, chunks=chunks)]
@@ -754,14 +779,20 @@ class Planner:
         since: datetime | None = None,
         include_narrower: bool = False,
         session_id: str | None = None,
+        as_of: datetime | None = None,
+        include_superseded: bool = False,
     ) -> Plan[int]:
-        """How many unexpired entries match (in every scope of the tenant if ``scope`` is None)."""
+        """How many unexpired current entries match (in every scope of the tenant if ``scope`` is
+        None); ``as_of`` and ``include_superseded`` as for :meth:`retrieve`."""
         scopes = None
         if scope is not None:
             scopes = expand_scopes(
                 Scope.coerce(scope), include_narrower=include_narrower, session_id=session_id
             )
-        return (yield from run(CountOp(self.where(scopes, tags, since, self.now()))))
+        where = self.where(
+            scopes, tags, since, self.now(), as_of=as_of, include_superseded=include_superseded
+        )
+        return (yield from run(CountOp(where)))
 
     def purge_expired(self) -> Plan[int]:
         """Really delete this tenant's expired entries (retrieval already hides them)."""
@@ -788,6 +819,8 @@ class Planner:
         diversity: float | None = None,
         min_score: float | None = None,
         conversational: bool = False,
+        as_of: datetime | None = None,
+        include_superseded: bool = False,
     ) -> Plan[builtins.list[SearchHit]]:
         """Hybrid search: BM25 + embedding similarity (+ optional recency), fused, best first.
 
@@ -796,7 +829,9 @@ class Planner:
         min-max normalised scores or reciprocal rank fusion; ``diversity`` (0..1) turns on MMR;
         ``min_score`` drops weak hits. ``conversational=True`` treats entries as turns of
         conversations: turns next to a match, and the episode (turns less than 30 minutes apart)
-        around it, share its relevance. Each hit carries its component scores.
+        around it, share its relevance. Each hit carries its component scores. Superseded
+        entries are left out unless ``include_superseded``; ``as_of`` searches what held at that
+        instant.
         """
         check.query(query)
         spec = RankSpec(
@@ -815,8 +850,11 @@ class Planner:
             Scope.coerce(scope), include_narrower=include_narrower, session_id=session_id
         )
         now = self.now()
+        current = self.where(
+            scopes, tags, since, now, as_of=as_of, include_superseded=include_superseded
+        )
         where = replace(
-            self.where(scopes, tags, since, now),
+            current,
             until=None if until is None else check.aware("until", until),
             categories=check.categories(categories),
             metadata=metadata_filter(metadata),
@@ -882,12 +920,15 @@ class Planner:
         limit: int = 100,
         cursor: str | None = None,
         include_expired: bool = False,
+        include_superseded: bool = False,
     ) -> Plan[Page]:
-        """One page of entries (of ``scope``, or of every scope); follow ``next_cursor``."""
+        """One page of entries (of ``scope``, or of every scope); follow ``next_cursor``.
+        Expired and superseded entries are left out unless asked for."""
         order = check.order(order)
         scopes = None if scope is None else (Scope.coerce(scope),)
+        now = None if include_expired else self.now()
         op = ListOp(
-            self.where(scopes, tags, since, None if include_expired else self.now()),
+            self.where(scopes, tags, since, now, include_superseded=include_superseded),
             check.limit(limit, self.settings) + 1,
             order=order,
             after=None if cursor is None else decode_cursor(cursor, order),

@@ -13,6 +13,10 @@ these *types* (never their message text) into HTTP statuses and CLI messages::
     ├── InvalidScopePromotionError promotion that is not narrow → broad
     ├── CompactionError            a compaction callback or summariser failed; nothing was changed
     ├── ConflictError              a concurrent change won; retry the operation
+    ├── GuardError                 untrusted text could not be wrapped safely; nothing was sent
+    ├── LLMError                   the language model could not be used
+    │   ├── LLMUnavailableError    unreachable, timed out, or refused after every retry
+    │   └── LLMResponseError       it answered, but not with anything usable
     ├── ConfigError                a setting is unknown or has a bad value
     │   └── EmbeddingMismatchError the store was embedded with another model; re-embed it
     └── BackendError               the storage engine failed
@@ -89,6 +93,23 @@ class CompactionError(MemvaultError):
 
 class ConflictError(MemvaultError):
     """Another writer changed or removed the entry first; re-read and retry."""
+
+
+class GuardError(MemvaultError):
+    """Untrusted text could not be wrapped as data (fail closed): nothing was sent to a model."""
+
+
+class LLMError(MemvaultError):
+    """The language model could not be used."""
+
+
+class LLMUnavailableError(LLMError):
+    """The LLM server could not be reached, timed out, or kept refusing (429/5xx) after every
+    retry."""
+
+
+class LLMResponseError(LLMError):
+    """The LLM server answered, but not with anything usable (bad status, malformed body)."""
 
 
 class ConfigError(MemvaultError):

@@ -27,6 +27,7 @@ from .facilities.notes import NotePlans
 from .facilities.sessions import SessionPlans
 from .store.base import Backend
 from .store.registry import open_backend
+from .versions import VersionPlans
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -110,6 +111,7 @@ class Planners:
     """The planners of one tenant's memory: the store's, and the capabilities composed on it."""
 
     store: Planner
+    versions: VersionPlans
     sessions: SessionPlans
     notes: NotePlans
     context: ContextPlans
@@ -118,7 +120,8 @@ class Planners:
     def on(cls, store: Planner) -> Planners:
         sessions = SessionPlans(store)
         notes = NotePlans(store, sessions)
-        return cls(store, sessions, notes, ContextPlans(store, sessions, notes))
+        context = ContextPlans(store, sessions, notes)
+        return cls(store, VersionPlans(store), sessions, notes, context)
 
     def of(self, owner: str) -> Any:
         """The planner of class ``owner`` (by name)."""
@@ -127,6 +130,7 @@ class Planners:
 
 _PART = {
     "Planner": "store",
+    "VersionPlans": "versions",
     "SessionPlans": "sessions",
     "NotePlans": "notes",
     "ContextPlans": "context",
@@ -304,6 +308,11 @@ class Memory(_Base):
     purge_expired = _blocking(Planner.purge_expired)
     search = _blocking(Planner.search)
     reembed = _blocking(Planner.reembed)
+    # supersession: changed facts replace old ones, which are kept
+    supersede = _blocking(VersionPlans.supersede)
+    history = _blocking(VersionPlans.history)
+    restore = _blocking(VersionPlans.restore)
+    superseded = _blocking(VersionPlans.superseded)
     # the facilities: sessions and records, notes, findings, global memory, context
     create_session = _blocking(SessionPlans.create_session)
     get_session = _blocking(SessionPlans.get_session)
@@ -356,6 +365,11 @@ class AsyncMemory(_Base):
     purge_expired = _awaitable(Planner.purge_expired)
     search = _awaitable(Planner.search)
     reembed = _awaitable(Planner.reembed)
+    # supersession: changed facts replace old ones, which are kept
+    supersede = _awaitable(VersionPlans.supersede)
+    history = _awaitable(VersionPlans.history)
+    restore = _awaitable(VersionPlans.restore)
+    superseded = _awaitable(VersionPlans.superseded)
     # the facilities: sessions and records, notes, findings, global memory, context
     create_session = _awaitable(SessionPlans.create_session)
     get_session = _awaitable(SessionPlans.get_session)

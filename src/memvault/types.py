@@ -184,6 +184,8 @@ class MemoryEntry:
     content: str
     created_at: datetime
     updated_at: datetime
+    valid_from: datetime
+    """Since when the entry holds: its creation (back-dated with it)."""
     tags: tuple[str, ...] = ()
     category: str | None = None
     expires_at: datetime | None = None
@@ -194,6 +196,14 @@ class MemoryEntry:
     revision: int = 1
     context: str | None = None
     """Text that situates the entry (e.g. the turn before it): searched, never content."""
+    valid_to: datetime | None = None
+    """When a successor replaced it; None while it is current."""
+    superseded_by: str | None = None
+    """The id of the entry that replaced it (see :meth:`Memory.history`)."""
+    superseded_reason: str | None = None
+    """Why it was replaced."""
+    supersedes: tuple[str, ...] = ()
+    """The ids of the entries this one replaced."""
     duplicate: bool = field(default=False, compare=False)
     """Set on what a write returns when the write stored nothing because this entry, already
     there, states the same fact (never stored; always False on reads)."""
@@ -201,6 +211,15 @@ class MemoryEntry:
     def is_expired(self, now: datetime) -> bool:
         """True when the entry has an expiry at or before ``now``."""
         return self.expires_at is not None and self.expires_at <= now
+
+    @property
+    def superseded(self) -> bool:
+        """True once a successor replaced it (it is kept, and hidden from default reads)."""
+        return self.valid_to is not None
+
+    def valid_at(self, when: datetime) -> bool:
+        """True when the entry held at ``when``: valid_from <= when < valid_to."""
+        return self.valid_from <= when and (self.valid_to is None or when < self.valid_to)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (timestamps as ISO-8601 strings)."""
@@ -219,6 +238,11 @@ class MemoryEntry:
             "provenance": self.provenance.to_dict(),
             "revision": self.revision,
             "context": self.context,
+            "valid_from": _iso(self.valid_from),
+            "valid_to": _iso(self.valid_to),
+            "superseded_by": self.superseded_by,
+            "superseded_reason": self.superseded_reason,
+            "supersedes": list(self.supersedes),
         }
 
 

@@ -5,6 +5,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+import sqlean
 
 from memvault import (
     AsyncMemory,
@@ -16,7 +17,15 @@ from memvault import (
     SchemaError,
     Settings,
 )
-from memvault.store import Backend, GetOp, PutOp, ReplaceOp, open_backend, register_backend
+from memvault.store import (
+    Backend,
+    GetOp,
+    PutOp,
+    ReplaceOp,
+    migrations,
+    open_backend,
+    register_backend,
+)
 from memvault.store.inmemory import InMemoryBackend
 from memvault.store.sqlite import SQLiteBackend, path_from_url
 
@@ -27,7 +36,7 @@ def test_data_survives_reopening(tmp_path: Path) -> None:
         entry = memory.write("durable", scope="user:a", tags=["t"])
     with Memory(url) as memory:
         assert memory.get(entry.id) == entry
-        assert memory.backend.schema_version() == 2  # type: ignore[attr-defined]
+        assert memory.backend.schema_version() == 3  # type: ignore[attr-defined]
 
 
 def test_default_store_is_a_file_under_memvault_home(isolated_environment: Path) -> None:
@@ -198,3 +207,32 @@ def test_views_share_but_do_not_close_the_backend(tmp_path: Path) -> None:
     memory.write("still open", scope="user:a")
     assert view.count() == 0
     memory.close()
+
+
+def test_a_version_2_store_migrates_to_validity_intervals(tmp_path: Path) -> None:
+    """Entries written before supersession existed hold since their creation and are current."""
+    path = str(tmp_path / "v2.db")
+    shipped = migrations.load("sqlite")[:2]
+    with sqlean.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+            "checksum TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        for migration in shipped:
+            conn.executescript(migration.sql)
+            conn.execute(
+                "INSERT INTO schema_migrations VALUES (?, ?, ?, 'then')",
+                (migration.version, migration.name, migration.checksum),
+            )
+        conn.execute(
+            "INSERT INTO entries (id, tenant, scope, scope_kind, content, created_at, updated_at) "
+            "VALUES ('E1', 'default', 'user:a', 'user', 'old fact', 1700000000000000, "
+            "1700000000000000)"
+        )
+    with Memory(f"sqlite:///{path}", check_embedding=False) as memory:
+        entry = memory.get("E1")
+        assert entry is not None
+        assert entry.valid_from == entry.created_at and entry.valid_to is None
+        assert not entry.superseded and entry.supersedes == ()
+        assert [e.id for e in memory.retrieve("user:a")] == ["E1"]
+        assert memory.backend.schema_version() == 3  # type: ignore[attr-defined]

@@ -39,6 +39,7 @@ def note(
         content=content,
         created_at=at,
         updated_at=at,
+        valid_from=at,
         category=category,
         metadata={"native": native} if native else {},
         provenance=Provenance(source=source),

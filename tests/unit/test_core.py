@@ -33,6 +33,7 @@ def entry(revision: int = 1, **changes: Any) -> MemoryEntry:
         content="text",
         created_at=NOW,
         updated_at=NOW,
+        valid_from=NOW,
         revision=revision,
     )
     return MemoryEntry(**{**{f: getattr(base, f) for f in base.__slots__}, **changes})

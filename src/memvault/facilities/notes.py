@@ -11,7 +11,7 @@ from .. import validation as check
 from ..core import Plan, Planner
 from ..errors import ForbiddenError, ValidationError
 from ..ids import new_id
-from ..store.ops import DeleteOp, Filter
+from ..store.ops import DeleteOp
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
 from .model import (
     FINDING,
@@ -255,5 +255,6 @@ class NotePlans:
     def live_notes(
         self, scope: Scope, categories: tuple[str, ...]
     ) -> Plan[builtins.list[MemoryEntry]]:
-        where = Filter(self.store.tenant, (scope,), live_at=self.store.now(), categories=categories)
+        now = self.store.now()
+        where = replace(self.store.where((scope,), None, None, now), categories=categories)
         return (yield from self.store.every(where))

@@ -194,7 +194,8 @@ class SessionPlans:
         check.query(query)
         if not scopes:
             return []
-        where = Filter(self.store.tenant, scopes, live_at=self.store.now(), categories=categories)
+        now = self.store.now()
+        where = replace(self.store.where(scopes, None, None, now), categories=categories)
         spec = RankSpec(limit=check.limit(limit, self.store.settings))
         return (yield from self.store.ranked(query, where, spec, self.store.now()))
 

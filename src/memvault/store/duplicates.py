@@ -133,10 +133,11 @@ def restates(a: str, b: str) -> bool:
 
 def probe(op: PutOp) -> SearchOp | None:
     """The search that nominates near-duplicates of a new entry, if they should be looked for:
-    the entry's whole scope (its vectors are cached per scope), live when it was created."""
+    the entry's whole scope (its vectors are cached per scope), current and live when it was
+    created (a superseded entry is history: restating it makes a new current entry)."""
     if op.duplicate_threshold <= 0 or len(op.chunks) != 1 or op.chunks[0].vector is None:
         return None
-    where = Filter(op.tenant, (op.entry.scope,), live_at=op.entry.created_at)
+    where = Filter(op.tenant, (op.entry.scope,), live_at=op.entry.created_at, superseded="hide")
     return SearchOp(where, match=None, terms=(), vector=op.chunks[0].vector)
 
 

@@ -21,7 +21,7 @@ from . import ops
 from .base import Backend, Capabilities
 from .duplicates import stored_duplicate
 from .timeconv import to_micros
-from .vector_cache import ChunkTable, exact_cosine, score_table
+from .vector_cache import ChunkTable, Visibility, exact_cosine, score_table
 
 Key = tuple[str, str]
 Undo = list[Callable[[], None]]
@@ -46,6 +46,8 @@ def matches(entry: MemoryEntry, where: ops.Filter) -> bool:
         not where.categories or entry.category in where.categories,
         not where.scope_kinds or entry.scope.kind in where.scope_kinds,
         where.live_at is None or not entry.is_expired(where.live_at),
+        where.superseded == "show" or entry.superseded is (where.superseded == "only"),
+        where.valid_at is None or entry.valid_at(where.valid_at),
     )
     return (
         all(checks)
@@ -209,7 +211,7 @@ class InMemoryBackend(Backend):
         return self._remove_where(lambda k, e: k[0] == op.tenant and e.is_expired(op.now), undo)
 
     def op_search(self, undo: Undo, op: ops.SearchOp) -> Candidates:
-        where = replace(op.filter, live_at=None)
+        where = op.filter.all_versions()
         rows = sorted(self._select(where), key=lambda r: (r.entry.created_at, r.entry.id))
         dimension = 0 if op.vector is None else len(op.vector)
         table = ChunkTable.from_rows(
@@ -219,6 +221,8 @@ class InMemoryBackend(Backend):
                     row.entry.id,
                     to_micros(row.entry.created_at),
                     None if row.entry.expires_at is None else to_micros(row.entry.expires_at),
+                    to_micros(row.entry.valid_from),
+                    None if row.entry.valid_to is None else to_micros(row.entry.valid_to),
                     None if chunk.vector is None else chunk.vector.astype(np.float32).tobytes(),
                 )
                 for row in rows
@@ -232,9 +236,8 @@ class InMemoryBackend(Backend):
             for _, chunk in row.chunks
         ]
         lexical = bm25(documents, op.terms)
-        live = None if op.filter.live_at is None else to_micros(op.filter.live_at)
         dense = None if op.vector is None else exact_cosine(table, op.vector)
-        return score_table(table, lexical, dense, live, op.with_vectors)
+        return score_table(table, lexical, dense, Visibility.of(op.filter), op.with_vectors)
 
     def op_stored_embedding(self, undo: Undo, op: ops.StoredEmbeddingOp) -> tuple[str, int] | None:
         return (self._info["model"], self._info["dimension"]) if "model" in self._info else None

@@ -7,7 +7,7 @@ type checker knows ``entry``. Backends implement one ``op_<name>(tx, op)`` handl
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, replace
 from datetime import datetime
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
@@ -18,6 +18,7 @@ from ..retrieval.candidates import Candidates
 from ..types import MemoryEntry, Scope
 
 Order = Literal["newest", "oldest"]
+Superseded = Literal["hide", "show", "only"]
 R_co = TypeVar("R_co", covariant=True)
 
 
@@ -27,7 +28,8 @@ class Filter:
 
     ``scopes=None`` means every scope of the tenant; ``tags`` must all be present; ``since``
     bounds ``created_at`` from below (inclusive); ``live_at`` hides entries expired at that instant
-    (None shows expired entries too).
+    (None shows expired entries too). By default it shows superseded entries: the store's read
+    plans hide them.
     """
 
     tenant: str
@@ -44,6 +46,15 @@ class Filter:
     """Provenance fields that must equal these JSON scalars."""
     scope_kinds: tuple[str, ...] = ()
     """Only scopes of these kinds (any of them)."""
+    superseded: Superseded = "show"
+    """Entries a successor replaced: hidden, shown too, or the only ones shown."""
+    valid_at: datetime | None = None
+    """Only entries that held at that instant (valid_from <= it < valid_to)."""
+
+    def all_versions(self) -> Filter:
+        """The same filter showing expired and superseded entries too (for engines that apply
+        those conditions while scoring, see :class:`~memvault.store.vector_cache.Visibility`)."""
+        return replace(self, live_at=None, superseded="show", valid_at=None)
 
     @property
     def single_scope(self) -> Scope | None:

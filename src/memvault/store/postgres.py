@@ -23,8 +23,7 @@ from . import migrations, ops
 from .base import Backend, Capabilities
 from .sql import SQL, Dialect, where_sql
 from .sqlops import SqlOps
-from .timeconv import to_micros
-from .vector_cache import ChunkTable, score_table
+from .vector_cache import ChunkTable, Visibility, score_table
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
@@ -106,7 +105,8 @@ def score_sql(op: ops.SearchOp, rids: list[int]) -> SQL:
         dense, dense_params = "1 - (c.vector <=> %s::vector)", [vector_literal(op.vector)]
     vector = "c.vector::text" if op.with_vectors else "NULL"
     sql = (
-        f"SELECT c.rid, e.id, e.created_at, e.expires_at, {lexical}, {dense}, {vector} "
+        f"SELECT c.rid, e.id, e.created_at, e.expires_at, e.valid_from, e.valid_to, "
+        f"{lexical}, {dense}, {vector} "
         f"FROM chunks c JOIN entries e ON e.rid = c.entry_rid WHERE c.rid = ANY(%s) "
         f"ORDER BY e.created_at, e.id, c.seq"
     )
@@ -230,15 +230,11 @@ class PostgresBackend(SqlOps, Backend):
             rids.update(r[0] for r in conn.execute(*vector_ids_sql(op, op.depth)))
         rows = conn.execute(*score_sql(op, sorted(rids))).fetchall() if rids else []
         dimension = 0 if op.vector is None else len(op.vector)
-        table = ChunkTable.from_rows(
-            ((r[0], r[1], r[2], r[3], parse_vector(r[6])) for r in rows), dimension
-        )
-        lexical = np.array([float(r[4] or 0.0) for r in rows])
-        dense = np.array([np.nan if r[5] is None else float(r[5]) for r in rows])
-        live = None if op.filter.live_at is None else to_micros(op.filter.live_at)
-        return score_table(
-            table, lexical, dense if op.vector is not None else None, live, op.with_vectors
-        )
+        table = ChunkTable.from_rows(((*r[:6], parse_vector(r[8])) for r in rows), dimension)
+        lexical = np.array([float(r[6] or 0.0) for r in rows])
+        dense = np.array([np.nan if r[7] is None else float(r[7]) for r in rows])
+        dense_or_none = dense if op.vector is not None else None
+        return score_table(table, lexical, dense_or_none, Visibility.of(op.filter), op.with_vectors)
 
     def op_embedding_info(self, conn: Any, op: ops.EmbeddingInfoOp) -> tuple[str, int]:
         # Serialised with migrations: only one first opener records the model and builds the index.

@@ -21,7 +21,8 @@ from .timeconv import from_micros, to_micros
 SQL = tuple[str, list[Any]]
 COLUMNS = (
     "e.id, e.scope, e.content, e.category, e.tags, e.created_at, e.updated_at, e.expires_at, "
-    "e.promoted_from_id, e.compacted_from_ids, e.metadata, e.provenance, e.revision, e.context"
+    "e.promoted_from_id, e.compacted_from_ids, e.metadata, e.provenance, e.revision, e.context, "
+    "e.valid_from, e.valid_to, e.superseded_by, e.superseded_reason, e.supersedes"
 )
 """The columns :func:`entry_from_row` reads, over alias ``e``."""
 _MUTABLE = (
@@ -34,8 +35,21 @@ _MUTABLE = (
     "metadata",
     "provenance",
     "revision",
+    "valid_to",
+    "superseded_by",
+    "superseded_reason",
+    "supersedes",
 )
-_FIXED = ("id", "tenant", "scope", "scope_kind", "created_at", "promoted_from_id", "context")
+_FIXED = (
+    "id",
+    "tenant",
+    "scope",
+    "scope_kind",
+    "created_at",
+    "promoted_from_id",
+    "context",
+    "valid_from",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +96,11 @@ def entry_from_row(row: Sequence[Any], d: Dialect) -> t.MemoryEntry:
         provenance=t.Provenance.from_dict(d.read_json(row[11])),
         revision=row[12],
         context=row[13],
+        valid_from=from_micros(row[14]),
+        valid_to=from_micros(row[15]),
+        superseded_by=row[16],
+        superseded_reason=row[17],
+        supersedes=tuple(d.read_json(row[18])),
     )
 
 
@@ -97,6 +116,10 @@ def _mutable_values(entry: t.MemoryEntry) -> list[Any]:
         _json(dict(entry.metadata)),
         _json(entry.provenance.to_dict()),
         entry.revision,
+        None if entry.valid_to is None else to_micros(entry.valid_to),
+        entry.superseded_by,
+        entry.superseded_reason,
+        _json(list(entry.supersedes)),
     ]
 
 
@@ -108,7 +131,7 @@ def insert_sql(tenant: str, entry: t.MemoryEntry, d: Dialect) -> SQL:
     created = to_micros(entry.created_at)
     fixed = [entry.id, tenant, scope, str(entry.scope.kind), created, entry.promoted_from_id]
     sql = f"INSERT INTO entries ({names}) VALUES ({marks}) RETURNING {d.entry_key}"
-    return sql, [*_mutable_values(entry), *fixed, entry.context]
+    return sql, [*_mutable_values(entry), *fixed, entry.context, to_micros(entry.valid_from)]
 
 
 def replace_sql(tenant: str, entry: t.MemoryEntry, expected_revision: int, d: Dialect) -> SQL:
@@ -144,6 +167,12 @@ def where_sql(where: ops.Filter, d: Dialect) -> SQL:
         parts.append((f"e.created_at < {m}", [to_micros(where.until)]))
     if where.live_at is not None:
         parts.append((f"(e.expires_at IS NULL OR e.expires_at > {m})", [to_micros(where.live_at)]))
+    if where.superseded != "show":
+        parts.append((f"e.valid_to IS {'' if where.superseded == 'hide' else 'NOT '}NULL", []))
+    if where.valid_at is not None:
+        at = to_micros(where.valid_at)
+        held = f"e.valid_from <= {m} AND (e.valid_to IS NULL OR e.valid_to > {m})"
+        parts.append((held, [at, at]))
     if where.categories:
         parts.append(d.any_of("e.category", list(where.categories)))
     if where.scope_kinds:

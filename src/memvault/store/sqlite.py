@@ -28,12 +28,18 @@ from . import ann, migrations, ops
 from .base import Backend, Capabilities
 from .sql import SQL, Dialect, where_sql
 from .sqlops import SqlOps
-from .timeconv import to_micros
-from .vector_cache import CacheKey, ChunkTable, VectorCache, exact_cosine, score_table
+from .vector_cache import (
+    CacheKey,
+    ChunkTable,
+    VectorCache,
+    Visibility,
+    exact_cosine,
+    score_table,
+)
 
 _DELETING = (ops.DeleteOp, ops.DeleteScopeOp, ops.DeleteMatchingOp, ops.PurgeExpiredOp, ops.TrimOp)
 _CHUNK_ROWS = (
-    "SELECT c.rowid, e.id, e.created_at, e.expires_at, c.vector "
+    "SELECT c.rowid, e.id, e.created_at, e.expires_at, e.valid_from, e.valid_to, c.vector "
     "FROM entries e JOIN chunks c ON c.entry_rowid = e.rowid WHERE {where} "
     "ORDER BY e.created_at, e.id, c.seq"
 )
@@ -272,8 +278,8 @@ class SQLiteBackend(SqlOps, Backend):
                 positions = table.positions(np.array(keys, np.int64))
                 found = positions >= 0
                 lexical[positions[found]] = np.array(scores, np.float64)[found]
-        live = None if op.filter.live_at is None else to_micros(op.filter.live_at)
-        return score_table(table, lexical, self._dense(op, table), live, op.with_vectors)
+        visible = Visibility.of(op.filter)
+        return score_table(table, lexical, self._dense(op, table), visible, op.with_vectors)
 
     def _dense(self, op: ops.SearchOp, table: ChunkTable) -> Any:
         """Chunk cosines: from the scope's ANN index when it is large enough, else exact."""

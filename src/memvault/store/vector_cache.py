@@ -11,6 +11,8 @@ import numpy.typing as npt
 
 from ..retrieval.candidates import Candidates
 from .ann import AnnIndex
+from .ops import Filter, Superseded
+from .timeconv import to_micros
 
 NO_EXPIRY = np.iinfo(np.int64).max
 CacheKey = tuple[str, str, int]
@@ -28,21 +30,28 @@ class ChunkTable:
     entry_ids: npt.NDArray[np.object_]
     created_us: npt.NDArray[np.int64]
     expires_us: npt.NDArray[np.int64]
+    valid_from_us: npt.NDArray[np.int64]
+    valid_to_us: npt.NDArray[np.int64]
     key_order: npt.NDArray[np.int64]
 
     @classmethod
     def from_rows(cls, rows: Iterable[Sequence[Any]], dimension: int) -> ChunkTable:
-        """Rows of (chunk key, entry id, created µs, expires µs | None, vector bytes | None)."""
+        """Rows of (chunk key, entry id, created µs, expires µs | None, valid_from µs,
+        valid_to µs | None, vector bytes | None)."""
         keys, owners, vectors, present = [], [], [], []
         ids: list[str] = []
         created: list[int] = []
         expires: list[int] = []
+        valid_from: list[int] = []
+        valid_to: list[int] = []
         zero = np.zeros(dimension, np.float32)
-        for key, entry_id, created_us, expires_us, blob in rows:
+        for key, entry_id, created_us, expires_us, from_us, to_us, blob in rows:
             if not ids or ids[-1] != entry_id:
                 ids.append(entry_id)
                 created.append(created_us)
                 expires.append(NO_EXPIRY if expires_us is None else expires_us)
+                valid_from.append(from_us)
+                valid_to.append(NO_EXPIRY if to_us is None else to_us)
             keys.append(key)
             owners.append(len(ids) - 1)
             vector = zero if blob is None else np.frombuffer(blob, np.float32)
@@ -57,6 +66,8 @@ class ChunkTable:
             entry_ids=np.array(ids, dtype=object),
             created_us=np.array(created, np.int64),
             expires_us=np.array(expires, np.int64),
+            valid_from_us=np.array(valid_from, np.int64),
+            valid_to_us=np.array(valid_to, np.int64),
             key_order=np.argsort(chunk_keys).astype(np.int64),
         )
 
@@ -122,14 +133,46 @@ def exact_cosine(table: ChunkTable, vector: npt.NDArray[np.float32]) -> npt.NDAr
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class Visibility:
+    """The conditions of a filter that a chunk table applies while scoring: expiry,
+    supersession and validity (a cached table holds every version of its scope)."""
+
+    live_at_us: int | None = None
+    superseded: Superseded = "show"
+    valid_at_us: int | None = None
+
+    @classmethod
+    def of(cls, where: Filter) -> Visibility:
+        return cls(
+            None if where.live_at is None else to_micros(where.live_at),
+            where.superseded,
+            None if where.valid_at is None else to_micros(where.valid_at),
+        )
+
+    def mask(self, table: ChunkTable) -> npt.NDArray[np.bool_]:
+        """Which entries of ``table`` are visible."""
+        shown = np.ones(len(table.entry_ids), bool)
+        if self.live_at_us is not None:
+            shown &= table.expires_us > self.live_at_us
+        if self.superseded != "show":
+            current = table.valid_to_us == NO_EXPIRY
+            shown &= current if self.superseded == "hide" else ~current
+        if self.valid_at_us is not None:
+            at = self.valid_at_us
+            shown &= (table.valid_from_us <= at) & (table.valid_to_us > at)
+        return shown
+
+
 def score_table(
     table: ChunkTable,
     lexical_by_chunk: npt.NDArray[np.float64],
     dense_c: npt.NDArray[np.float64] | None,
-    live_at_us: int | None,
+    visibility: Visibility,
     with_vectors: bool,
 ) -> Candidates:
-    """Per-entry candidates: each entry scores as its best chunk; expired entries dropped.
+    """Per-entry candidates: each entry scores as its best chunk; entries ``visibility`` hides
+    (expired, superseded, not valid at the instant asked) are dropped.
 
     ``dense_c`` is each chunk's cosine (NaN: no dense score), or None when the query has no
     vector.
@@ -140,9 +183,7 @@ def score_table(
     dense_or_nan = table.per_entry_max(dense_c)
     has_vector = ~np.isnan(dense_or_nan)
     dense = np.where(has_vector, dense_or_nan, -1.0)
-    live = (
-        np.ones(len(table.entry_ids), bool) if live_at_us is None else table.expires_us > live_at_us
-    )
+    live = visibility.mask(table)
     vectors = None
     if with_vectors:
         best = np.lexsort((-np.nan_to_num(dense_c, nan=-np.inf), table.chunk_entry))

@@ -39,6 +39,7 @@ from ..store.base import Backend
 from ..types import MemoryEntry, NewEntry, Outcome, Provenance, Scope, ScopeKind, SearchHit
 from . import HashEmbedder, ManualClock
 from .facilities_conformance import FacilityConformance
+from .versions_conformance import VersionConformance
 
 SAMPLE_SCOPES = {
     ScopeKind.SESSION: Scope.session("s1"),
@@ -77,7 +78,7 @@ def ids(hits: Sequence[SearchHit]) -> list[str]:
     return [h.entry.id for h in hits]
 
 
-class MemoryConformance(FacilityConformance):
+class MemoryConformance(FacilityConformance, VersionConformance):
     """The behaviour every backend must show (seed 003 §15 is the floor)."""
 
     @pytest.fixture

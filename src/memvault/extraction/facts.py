@@ -1,0 +1,52 @@
+"""The values extraction works with: the turns it reads and the candidate facts it proposes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+
+class FactCategory(StrEnum):
+    """The four categories extraction may propose; anything else is dropped."""
+
+    PREFERENCE = "preference"
+    DECISION = "decision"
+    FACT = "fact"
+    CONTEXT = "context"
+
+
+DURABLE = frozenset({FactCategory.PREFERENCE, FactCategory.DECISION})
+"""Categories that describe the user for good: routed to Global Memory (never from a private
+session); ``fact`` and ``context`` go to the session's Session Memory."""
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One record of the extraction window, as an extractor sees it."""
+
+    number: int
+    """1-based position in the window: the ``turn-N`` an extractor cites."""
+    role: Role
+    text: str
+    tool_influenced: bool = False
+    """The turn came after tool output in the same exchange (its facts are ``tool_originated``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A fact an extractor proposes; the pipeline decides whether and where it is stored."""
+
+    category: str
+    fact: str
+    """The fact in English, about the user in the third person ("The user lives in Paris.")."""
+    native: str | None = None
+    """The same fact as the user said it, when they did not say it in English."""
+    turn: int | None = None
+    """The window turn the extractor cites (``turn-N``), if any."""
+    replaces: tuple[str, ...] = ()
+    """Handles (``M1``, ``M2``…) of shown memories this fact updates."""
+    reason: str | None = None
+    """Why it replaces them, in a few words."""

@@ -1,0 +1,1 @@
+"""Chat models: one abstract primitive, an OpenAI-compatible client, a scripted double."""

@@ -1,0 +1,1 @@
+"""Defences for untrusted text: nonce-tagged wrapping, injection scanning, PII redaction."""

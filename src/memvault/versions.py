@@ -1,0 +1,233 @@
+"""Supersession: a changed fact replaces the old one, which is kept, linked and hidden.
+
+A superseded entry gets ``valid_to`` (when its successor's validity began), ``superseded_by``
+and ``superseded_reason``; its successor lists it in ``supersedes``. Default reads, searches
+and prompts leave superseded entries out; ``as_of`` reads what held at an instant;
+:meth:`VersionPlans.history` walks the chain and :meth:`VersionPlans.restore` undoes a
+supersession. A restatement of the same fact is not a change: it merges (see
+:mod:`memvault.store.duplicates`).
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from . import validation as check
+from .core import Plan, Planner, run, run_all
+from .errors import NotFoundError, ValidationError
+from .store import duplicates
+from .store.ops import Filter, GetOp, ReplaceOp
+from .types import MemoryEntry, NewEntry, Provenance, Scope
+
+MAX_CHAIN = 1000
+"""Most entries :meth:`VersionPlans.history` follows."""
+MAX_REASON_CHARS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Supersession:
+    """One entry a successor replaced: what it said, what replaced it, why and when."""
+
+    entry: MemoryEntry
+    successor: MemoryEntry | None
+    """None when the successor has been deleted since."""
+    reason: str | None
+    at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "entry": self.entry.to_dict(),
+            "successor": None if self.successor is None else self.successor.to_dict(),
+            "reason": self.reason,
+            "at": self.at.isoformat(),
+        }
+
+
+def reason_text(reason: object) -> str | None:
+    """A supersession reason: None, or one line of at most 500 characters."""
+    if reason is None:
+        return None
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValidationError("reason must be a non-empty string or None")
+    if len(reason) > MAX_REASON_CHARS:
+        raise ValidationError(f"reason is longer than {MAX_REASON_CHARS} characters")
+    return " ".join(reason.split())
+
+
+def retire(
+    tenant: str, old: MemoryEntry, successor: MemoryEntry, reason: str | None, now: datetime
+) -> ReplaceOp:
+    """The op that marks ``old`` superseded by ``successor`` (checked against its revision)."""
+    retired = replace(
+        old,
+        valid_to=max(successor.valid_from, old.valid_from),
+        superseded_by=successor.id,
+        superseded_reason=reason,
+        updated_at=now,
+        revision=old.revision + 1,
+    )
+    return ReplaceOp(tenant, retired, old.revision)
+
+
+class VersionPlans:
+    """Plans that supersede, restore and trace entries; composed on the store planner."""
+
+    def __init__(self, store: Planner) -> None:
+        self.store = store
+
+    def supersede(
+        self,
+        entry_ids: str | Sequence[str],
+        content: str,
+        *,
+        reason: str | None = None,
+        tags: Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        provenance: Provenance | Mapping[str, Any] | None = None,
+        created_at: datetime | None = None,
+    ) -> Plan[MemoryEntry]:
+        """Replace current entries of one scope by a new entry stating the changed fact.
+
+        The new entry takes their scope and category (tags default to the first one's); the old
+        ones are kept, hidden from default reads, linked to it with ``reason``, in one
+        transaction. If ``content`` restates an old entry, nothing changes and that entry is
+        returned with ``duplicate=True``.
+        """
+        olds = yield from self.current(entry_ids)
+        scope = olds[0].scope
+        if any(old.scope != scope for old in olds):
+            raise ValidationError("superseded entries must all be in one scope")
+        now = self.store.now()
+        request = NewEntry(
+            content,
+            scope,
+            tags=olds[0].tags if tags is None else tags,
+            category=olds[0].category,
+            metadata=metadata,
+            provenance=provenance,
+            created_at=created_at,
+        )
+        entry = self.store.new_entry(request, now)
+        self.store.admit(entry.content)
+        same = next((old for old in olds if duplicates.restates(old.content, entry.content)), None)
+        if same is not None:
+            self.store.stats.add("near_duplicate")
+            return replace(same, duplicate=True)
+        return (yield from self.replace_with(entry, olds, reason_text(reason)))
+
+    def replace_with(
+        self,
+        entry: MemoryEntry,
+        olds: Sequence[MemoryEntry],
+        reason: str | None,
+        *,
+        cap: tuple[tuple[str, ...], int] | None = None,
+    ) -> Plan[MemoryEntry]:
+        """Store ``entry`` and retire ``olds`` in its favour, in one transaction."""
+        entry = replace(entry, supersedes=tuple(old.id for old in olds))
+        now = self.store.now()
+        retirements = [retire(self.store.tenant, old, entry, reason, now) for old in olds]
+        stored = yield from self.store.put(entry, cap=cap, also=retirements)
+        self.store.stats.add("superseded", len(olds))
+        return stored
+
+    def current(self, entry_ids: str | Sequence[str]) -> Plan[builtins.list[MemoryEntry]]:
+        """The live, current entries with these ids (NotFoundError, or ValidationError for one
+        that is superseded already)."""
+        ids = check.entry_ids("entry_ids", [entry_ids] if isinstance(entry_ids, str) else entry_ids)
+        if not ids or len(set(ids)) != len(ids):
+            raise ValidationError("supersede needs a non-empty list of distinct entry ids")
+        found = []
+        for entry_id in ids:
+            entry = Planner.editable((yield from self.store.live(entry_id)))
+            if entry.superseded:
+                raise ValidationError(
+                    f"entry {entry_id} is already superseded by {entry.superseded_by}; "
+                    "supersede the current one"
+                )
+            found.append(entry)
+        return found
+
+    def history(self, entry_id: str) -> Plan[builtins.list[MemoryEntry]]:
+        """Every version of the fact ``entry_id`` belongs to, oldest first: the entries it
+        replaced and those that replaced it, transitively (deleted ones are gone)."""
+        start = yield from run(GetOp(self.store.tenant, check.entry_id(entry_id)))
+        if start is None:
+            raise NotFoundError(entry_id)
+        seen = {start.id: start}
+        frontier = [start]
+        while frontier and len(seen) < MAX_CHAIN:
+            linked = {i for e in frontier for i in (*e.supersedes, e.superseded_by) if i}
+            fresh = sorted(linked - seen.keys())
+            found = yield from run_all(GetOp(self.store.tenant, i) for i in fresh)
+            frontier = [e for e in found if e is not None]
+            seen.update((e.id, e) for e in frontier)
+        return sorted(seen.values(), key=lambda e: (e.valid_from, e.created_at, e.id))
+
+    def restore(self, entry_id: str, *, keep_successor: bool = False) -> Plan[MemoryEntry]:
+        """Undo the supersession of ``entry_id``: it is current again.
+
+        By default the update was wrong: the current end of its chain is retired in its favour
+        (kept, linked, reason ``restored``). With ``keep_successor=True`` both facts hold: the
+        successor stays current and no longer claims to replace it.
+        """
+        entry = yield from self.store.live(entry_id)
+        if not entry.superseded:
+            raise ValidationError(f"entry {entry_id} is current: there is nothing to restore")
+        now = self.store.now()
+        restored = replace(
+            entry,
+            valid_to=None,
+            superseded_by=None,
+            superseded_reason=None,
+            updated_at=now,
+            revision=entry.revision + 1,
+        )
+        successor = yield from run(GetOp(self.store.tenant, str(entry.superseded_by)))
+        ops = []
+        if keep_successor and successor is not None:
+            kept = tuple(i for i in successor.supersedes if i != entry.id)
+            ops.append(self._relinked(successor, kept, now))
+        head = None if keep_successor else (yield from self._head(successor))
+        if head is not None and head.id != entry.id:
+            restored = replace(restored, supersedes=(*entry.supersedes, head.id))
+            ops.append(retire(self.store.tenant, head, restored, f"restored {entry.id}", now))
+        yield from run(ReplaceOp(self.store.tenant, restored, entry.revision), *ops)
+        self.store.stats.add("restored")
+        return restored
+
+    def _relinked(self, entry: MemoryEntry, supersedes: tuple[str, ...], now: datetime) -> Any:
+        changed = replace(entry, supersedes=supersedes, updated_at=now, revision=entry.revision + 1)
+        return ReplaceOp(self.store.tenant, changed, entry.revision)
+
+    def _head(self, entry: MemoryEntry | None) -> Plan[MemoryEntry | None]:
+        """The current entry at the end of the chain that continues with ``entry``."""
+        for _ in range(MAX_CHAIN):
+            if entry is None or not entry.superseded:
+                return entry
+            entry = yield from run(GetOp(self.store.tenant, str(entry.superseded_by)))
+        return None
+
+    def superseded(
+        self, scope: Scope | str, *, since: datetime | None = None, limit: int = 100
+    ) -> Plan[builtins.list[Supersession]]:
+        """The review list: entries of ``scope`` superseded (since ``since``), latest first,
+        each with its successor and reason, to confirm or undo with :meth:`restore`."""
+        limit = check.limit(limit, self.store.settings)
+        since = None if since is None else check.aware("since", since)
+        where = Filter(self.store.tenant, (Scope.coerce(scope),), superseded="only")
+        found = yield from self.store.every(where)
+        recent = [e for e in found if since is None or e.updated_at >= since]
+        recent.sort(key=lambda e: (e.updated_at, e.id), reverse=True)
+        recent = recent[:limit]
+        successors = yield from run_all(
+            GetOp(self.store.tenant, str(e.superseded_by)) for e in recent
+        )
+        return [
+            Supersession(e, s, e.superseded_reason, e.updated_at)
+            for e, s in zip(recent, successors, strict=True)
+        ]
