@@ -58,7 +58,7 @@ class VersionConformance:
 
     def test_as_of_reads_what_held_then(self, memory: Any, clock: ManualClock) -> None:
         before = clock()
-        berlin, paris = _moved(memory, clock)
+        berlin, _ = _moved(memory, clock)
         assert _contents(memory.retrieve(USER, as_of=before)) == ["The user lives in Berlin."]
         assert _contents(memory.retrieve(USER, as_of=clock())) == ["The user lives in Paris."]
         hits = memory.search("where does the user live", USER, as_of=before)
