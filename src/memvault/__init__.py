@@ -8,6 +8,7 @@ from .core import UNSET, CompactionCallback
 from .errors import (
     BackendError,
     CapabilityError,
+    ClosedError,
     CompactionError,
     ConfigError,
     ConflictError,
@@ -26,7 +27,10 @@ from .errors import (
     SessionNotFoundError,
     ValidationError,
 )
+from .extraction.plans import Extraction, TurnResult
 from .facilities.model import Finding, Record, Session, Source, trust_tag
+from .llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest
+from .llm.tasks import LLMCompaction, LLMSummarizer
 from .memory import AsyncMemory, Memory
 from .types import (
     ItemResult,
@@ -46,9 +50,18 @@ __version__ = "0.1.0"
 
 __all__ = [
     "UNSET",
+    "ChatMessage",
+    "ChatModel",
+    "ChatReply",
+    "ChatRequest",
+    "Extraction",
+    "LLMCompaction",
+    "LLMSummarizer",
+    "TurnResult",
     "AsyncMemory",
     "BackendError",
     "CapabilityError",
+    "ClosedError",
     "CompactionCallback",
     "CompactionError",
     "ContextWindow",

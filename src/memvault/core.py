@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import builtins
+import inspect
 import json
 import random
 import threading
@@ -268,7 +269,7 @@ class Planner:
             )
         return vectors
 
-    def _index(self, entries: Sequence[MemoryEntry]) -> Plan[list[tuple[ChunkRecord, ...]]]:
+    def index(self, entries: Sequence[MemoryEntry]) -> Plan[list[tuple[ChunkRecord, ...]]]:
         """Chunk each entry's content and embed every chunk (one embedding step)."""
         spec = chunking.ChunkSpec(
             self.settings.chunk_tokens, self.settings.chunk_overlap, self.settings.chunk_min_tokens
@@ -387,7 +388,7 @@ class Planner:
         """
         chunks: tuple[ChunkRecord, ...] = ()
         if indexed:
-            (chunks,) = yield from self._index([entry])
+            (chunks,) = yield from self.index([entry])
         threshold = self.settings.near_duplicate_threshold if duplicates else 0.0
         put = PutOp(self.tenant, entry, chunks=chunks, duplicate_threshold=threshold)
         if cap is None:
@@ -515,7 +516,7 @@ class Planner:
         """Store admitted entries in one transaction; the result of each (index unset)."""
         if not entries:
             return []
-        chunks = yield from self._index(entries)
+        chunks = yield from self.index(entries)
         threshold = self.settings.near_duplicate_threshold
         same_batch = self._duplicates_within(entries, chunks, threshold)
         puts = (
@@ -645,7 +646,7 @@ class Planner:
             updated = replace(current, **changes)
             chunks = None
             if updated.content != current.content:
-                (chunks,) = yield from self._index([updated])
+                (chunks,) = yield from self.index([updated])
             try:
                 yield from run(ReplaceOp(self.tenant, updated, current.revision, chunks=chunks))
             except ConflictError:
@@ -752,7 +753,7 @@ class Planner:
         )
         entry = self.editable(self.new_entry(request, now))
         entry = replace(entry, compacted_from_ids=tuple(ids))
-        (chunks,) = yield from self._index([entry])
+        (chunks,) = yield from self.index([entry])
         ops: list[Op[Any]] = [PutOp(self.tenant, entry, chunks=chunks)]
         if delete_sources:
             ops += [DeleteOp(self.tenant, e.id, expected_revision=e.revision) for e in sources]
@@ -762,8 +763,11 @@ class Planner:
     def _compacted_text(
         self, ids: Sequence[str], callback: CompactionCallback, sources: Sequence[MemoryEntry]
     ) -> Plan[str]:
+        asynchronous = inspect.iscoroutinefunction(callback) or inspect.iscoroutinefunction(
+            getattr(callback, "__call__", None)  # noqa: B004  (an object with an async __call__)
+        )
         try:
-            text = yield from call(callback, tuple(sources))
+            text = yield from call(callback, tuple(sources), blocking=not asynchronous)
         except Exception as exc:
             raise CompactionError(ids, f"the callback raised {type(exc).__name__}: {exc}") from exc
         try:

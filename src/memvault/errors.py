@@ -13,6 +13,7 @@ these *types* (never their message text) into HTTP statuses and CLI messages::
     ├── InvalidScopePromotionError promotion that is not narrow → broad
     ├── CompactionError            a compaction callback or summariser failed; nothing was changed
     ├── ConflictError              a concurrent change won; retry the operation
+    ├── ClosedError                the Memory was closed
     ├── GuardError                 untrusted text could not be wrapped safely; nothing was sent
     ├── LLMError                   the language model could not be used
     │   ├── LLMUnavailableError    unreachable, timed out, or refused after every retry
@@ -110,6 +111,10 @@ class LLMUnavailableError(LLMError):
 
 class LLMResponseError(LLMError):
     """The LLM server answered, but not with anything usable (bad status, malformed body)."""
+
+
+class ClosedError(MemvaultError):
+    """The Memory was closed: it takes no more work."""
 
 
 class ConfigError(MemvaultError):

@@ -12,7 +12,7 @@ import asyncio
 import functools
 import inspect
 from collections.abc import Callable, Coroutine, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar, cast, get_args
@@ -23,8 +23,11 @@ from .context.plans import ContextPlans
 from .core import Invoke, Plan, Planner, Step, utc_now
 from .embeddings import Embedder, default_embedder
 from .errors import ValidationError
+from .extraction.plans import Extraction, LearningPlans, TurnResult, extractor_mode
+from .extraction.worker import Failure, Learner
 from .facilities.notes import NotePlans
 from .facilities.sessions import SessionPlans
+from .llm.base import ChatModel, chat_model_from_settings
 from .store.base import Backend
 from .store.registry import open_backend
 from .versions import VersionPlans
@@ -74,6 +77,10 @@ async def _awaited(value: Any) -> Any:
     return await value
 
 
+async def _direct(fn: Callable[..., Any], *args: Any) -> Any:
+    return fn(*args)
+
+
 def run_blocking(plan: Plan[T], backend: Backend) -> T:
     """Run a plan to completion with blocking calls."""
     step = _resume(plan, _Outcome())
@@ -92,10 +99,9 @@ async def run_awaiting(plan: Plan[T], backend: Backend) -> T:
     step = _resume(plan, _Outcome())
     while not isinstance(step, _Finished):
         try:
-            if isinstance(step, Invoke) and step.blocking:
-                value = await asyncio.to_thread(step.fn, *step.args)
-            elif isinstance(step, Invoke):
-                value = step.fn(*step.args)
+            if isinstance(step, Invoke):
+                call = asyncio.to_thread if step.blocking else _direct
+                value = await call(step.fn, *step.args)
                 value = await value if inspect.isawaitable(value) else value
             else:
                 value = await backend.abatch(step)
@@ -115,13 +121,15 @@ class Planners:
     sessions: SessionPlans
     notes: NotePlans
     context: ContextPlans
+    learning: LearningPlans
 
     @classmethod
-    def on(cls, store: Planner) -> Planners:
+    def on(cls, store: Planner, chat: ChatModel | None = None) -> Planners:
         sessions = SessionPlans(store)
         notes = NotePlans(store, sessions)
-        context = ContextPlans(store, sessions, notes)
-        return cls(store, VersionPlans(store), sessions, notes, context)
+        context = ContextPlans(store, sessions, notes, chat)
+        learning = LearningPlans(store, sessions, notes, chat)
+        return cls(store, VersionPlans(store), sessions, notes, context, learning)
 
     def of(self, owner: str) -> Any:
         """The planner of class ``owner`` (by name)."""
@@ -134,6 +142,7 @@ _PART = {
     "SessionPlans": "sessions",
     "NotePlans": "notes",
     "ContextPlans": "context",
+    "LearningPlans": "learning",
 }
 
 
@@ -149,8 +158,15 @@ class _Base:
         clock: Callable[[], datetime] | None = None,
         embedder: Embedder | None = None,
         check_embedding: bool = True,
+        llm: ChatModel | None = None,
     ) -> None:
         settings = settings if settings is not None else Settings.from_env()
+        self._chat, self._owns_chat = llm, False
+        if llm is None:
+            self._chat = chat_model_from_settings(settings)
+            self._owns_chat = self._chat is not None
+        extractor_mode(settings, self._chat)  # refuses extraction=llm without an LLM
+        self._learner, self._owns_learner = Learner(), True
         if isinstance(store, Backend):
             self._backend, self._owns_backend = store, False
         else:
@@ -159,7 +175,7 @@ class _Base:
         if embedder is None:
             embedder = default_embedder(settings.redis_url, settings.embed_threads)
         store_planner = Planner(tenant or settings.tenant, settings, clock or utc_now, embedder)
-        self._planners = Planners.on(store_planner)
+        self._planners = Planners.on(store_planner, self._chat)
         if check_embedding:
             try:
                 run_blocking(store_planner.check_embedding(), self._backend)
@@ -183,19 +199,57 @@ class _Base:
         """A view of the same store for another tenant; it shares (and does not own) the backend."""
         view = object.__new__(type(self))
         view._backend, view._owns_backend = self._backend, False
-        view._planners = Planners.on(self._planners.store.for_tenant(tenant))
+        view._chat, view._owns_chat = self._chat, False
+        view._learner, view._owns_learner = self._learner, False
+        view._planners = Planners.on(self._planners.store.for_tenant(tenant), self._chat)
         return view
 
     @property
     def embedder(self) -> Embedder:
         return self._planners.store.embedder
 
+    @property
+    def llm(self) -> ChatModel | None:
+        """The chat model extraction and summaries use (None: none configured)."""
+        return self._chat
+
     def stats(self) -> dict[str, int]:
-        """Counters: entries written, near-duplicates returned, writes filtered, searches."""
-        return self._planners.store.stats.snapshot()
+        """Counters: entries written, near-duplicates returned, writes filtered, searches,
+        extractions, supersessions, redactions, and the LLM's calls, tokens and latency."""
+        counts = self._planners.store.stats.snapshot()
+        if self._chat is not None:
+            counts.update(self._chat.usage.snapshot())
+        learner = {"extraction_failures": self._learner.failures}
+        learner["extraction_pending"] = self._learner.pending()
+        return counts | {name: n for name, n in learner.items() if n}
+
+    def last_extraction(self, session_id: str) -> Extraction | Failure | None:
+        """What the last background extraction of the session did (or the error it raised);
+        None before the first one finished."""
+        found: Extraction | Failure | None = self._learner.results.get((self.tenant, session_id))
+        return found
+
+    def _scheduled(self, turn: TurnResult) -> TurnResult:
+        """Start (or queue) the extraction of the turn's session in the background."""
+        learning = self._planners.learning
+        if learning.mode == "off":
+            return turn
+        session_id, backend = turn.session_id, self._backend
+
+        def extract() -> Any:
+            return run_blocking(learning.extract(session_id), backend)
+
+        slot = (learning.store.tenant, session_id)
+        return replace(turn, extraction=self._learner.schedule(slot, extract))
 
     def close(self) -> None:
-        """Close the backend if this object opened it."""
+        """Wait for pending extractions, then close what this object opened: its extraction
+        workers, the LLM client, the backend (a view made by :meth:`with_tenant` closes
+        nothing)."""
+        if self._owns_learner:
+            self._learner.close()
+        if self._owns_chat and self._chat is not None:
+            self._chat.close()
         if self._owns_backend:
             self._backend.close()
 
@@ -244,8 +298,16 @@ def _described(operation: Callable[..., Any], plan: Callable[..., Any]) -> None:
     operation.__memvault_operation__ = True  # type: ignore[attr-defined]
 
 
+Then = Callable[[Any, Any], Any]
+"""What a driver does with an operation's result before returning it (``then(self, result)``)."""
+
+
+def _keep(driver: Any, result: T) -> T:
+    return result
+
+
 def _blocking(
-    plan: Callable[Concatenate[PlannerT, P], Plan[T]],
+    plan: Callable[Concatenate[PlannerT, P], Plan[T]], then: Then = _keep
 ) -> Callable[Concatenate[Memory, P], T]:
     """Bind a plan as a blocking operation of Memory."""
     check_call, owner = _argument_check(plan), _owner(plan)
@@ -253,14 +315,15 @@ def _blocking(
     @functools.wraps(plan)
     def operation(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> T:
         args, kwargs = check_call(args, kwargs)  # type: ignore[assignment]
-        return run_blocking(plan(self._planners.of(owner), *args, **kwargs), self._backend)
+        result = run_blocking(plan(self._planners.of(owner), *args, **kwargs), self._backend)
+        return cast(T, then(self, result))
 
     _described(operation, plan)
     return operation
 
 
 def _awaitable(
-    plan: Callable[Concatenate[PlannerT, P], Plan[T]],
+    plan: Callable[Concatenate[PlannerT, P], Plan[T]], then: Then = _keep
 ) -> Callable[Concatenate[AsyncMemory, P], Coroutine[Any, Any, T]]:
     """Bind a plan as an ``async`` operation of AsyncMemory."""
     check_call, owner = _argument_check(plan), _owner(plan)
@@ -268,7 +331,8 @@ def _awaitable(
     @functools.wraps(plan)
     async def operation(self: AsyncMemory, /, *args: P.args, **kwargs: P.kwargs) -> T:
         args, kwargs = check_call(args, kwargs)  # type: ignore[assignment]
-        return await run_awaiting(plan(self._planners.of(owner), *args, **kwargs), self._backend)
+        plan_run = plan(self._planners.of(owner), *args, **kwargs)
+        return cast(T, then(self, await run_awaiting(plan_run, self._backend)))
 
     _described(operation, plan)
     return operation
@@ -334,6 +398,14 @@ class Memory(_Base):
     build_context = _blocking(ContextPlans.build_context)
     system_prompt = _blocking(ContextPlans.system_prompt)
     recall = _blocking(ContextPlans.recall)
+    # learning from conversations: turns in, memories out (in the background)
+    add_turn = _blocking(LearningPlans.add_turn, then=_Base._scheduled)
+    extract = _blocking(LearningPlans.extract)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every background extraction is done; False if ``timeout`` (seconds)
+        came first."""
+        return self._learner.flush(timeout)
 
     def __enter__(self) -> Self:
         return self
@@ -391,11 +463,19 @@ class AsyncMemory(_Base):
     build_context = _awaitable(ContextPlans.build_context)
     system_prompt = _awaitable(ContextPlans.system_prompt)
     recall = _awaitable(ContextPlans.recall)
+    # learning from conversations: turns in, memories out (in the background)
+    add_turn = _awaitable(LearningPlans.add_turn, then=_Base._scheduled)
+    extract = _awaitable(LearningPlans.extract)
+
+    async def flush(self, timeout: float | None = None) -> bool:
+        """Wait (off the event loop) until every background extraction is done; False if
+        ``timeout`` (seconds) came first."""
+        return await asyncio.to_thread(self._learner.flush, timeout)
 
     async def aclose(self) -> None:
-        """Close the backend (off the event loop) if this object opened it."""
-        if self._owns_backend:
-            await asyncio.to_thread(self._backend.close)
+        """Wait for pending extractions, then close what this object opened (off the event
+        loop)."""
+        await asyncio.to_thread(self.close)
 
     async def __aenter__(self) -> Self:
         return self

@@ -11,8 +11,10 @@ import pytest
 from memvault import AsyncMemory, Memory, MemoryEntry, SearchHit, Session, WriteReport
 from memvault.context.plans import ContextPlans
 from memvault.core import Planner
+from memvault.extraction.plans import LearningPlans
 from memvault.facilities.notes import NotePlans
 from memvault.facilities.sessions import SessionPlans
+from memvault.versions import VersionPlans
 
 
 def operations(cls: type) -> dict[str, Any]:
@@ -34,15 +36,18 @@ def test_both_drivers_expose_the_same_operations() -> None:
         )
 
 
-@pytest.mark.parametrize("planner", [SessionPlans, NotePlans, ContextPlans])
+@pytest.mark.parametrize(
+    "planner", [SessionPlans, NotePlans, ContextPlans, VersionPlans, LearningPlans]
+)
 def test_every_plan_of_a_facility_is_an_operation(planner: type) -> None:
     helpers = {"session_entry", "record_log", "shared_sessions", "search_scopes", "findings_in"}
+    helpers |= {"record_entry", "replace_with", "current"}
     assert public_plans(planner) - helpers - {"live_notes"} <= operations(Memory).keys()
 
 
 def test_every_store_operation_is_bound() -> None:
     toolkit = {"now", "for_tenant", "check_embedding", "new_entry", "where", "put", "every"}
-    toolkit |= {"live", "admit", "ranked"}
+    toolkit |= {"live", "admit", "ranked", "index", "editable"}
     assert public_plans(Planner) - toolkit == {
         n for n in operations(Memory) if n in public_plans(Planner)
     }

@@ -19,6 +19,7 @@ from . import render
 from .common import (
     EXIT_INPUT,
     MemvaultGroup,
+    as_of_option,
     datetime_option,
     emit,
     emit_written,
@@ -28,6 +29,7 @@ from .common import (
     parse_scope,
     scope_option,
     since_option,
+    superseded_option,
     tag_option,
 )
 
@@ -123,6 +125,7 @@ def get(ctx: click.Context, entry_id: str, as_json: bool) -> None:
 @click.option("--limit", type=int, default=20, show_default=True, help="Entries per page.")
 @click.option("--cursor", help="Continue after a previous page (its next_cursor).")
 @click.option("--include-expired", is_flag=True, help="Show expired entries too.")
+@superseded_option
 @json_option
 @click.pass_context
 def list_(
@@ -134,6 +137,7 @@ def list_(
     limit: int,
     cursor: str | None,
     include_expired: bool,
+    include_superseded: bool,
     as_json: bool,
 ) -> None:
     """List entries, newest first, one page at a time."""
@@ -145,6 +149,7 @@ def list_(
         limit=limit,
         cursor=cursor,
         include_expired=include_expired,
+        include_superseded=include_superseded,
     )
     data = {"entries": [e.to_dict() for e in page.entries], "next_cursor": page.next_cursor}
     text = render.entry_lines(page.entries) or "(no entries)"
@@ -246,6 +251,8 @@ def promote(
 @since_option
 @click.option("--include-narrower", is_flag=True, help="With a user scope: add --session too.")
 @click.option("--session", "session_id", help="The session --include-narrower adds.")
+@as_of_option
+@superseded_option
 @json_option
 @click.pass_context
 def count(
@@ -255,13 +262,21 @@ def count(
     since: datetime | None,
     include_narrower: bool,
     session_id: str | None,
+    as_of: datetime | None,
+    include_superseded: bool,
     as_json: bool,
 ) -> None:
-    """Count unexpired entries."""
+    """Count unexpired current entries."""
     if scope is None and (include_narrower or session_id):
         raise ValidationError("--include-narrower and --session need --scope")
     total = open_memory(ctx).count(
-        scope, tags=tags, since=since, include_narrower=include_narrower, session_id=session_id
+        scope,
+        tags=tags,
+        since=since,
+        include_narrower=include_narrower,
+        session_id=session_id,
+        as_of=as_of,
+        include_superseded=include_superseded,
     )
     emit(as_json, {"count": total}, str(total))
 
@@ -287,6 +302,8 @@ def purge_expired(ctx: click.Context, as_json: bool) -> None:
 @click.option("--diversity", type=click.FloatRange(0, 1), help="MMR diversity, 0..1.")
 @click.option("--min-score", type=float, help="Drop hits scoring below this.")
 @click.option("--conversational", is_flag=True, help="Entries are conversation turns.")
+@as_of_option
+@superseded_option
 @json_option
 @click.pass_context
 def search(
@@ -302,6 +319,8 @@ def search(
     diversity: float | None,
     min_score: float | None,
     conversational: bool,
+    as_of: datetime | None,
+    include_superseded: bool,
     as_json: bool,
 ) -> None:
     """Hybrid (lexical + semantic) search within one scope, best first."""
@@ -317,6 +336,8 @@ def search(
         diversity=diversity,
         min_score=min_score,
         conversational=conversational,
+        as_of=as_of,
+        include_superseded=include_superseded,
     )
     text = "\n".join(f"{hit.score:6.3f}  {render.entry_line(hit.entry)}" for hit in hits)
     emit(as_json, [hit.to_dict() for hit in hits], text or "(no hits)")

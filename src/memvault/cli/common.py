@@ -108,6 +108,10 @@ tag_option = click.option(
     "--tag", "tags", multiple=True, help="A tag; repeat for several (filters need ALL of them)."
 )
 since_option = datetime_option("--since", help="Only entries created at or after.")
+as_of_option = datetime_option("--as-of", help="What held at that instant (superseded since).")
+superseded_option = click.option(
+    "--include-superseded", is_flag=True, help="Show superseded versions too."
+)
 
 
 def open_memory(ctx: click.Context, **options: Any) -> Memory:

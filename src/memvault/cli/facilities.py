@@ -295,7 +295,7 @@ def findings_list(
 
 @cli.group("global")
 def global_() -> None:
-    """Global Memory: a user's preferences and decisions, across sessions."""
+    """Global Memory: a user's preferences, decisions and identity, across sessions."""
 
 
 @global_.command("add")
@@ -306,7 +306,7 @@ def global_() -> None:
     type=click.Choice(GLOBAL_MEMORY),
     default="preference",
     show_default=True,
-    help="preference or decision.",
+    help="preference, decision or identity.",
 )
 @click.option(
     "--source",

@@ -35,6 +35,19 @@ def entry_line(entry: MemoryEntry, width: int = 60) -> str:
     return f"{entry.id}  {stamp}  {entry.scope}{tags}  {text}"
 
 
+def _validity(entry: MemoryEntry) -> str:
+    until = entry.valid_to.isoformat() if entry.valid_to else "now"
+    return f"{entry.valid_from.isoformat()} to {until}"
+
+
+def learned_line(entry: MemoryEntry) -> str:
+    """A learned memory: where it went, its trust and category, the fact."""
+    place = "global" if entry.scope.kind == "user" else "session"
+    duplicate = "  (already known)" if entry.duplicate else ""
+    trust = trust_tag(entry.provenance.source)
+    return f"{place:<8}{trust} [{entry.category}] {entry.content}{duplicate}"
+
+
 def entry_block(entry: MemoryEntry) -> str:
     """Every field of an entry, content in full."""
     lines = [
@@ -49,6 +62,10 @@ def entry_block(entry: MemoryEntry) -> str:
         "expires:": entry.expires_at and entry.expires_at.isoformat(),
         "promoted from:": entry.promoted_from_id,
         "compacted from:": ", ".join(entry.compacted_from_ids),
+        "valid:": _validity(entry),
+        "superseded by:": entry.superseded_by
+        and f"{entry.superseded_by} ({entry.superseded_reason or 'no reason given'})",
+        "supersedes:": ", ".join(entry.supersedes),
         "metadata:": entry.metadata and json.dumps(dict(entry.metadata), ensure_ascii=False),
     }
     lines += [f"{label:<13}{value}" for label, value in optional.items() if value]

@@ -25,6 +25,8 @@ from ..facilities.model import (
 )
 from ..facilities.notes import NotePlans
 from ..facilities.sessions import SessionPlans
+from ..llm.base import ChatModel
+from ..llm.tasks import LLMSummarizer
 from ..store.duplicates import content_words
 from ..store.ops import DeleteMatchingOp, Filter, Op, PutOp
 from ..types import MemoryEntry, NewEntry, Scope, SearchHit
@@ -84,8 +86,18 @@ class ContextPlans:
     """What the LLM sees — the context window, the system prompt, recall — as plans on the
     store planner and the facilities."""
 
-    def __init__(self, store: Planner, sessions: SessionPlans, notes: NotePlans) -> None:
+    def __init__(
+        self,
+        store: Planner,
+        sessions: SessionPlans,
+        notes: NotePlans,
+        chat: ChatModel | None = None,
+    ) -> None:
         self.store, self.sessions, self.notes = store, sessions, notes
+        self.default_summarizer: Summarizer = (
+            ExtractiveSummarizer() if chat is None else LLMSummarizer(chat)
+        )
+        """The LLM's summaries when one is configured, else extractive ones."""
 
     def build_context(
         self,
@@ -105,7 +117,7 @@ class ContextPlans:
         self, records: Sequence[Record], budget: int, summarizer: Summarizer | None, tz: tzinfo
     ) -> Plan[ContextWindow]:
         """The window of these records (one session's, oldest first)."""
-        summarizer = summarizer if summarizer is not None else ExtractiveSummarizer()
+        summarizer = summarizer if summarizer is not None else self.default_summarizer
         _budget(budget)
         check.zone(tz)
         if not records:

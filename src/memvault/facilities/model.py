@@ -4,7 +4,7 @@ sessions, records and findings over store entries, and findings' de-duplication.
 Every facility item is an ordinary entry of the scoped store: a session is a ``session``
 entry in ``session:ID``; its records (``record``), summary cache (``summary``), Session Memory
 (``fact``/``context``) and Findings (``finding``) live in that scope too; Global Memory is
-``preference``/``decision`` entries in ``user:ID``.
+``preference``/``decision``/``identity`` entries in ``user:ID``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from ..types import MemoryEntry
 SESSION, RECORD, SUMMARY, FINDING = "session", "record", "summary", "finding"
 """Categories only the facilities write; the generic store API refuses to write or change them."""
 SESSION_MEMORY = ("fact", "context")
-GLOBAL_MEMORY = ("preference", "decision")
+GLOBAL_MEMORY = ("preference", "decision", "identity")
+"""Global Memory holds who the user is for good: preferences, decisions, and identity facts
+(name, home, work…) that extraction recognises as durable."""
 ROLES = ("user", "assistant", "tool", "report", "system")
 
 

@@ -148,8 +148,8 @@ class NotePlans:
         source_turn_index: int | None = None,
         tool_originated: bool = False,
     ) -> Plan[MemoryEntry]:
-        """Remember a ``preference``/``decision`` of a user across sessions (FIFO cap
-        ``max_global_memory``). From a private ``session_id`` it is refused."""
+        """Remember a ``preference``, ``decision`` or ``identity`` fact of a user across sessions
+        (FIFO cap ``max_global_memory``). From a private ``session_id`` it is refused."""
         if session_id is not None:
             session = Session.from_entry((yield from self.sessions.session_entry(session_id)))
             self._check_may_reach_global(session, user_id)

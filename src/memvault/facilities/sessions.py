@@ -135,6 +135,29 @@ class SessionPlans:
     ) -> Plan[Record]:
         """Append one turn to the session's log. Records are never changed or deleted alone."""
         yield from self.session_entry(session_id)
+        entry = self.record_entry(
+            session_id,
+            role,
+            content,
+            tool_name=tool_name,
+            call_id=call_id,
+            object_ids=object_ids,
+            created_at=created_at,
+        )
+        return Record.from_entry((yield from self.store.put(entry)))
+
+    def record_entry(
+        self,
+        session_id: str,
+        role: str,
+        content: str,
+        *,
+        tool_name: str | None = None,
+        call_id: str | None = None,
+        object_ids: Iterable[str] = (),
+        created_at: datetime | None = None,
+    ) -> MemoryEntry:
+        """The (checked, not yet stored) entry of one record of a session's log."""
         one_of("role", role, ROLES)
         attributes = {
             "role": role,
@@ -142,18 +165,15 @@ class SessionPlans:
             "call_id": _optional_text("call_id", call_id),
             "object_ids": check.entry_ids("object_ids", object_ids),
         }
-        provenance = Provenance(tool_originated=role == "tool")
-        scope = Scope.session(session_id)
         request = NewEntry(
             content,
-            scope,
+            Scope.session(session_id),
             category=RECORD,
             metadata=attributes,
-            provenance=provenance,
+            provenance=Provenance(tool_originated=role == "tool"),
             created_at=created_at,
         )
-        entry = yield from self.store.put(self.store.new_entry(request, self.store.now()))
-        return Record.from_entry(entry)
+        return self.store.new_entry(request, self.store.now())
 
     def records(self, session_id: str) -> Plan[builtins.list[Record]]:
         """The session's whole log, oldest first."""

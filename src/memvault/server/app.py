@@ -28,6 +28,7 @@ from ..config import Settings
 from ..errors import (
     BackendError,
     CapabilityError,
+    ClosedError,
     CompactionError,
     ConfigError,
     ConflictError,
@@ -42,7 +43,7 @@ from ..errors import (
     ValidationError,
 )
 from ..memory import AsyncMemory
-from . import facilities, store
+from . import facilities, learning, store
 from .auth import KeyRing
 from .guard import Guard
 from .request import HttpError
@@ -63,6 +64,7 @@ STATUS_BY_ERROR: tuple[tuple[type[MemvaultError], int], ...] = (
     (InvalidScopePromotionError, 400),
     (ConfigError, 400),
     (ConflictError, 409),
+    (ClosedError, 503),
     (CompactionError, 502),
     (GuardError, 422),
     (LLMUnavailableError, 503),
@@ -182,7 +184,7 @@ async def openapi_document(request: Request) -> JSONResponse:
     return JSONResponse(openapi(ROUTES, __version__, keys.enabled))
 
 
-ROUTES = (*store.ROUTES, *facilities.ROUTES)
+ROUTES = (*store.ROUTES, *facilities.ROUTES, *learning.ROUTES)
 
 
 def create_app(

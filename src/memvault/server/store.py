@@ -39,6 +39,8 @@ WRITE = ("content", "scope")
 ITEMS = Field({"type": "array", "items": {"type": "object"}}, typed("array"))
 NARROWER = {"include_narrower": FLAG, "session_id": TEXT}
 SELECT = {"scope": TEXT, "tag": TAG_PARAM, "since": TIMESTAMP}
+VERSIONS = {"as_of": TIMESTAMP, "include_superseded": FLAG}
+"""What held at an instant, or every version (superseded entries are left out by default)."""
 
 
 async def write(memory: AsyncMemory, call: Call) -> Answer:
@@ -148,6 +150,7 @@ SEARCH = {
     "diversity": NUMBER,
     "min_score": NUMBER,
     "conversational": FLAG,
+    **VERSIONS,
 }
 ENTRY_ID = "/v1/memories/{entry_id}"
 ROUTES = (
@@ -164,7 +167,14 @@ ROUTES = (
         "GET",
         "/v1/memories",
         list_entries,
-        query={**SELECT, "order": TEXT, "limit": INTEGER, "cursor": TEXT, "include_expired": FLAG},
+        query={
+            **SELECT,
+            "order": TEXT,
+            "limit": INTEGER,
+            "cursor": TEXT,
+            "include_expired": FLAG,
+            "include_superseded": FLAG,
+        },
         answer="entries and next_cursor",
     ),
     Route(
@@ -211,11 +221,12 @@ ROUTES = (
             "limit": INTEGER,
             "order": TEXT,
             **NARROWER,
+            **VERSIONS,
         },
         required=("scope",),
         answer="the entries",
     ),
     Route("POST", "/v1/search", search, SEARCH, required=("query", "scope"), answer="the hits"),
-    Route("GET", "/v1/count", count, query={**SELECT, **NARROWER}, answer="the count"),
+    Route("GET", "/v1/count", count, query={**SELECT, **NARROWER, **VERSIONS}, answer="the count"),
     Route("POST", "/v1/purge-expired", purge_expired, {}, answer="how many were purged"),
 )

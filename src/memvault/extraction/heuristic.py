@@ -1,0 +1,955 @@
+"""The extractor that needs no LLM: English first-person statements → candidate facts.
+
+Pure and deterministic: regular expressions and small word lists over the *user* turns of the
+window (assistant turns are never read: what the assistant says is not the user's word). English
+only: a turn in another language yields nothing rather than a mistranslation. Precision first:
+questions, hypotheticals, hedges, reported speech, quoted material, sarcasm and references to
+the conversation itself ("the second option", "this version") yield nothing. Facts come out as
+canonical third-person sentences ("The user lives in Paris."). docs/learning.md lists the rules
+and their measured precision and recall.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from memvault.extraction.facts import Candidate, FactCategory, Turn
+from memvault.retrieval.text import STOPWORDS, words
+
+PREF, DEC, FACT, CTX = (
+    FactCategory.PREFERENCE,
+    FactCategory.DECISION,
+    FactCategory.FACT,
+    FactCategory.CONTEXT,
+)
+
+
+def _alternatives(text: str) -> str:
+    """A ``|``-separated word list written over several lines → one regex group."""
+    return "(?:" + "|".join(part.strip() for part in text.split("|")) + ")"
+
+
+# --- word lists --------------------------------------------------------------------------------
+
+ADV = (
+    "(?:"
+    + _alternatives(
+        """really|also|just|still|totally|absolutely|definitely|generally|honestly|truly|
+        actually|personally|kind of|kinda|pretty much|much|strongly|currently|now|mainly|mostly|
+        basically|originally|finally|eventually|ultimately|recently|already|all|both|usually|
+        officially|happily|obviously"""
+    )
+    + " )*"
+)
+"""Adverbs that may sit between a subject and its verb ("I really like …"), any number."""
+REL = (
+    r"(?:(?:older|younger|little|big|baby|eldest|youngest|oldest|twin|best|step-?|ex-?) ?)?"
+    + _alternatives(
+        """wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?|son|daughter|kid|child|
+        mom|mum|mother|dad|father|brother|sister|sibling|grandma|grandmother|grandpa|grandfather|
+        grandson|granddaughter|aunt|uncle|cousin|nephew|niece|friend|boss|manager|co-?founder|
+        roommate|flatmate|dog|cat|puppy|kitten|pet"""
+    )
+)
+"""The people (and pets) whose facts are the user's too: "my sister lives in Rome"."""
+MY_REL = rf"my (?P<rel>{REL})(?: (?-i:[A-Z][a-z]+))?"
+"""A relation of the user, optionally followed by their name ("my wife Jana")."""
+STATES = _alternatives(
+    """vegetarian|vegan|pescatarian|pescetarian|gluten[- ]free|lactose[- ]intolerant|diabetic|
+    pre-?diabetic|celiac|coeliac|colou?r[- ]?blind|left[- ]handed|right[- ]handed|deaf|
+    hard of hearing|blind|pregnant|dyslexic|autistic|sober|teetotal|retired|married|divorced|
+    engaged|widowed|self[- ]employed|unemployed|freelance|on a diet|on keto|keto|halal|kosher|
+    American|British|English|Scottish|Irish|Welsh|Canadian|Australian|German|French|Italian|
+    Spanish|Portuguese|Dutch|Belgian|Swiss|Austrian|Polish|Czech|Swedish|Norwegian|Danish|
+    Finnish|Greek|Turkish|Russian|Ukrainian|Brazilian|Mexican|Argentinian|Chilean|Colombian|
+    Indian|Pakistani|Chinese|Japanese|Korean|Vietnamese|Thai|Filipino|Indonesian|Nigerian|
+    Kenyan|Egyptian|Israeli|Iranian"""
+)
+"""What "I am …" says about the user for good: diets, health, family status, nationality."""
+STATE_END = (
+    r"(?=\s*$|\s*[,.;!?]|\s+(?:and|but|so|since|for|now|too|though|btw|lol|actually|as well)\b)"
+)
+"""After a state word: the end of its clause ("a freelance translator" is a role)."""
+HAS_NOUN = _alternatives(
+    r"""dogs?|cats?|pets?|pupp(?:y|ies)|kittens?|parrots?|rabbits?|hamsters?|horses?|goldfish|
+    kids?|child(?:ren)?|sons?|daughters?|bab(?:y|ies)|twins|grandchildren|grandkids|wife|husband|
+    partner|girlfriend|boyfriend|brothers?|sisters?|siblings?|car|bike|motorcycle|
+    allerg(?:y|ies)|diabetes|asthma|adhd|add|autism|dyslexia|(?:celiac|coeliac|crohn'?s) disease|
+    migraines?|arthritis|hypertension|high blood pressure|epilepsy|anxiety|depression|insomnia|
+    tinnitus|phd|doctorate|master'?s(?: degree)?|bachelor'?s(?: degree)?|degree"""
+)
+"""What "I have …" says about the user for good: pets, family, health, degrees."""
+HAVE_THING = (
+    r"(?:(?!about|with|for|of|to|in|on|at|from|been|not|never)[\w'-]+\s+){0,4}"
+    rf"{HAS_NOUN}\b(?! about).*"
+)
+"""A ``HAS_NOUN`` with up to four words before it ("a golden retriever", "type 1 diabetes")."""
+LANGUAGES = frozenset(
+    """english spanish french german italian portuguese dutch polish czech swedish norwegian
+    danish finnish greek turkish russian ukrainian arabic hebrew persian farsi hindi urdu bengali
+    punjabi tamil mandarin cantonese chinese japanese korean vietnamese thai indonesian malay
+    tagalog swahili catalan basque romanian hungarian bulgarian serbian croatian sign""".split()
+)
+SKILL_WORDS = frozenset("beginner novice newbie expert pro amateur master regular".split())
+"""Roles for which "at X" is a skill, not an employer ("a beginner at Python")."""
+NOT_ROLES = frozenset("bit little lot tad few couple fan big huge total complete genius".split())
+"""Words after "I am a" that do not start a role ("a bit tired", "a big fan of")."""
+NOT_NAMES = frozenset(
+    """back later tomorrow today tonight when whenever anytime maybe asap sir madam please here
+    there home so not fine good done sorry ready happy sure okay ok looking trying glad new
+    afraid confused lost tired stuck busy""".split()
+)
+"""Capitalised words that follow "call me" or "I am" without being a name."""
+ACTIVITY = _alternatives(
+    """working on|debugging|fixing|preparing(?: for)?|writing|building|developing|trying to|
+    planning|cooking|baking|migrating|setting up|studying(?: for)?|training for|organi[sz]ing|
+    reviewing|refactoring|designing|researching|drafting|looking into|investigating|testing|
+    deploying|putting together|packing for|getting ready for|applying (?:for|to)|
+    interviewing (?:for|at|with)|redesigning|rewriting|upgrading|porting|translating|
+    analy[sz]ing|cleaning up|hosting|renovating|recovering from"""
+)
+"""What the user is busy with in this session: "I am debugging …" is context."""
+ORGANISATION = (
+    r"(?:(?:the )?(?-i:[A-Z])[\w.&'-]*(?: .+)?|[\w-]+\.(?:com|io|org|net|co|ai|dev)\b.*|"
+    r"(?:a|an|the) [\w\s-]{0,30}?"
+    + _alternatives(
+        """startup|start-up|company|firm|agency|bank|lab|university|school|hospital|nonprofit|
+        non-profit|ngo|studio|consultancy"""
+    )
+    + r"\b.*)"
+)
+"""What one joins or works for: a name, a domain, or "a … startup/company/…"."""
+TECH = _alternatives(
+    r"""kubernetes|k8s|aws|gcp|azure|github|gitlab|bitbucket|postgres(?:ql)?|mysql|mongo(?:db)?|
+    sqlite|redis|kafka|python|java|rust|go|golang|typescript|javascript|node|react|vue|angular|
+    svelte|docker|podman|linux|windows|macos|mac|ubuntu|debian|terraform|pulumi|slack|teams|
+    jira|linear|notion|vercel|heroku|netlify|cloudflare|fly\.io|render|supabase|firebase|django|
+    flask|fastapi|rails|laravel|spring|kotlin|swift|flutter|neovim|vim|emacs|vs ?code|pycharm|
+    intellij|poetry|uv|pnpm|yarn|npm|bun|deno|graphql|grpc|rest|microservices|a monorepo|
+    monorepo|the cloud|serverless|lambda|ecs|eks|gke"""
+)
+"""Technology names: "we moved to Kubernetes" is a switch, not a new home."""
+FREQ = r"(?:always|never|usually|normally|generally|typically|mostly|often|rarely|seldom)"
+HABIT_BLOCK = frozenset(
+    """know forget get got remember understand find feel seem mess wonder think struggle need
+    end run hit lose miss screw break fail mix confuse make have am want try""".split()
+)
+"""Verbs after "I always …" that state a mishap, not a habit ("I always forget …")."""
+PAST = frozenset(
+    """thought said went got saw knew did had made took found felt told came gave left ran
+    bought brought wrote spoke met lost kept began""".split()
+)
+MODALS = frozenset("will would can could should must might may did was were had is".split())
+FOREIGN = frozenset(
+    """der das und ich nicht ist ein eine mit bei auf wir sie wohne le la les et je est une des
+    du avec pour pas nous vous y el los las es que por para con muy mucho yo il che di per non
+    sono della um uma não com eu het een ik niet wij och jag det är att inte""".split()
+)
+"""Function words of other European languages that English text does not use as words."""
+IMPERATIVES = frozenset(
+    """answer use write reply respond include give show tell explain format add keep cite ask
+    check avoid provide put make be start end sign call refer address mention suggest recommend
+    assume list summarize summarise translate double-check spell round return label highlight
+    remind wrap comment document type name split sort stick default speak talk send let try
+    consider do stop point link capitalize capitalise follow test run commit confirm offer flag
+    warn note skip omit leave output quote prefix prioritize prioritise favour favor stay limit
+    reference convert measure express present break number annotate lint indent greet
+    treat""".split()
+)
+"""Verbs a standing instruction starts with ("always answer in Spanish")."""
+ANYMORE = r"\s*,?\s*\bany ?more\b"
+
+# --- text preparation --------------------------------------------------------------------------
+
+_CODE = re.compile(r"```.*?(?:```|$)", re.S)
+_QUOTED_LINE = re.compile(r"^\s*>.*$", re.M)
+_DOUBLE = re.compile('["\u201c\u00ab\u201e]([^"\u201d\u00bb\n]*)["\u201d\u00bb]')
+_SINGLE = re.compile("(?<![\\w'])['\u2018]([^'\u2019\n]+)['\u2019](?![\\w'])")
+_TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "", "\u00a0": " "})
+_SARCASM = re.compile(
+    r"(?:^|\s)/s\b|\bjk\b|\bjust kidding\b|\byeah,? right\b|\boh,? (?:great|sure|joy|wonderful)"
+    r"\b|\blove it when\b|[\U0001F644\U0001F643\U0001F60F\U0001F612\U0001F602\U0001F923]",
+    re.I,
+)
+"""Cheap sarcasm and joke markers ("/s", "yeah right", an eye-roll emoji): the turn is skipped."""
+_CONTRACTIONS = [
+    (re.compile(pattern, re.I), replacement)
+    for pattern, replacement in [
+        (r"\bi\b", "I"),
+        (r"\b(?:I'm|im)\b", "I am"),
+        (r"\bI've\b", "I have"),
+        (r"\bI'd\b", "I would"),
+        (r"\bI'll\b", "I will"),
+        (r"\bwe're\b", "we are"),
+        (r"\bwe've\b", "we have"),
+        (r"\bwe'll\b", "we will"),
+        (r"\bwe'd\b", "we would"),
+        (r"\byou're\b", "you are"),
+        (r"\blet's\b", "let us"),
+        (r"\b(do|does|did|is|are|was|were|have|has|had|would|should|could)n't\b", r"\1 not"),
+        (r"\b(?:can't|cannot|cant)\b", "can not"),
+        (r"\bwon't\b", "will not"),
+        (r"\b(do|does)nt\b", r"\1 not"),
+        (r"\b(name|it|that|he|she|there|what|who|where)'s\b", r"\1 is"),
+        (r"\bgonna\b", "going to"),
+        (r"\bwanna\b", "want to"),
+    ]
+]
+
+
+def _visible(text: str) -> str:
+    """The text without code blocks, '>' quotations and quoted passages of three words or more
+    (shorter quotes, often names, keep their words)."""
+
+    def unquote(match: re.Match[str]) -> str:
+        return match[1] if len(match[1].split()) <= 2 else " [quote] "
+
+    text = _QUOTED_LINE.sub("", _CODE.sub("\n", text))
+    return _SINGLE.sub(unquote, _DOUBLE.sub(unquote, text)).translate(_TYPOGRAPHY)
+
+
+def _expand(text: str) -> str:
+    """Contractions spelt out, so that the rules see one form ("I am", "do not")."""
+    for pattern, replacement in _CONTRACTIONS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _english(text: str) -> bool:
+    """Cheap language gate: mostly ASCII letters, and no more function words of other European
+    languages than of English."""
+    letters = [c for c in text if c.isalpha()]
+    if letters and sum(not c.isascii() for c in letters) > len(letters) / 4:
+        return False
+    tokens = words(text)
+    foreign = sum(t in FOREIGN for t in tokens)
+    return foreign == 0 or foreign <= sum(t in STOPWORDS for t in tokens)
+
+
+# --- sentences and clauses ---------------------------------------------------------------------
+
+_SENTENCE = re.compile("(?<=[.!?])\\s+|\\n+|;\\s+|\\s+[-\u2013\u2014]+\\s+")
+_FILLERS = """hi there|hello there|hey there|hi|hello|hey|hiya|ok so|okay so|ok|okay|so|well|
+    oh and|oh also|oh|also|and|but|anyway|anyways|btw|by the way|just so you know|fyi|for context|
+    just fyi|actually|honestly|tbh|imo|imho|fwiw|ngl|personally|in general|generally|basically|ps|
+    ugh|yeah|yes|yep|sure|right|alright|cool|great|thanks|thank you|good morning|hmm|um|uh|ah|
+    today|right now|now|currently|these days|nowadays|at the moment|this week|lately|in the end|
+    ultimately|finally|sorry|oops|decision made|fun fact|side note|one more thing|quick note|
+    heads up|update|correction"""
+_DISCOURSE = re.compile(
+    r"^(?:(?:"
+    + "|".join(sorted((f.strip() for f in _FILLERS.split("|")), key=len, reverse=True))
+    + r"|after (?:a lot of|much|some) [\w\s-]+?(?=,|\s+(?:we|I)\b))\b[\s,:;.!-]*)+",
+    re.I,
+)
+"""Greetings, fillers and time adverbs before a statement, longest alternatives first."""
+_LABEL = re.compile(r"^[\w\s'-]{1,40}:\s+(?=(?:I|my|we|our)\b)", re.I)
+"""A heading before a statement ("here is my setup: I am on macOS")."""
+_CONNECTOR = re.compile(
+    r"(?:,\s*(?:and |but |so |plus |also )?|\s+(?:and|but|so|plus|while|whereas|because|since|"
+    r"although|though)\s+)(?=(?:I|we|my|our|he|she)\b)",
+    re.I,
+)
+"""Where a new first-person statement starts inside a sentence ("…, and I live in …")."""
+_ELLIPSIS = re.compile(
+    r"(?:,\s*|\s+)(?:and|but)\s+(?:now\s+|also\s+|then\s+)?(?=(?:live|lives|work|works|moved|"
+    r"prefer|prefers|like|likes|love|loves|hate|hates|use|uses|speak|speaks|switched|joined)\s+"
+    r"(?:at|in|for|to|with|a|an|the|my|it|on|from|as|our|this|that|them)\b)"
+    r"|,\s*(?=(?:switched|moved|joined|started|quit|migrated|relocated)\s)",
+    re.I,
+)
+"""Where a clause with no subject of its own starts ("… and works at RBC")."""
+_SUBJECT = re.compile(rf"^(?:I|we|{MY_REL})\b", re.I)
+_ELLIPTIC_START = re.compile(
+    rf"^(?:(?:switched|moved|joined|relocated|migrated)\b|(?P<ing>{ACTIVITY})\b(?!.*\b(?:is|are|"
+    r"was|were|can|could|will|would|has|have|helps?|makes?|sets?)\b))",
+    re.I,
+)
+"""A clause that starts with its verb: "Currently studying for …", "switched to Linux"."""
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def _clauses(sentence: str) -> list[str]:
+    """A sentence cut where a new first-person statement starts; subjects of elliptic clauses
+    ("… and works at RBC") and of he/she after "my sister …" are filled in."""
+    clauses: list[str] = []
+    for part in _CONNECTOR.split(sentence):
+        subject = _SUBJECT.match(_strip_discourse(part))
+        pieces = _ELLIPSIS.split(part) if subject else [part]
+        clauses.append(pieces[0])
+        clauses.extend(f"{subject[0]} {p}" for p in pieces[1:] if subject)
+    return [_resolve_pronoun(c, clauses[i - 1] if i else "") for i, c in enumerate(clauses)]
+
+
+def _resolve_pronoun(clause: str, previous: str) -> str:
+    relation = re.match(rf"^{MY_REL}", _strip_discourse(previous), re.I)
+    if relation and re.match(r"^(?:he|she)\b", clause, re.I):
+        return re.sub(r"^(?:he|she)\b", f"my {relation['rel']}", clause, flags=re.I)
+    return clause
+
+
+def _strip_discourse(clause: str) -> str:
+    """The clause without greetings, fillers and time adverbs in front; an elliptic clause that
+    starts with a past verb or an activity ("Currently studying for …") gets its "I"."""
+    clause = _LABEL.sub("", _DISCOURSE.sub("", clause.strip()).strip())
+    found = _ELLIPTIC_START.match(clause)
+    if found:
+        return f"{'I am' if found['ing'] else 'I'} {clause[:1].lower()}{clause[1:]}"
+    return clause
+
+
+# --- what is not a statement about the user ----------------------------------------------------
+
+_REQUEST = re.compile(
+    r"^(?:please )?(?:can|could|would|will) you (?:please )?(?:remember|note|keep in mind)", re.I
+)
+"""A memory request phrased as a question: read, not skipped."""
+_QUESTION = re.compile(
+    r"^(?:do(?! not\b)|does|did|am|is|are|was|were|should|shall|can|could|would|will|what|"
+    r"whats|where|who|whom|why|which|how|have|has)\b",
+    re.I,
+)
+_OFF_RECORD = re.compile(
+    r"\b(?:if|unless|suppose|supposing|imagine|pretend|hypothetically|what if|let us say|"
+    r"assume|assuming|in theory|role-?play|wish|would(?! rather| prefer| like you to)|"
+    r"could(?! you)|maybe|perhaps|probably|possibly|might|not sure|unsure|thinking (?:about|of)|"
+    r"considering|wondering|I guess|I think|I suppose|I believe|I feel like|eventually|"
+    r"hopefully|should|ought to|planning to|hoping to|tempted to|want to|wanted to|"
+    r"said|says|told|asked|asks|thinks|believes|claims|claimed|according to|heard|mentioned|"
+    r"argues|insists|suggested|recommends|used to|when I was|back when|as a (?:kid|child|teen))\b",
+    re.I,
+)
+"""Hypotheticals, hedges, other people's words and the past: the whole sentence is skipped."""
+
+
+def _off_record(sentence: str) -> bool:
+    """A question, hypothetical, hedge, report of someone else's words, or the past."""
+    if _REQUEST.match(_strip_discourse(sentence)):
+        return False
+    if sentence.rstrip(" .!)").endswith("?") or _QUESTION.match(_strip_discourse(sentence)):
+        return True
+    return bool(_OFF_RECORD.search(sentence))
+
+
+# --- values ------------------------------------------------------------------------------------
+
+_LIST = re.compile(r"^(?:[\w'-]+(?: [\w'-]+){0,3}, )+(?:and|or) [^,;:]+", re.I)
+"""A short list, kept whole: "the energy, diversity, and awesome food"."""
+_BOUNDARY = re.compile(
+    r",|;|:|\(|\sand (?=(?:the|it|this|that|they|he|she|there|everything|everyone|people)\b)|"
+    r"\s(?:because|since|so|but|although|though|which|unless|whereas|whenever|"
+    r"as long as|even though|cause|cuz)\s",
+    re.I,
+)
+"""Where an object ends and the next clause begins."""
+_FILLER = re.compile(
+    r"\s+(?:btw|lol|haha|tbh|honestly|though|too|as well|now|these days|nowadays|anymore|"
+    r"any more|either|please|originally|for now|thanks|thank you|ok|really|already|again|"
+    r"i guess|\W+)$",
+    re.I,
+)
+_WHEN = re.compile(
+    r"\s+(?:(?:last|this|next) (?:year|month|week|summer|winter|spring|autumn|fall|weekend|"
+    r"sprint)|in (?:january|february|march|april|may|june|july|august|september|october|"
+    r"november|december|\d{4})|(?:a|one|two|three|four|five|six|a few|few|\d+|several|"
+    r"a couple of) \w+ ago|recently|yesterday|today|(?:for|since) (?:\w+ )?(?:years?|months?|"
+    r"weeks?|decades?|a while|ages|\d{4})|since \w+)$",
+    re.I,
+)
+"""A trailing time ("in March", "two years ago"), dropped from places and employers."""
+_DEICTIC = re.compile(
+    r"^(?:it|this|that|these|those|them|one|both|either|neither|yours|your|you|how|what|when|"
+    r"why|to (?:think|say|admit|break|hear|see|know|ask|point out|mention|tell)|to$|too$|"
+    r"(?:I|he|she|we|they)\b|(?:a few|a couple|some|several|many|lots|a lot|more|all)$|"
+    r"where|whether|which|who|the way|the idea|the one|ones|"
+    r"the (?:first|second|third|fourth|fifth|last|latter|former|previous|next|other|above|"
+    r"below|new|old|same|current|latest|original|revised|updated|final|shorter|longer|better)|"
+    r"(?:option|version|choice|variant|approach|plan|number|answer|suggestion|solution)"
+    r"(?: \w{1,2})?$|[a-z]$|#?\d+$)\b",
+    re.I,
+)
+"""Objects that only point at the conversation ("that", "the second option", "option B")."""
+_LOCAL = re.compile(
+    r"\b(?:it|this|that|these|those|them|again|instead)$|\b(?:he|him|his|she|her|they|them|"
+    r"their|its|it|there|here|above|below|for now|this time|"
+    r"(?:this|that) (?:one|function|file|snippet|example|line|loop|test|query|case|method|class|"
+    r"script|cell|step|bug|answer|version|reply|draft|paragraph))\b",
+    re.I,
+)
+"""Objects about the conversation at hand or someone unnamed ("… like this", "… here",
+"their work")."""
+_SHIFTS = [
+    (re.compile(pattern, re.I), replacement)
+    for pattern, replacement in [
+        (r"\bmyself\b", "themselves"),
+        (r"\bmine\b", "theirs"),
+        (r"\b(?:my|our)\b", "their"),
+        (r"\b(?:me|us)\b", "the user"),
+        (r"\bours\b", "theirs"),
+        (r"\byourself\b", "itself"),
+        (r"\byour\b", "its"),
+    ]
+]
+_SUBJECT_VERB = re.compile(r"\b(I|you)\s+(\w+)", re.I)
+
+
+def third_person(verb: str) -> str:
+    """The verb after "the user" ("write" → "writes"; "go" → "goes"); modals stay."""
+    lower = verb.lower()
+    irregular = {"am": "is", "are": "is", "have": "has", "do": "does", "go": "goes", "be": "is"}
+    if lower in irregular:
+        return irregular[lower]
+    if lower in MODALS or lower.endswith("ed"):
+        return verb
+    if lower.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if lower.endswith("y") and lower[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def shift(text: str) -> str:
+    """First and second person → third: "me" → "the user", "you write" → "the assistant
+    writes", "my" → "their", "your" → "its"."""
+
+    def subject(match: re.Match[str]) -> str:
+        who = "the user" if match[1].lower() == "i" else "the assistant"
+        return f"{who} {third_person(match[2])}"
+
+    text = _SUBJECT_VERB.sub(subject, text)
+    text = re.sub(r"\byou\b", "the assistant", text, flags=re.I)
+    for pattern, replacement in _SHIFTS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _trimmed(text: str) -> str:
+    """The text up to its clause boundary, without trailing fillers ("lol", "now", "too")."""
+    listed = _LIST.match(text)
+    text = listed[0] if listed else _BOUNDARY.split(text, maxsplit=1)[0].strip()
+    while (shorter := _FILLER.sub("", text).strip(" .!?")) != text:
+        text = shorter
+    return text
+
+
+def _object(text: str | None) -> str | None:
+    """What a rule's object names, cut at the clause boundary, in the third person; None if it
+    is empty, too long, quoted or about the conversation rather than the user."""
+    if text is None:
+        return None
+    text = _trimmed(text)
+    if not text or _DEICTIC.match(text) or _LOCAL.search(text) or len(text.split()) > 12:
+        return None
+    return None if "[quote]" in text else shift(text)
+
+
+def _place(text: str | None) -> str | None:
+    """An object without a trailing time ("Lisbon in March" → "Lisbon")."""
+    value = _object(text)
+    while value and (shorter := _WHEN.sub("", value)) != value:
+        value = shorter
+    return value or None
+
+
+def _name(text: str | None) -> str | None:
+    """A person's name: up to three words, each capitalised in the output."""
+    found = re.match(r"^[A-Za-z][\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*){0,2}", _trimmed(text or ""))
+    first = found[0].split()[0].lower() if found else ""
+    if not found or first in NOT_NAMES or first in STOPWORDS:
+        return None
+    return " ".join(w[:1].upper() + w[1:] for w in found[0].split())
+
+
+def _capital_name(text: str | None) -> str | None:
+    """A name the user wrote with a capital ("call me Jo", not "call me back")."""
+    return _name(text) if text and text[:1].isupper() else None
+
+
+def _verb(text: str | None) -> str | None:
+    return third_person(text) if text else None
+
+
+# --- rule machinery ----------------------------------------------------------------------------
+
+Said = list[tuple[FactCategory, str]]
+"""What a clause says: (category, fact) pairs, possibly none."""
+Build = Callable[[re.Match[str]], Said | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A clause pattern and what a match says; the first rule that matches a clause decides."""
+
+    pattern: re.Pattern[str]
+    build: Build
+
+
+CLEAN: dict[str, Callable[[str | None], str | None]] = {
+    "x": _object,
+    "y": _object,
+    "p": _place,
+    "t": lambda text: _trimmed(text or "") or None,
+    "name": _name,
+    "cname": _capital_name,
+    "v3": _verb,
+}
+"""How :func:`say` cleans each named group: objects, places, raw times, names, verbs; any other
+group is used as matched."""
+
+
+def say(category: FactCategory, template: str) -> Build:
+    """A builder that fills ``template`` with the cleaned groups; ``[ over {y}]`` is left out
+    when ``y`` did not match. A group that matched but cleans to nothing vetoes the fact."""
+
+    def build(match: re.Match[str]) -> Said | None:
+        values: dict[str, str] = {}
+        for key, raw in match.groupdict().items():
+            value = CLEAN[key](raw) if key in CLEAN else raw
+            if value is None and raw is not None:
+                return None
+            values[key] = (value or "").strip()
+        return [(category, _fill(template, values))]
+
+    return build
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    def optional(match: re.Match[str]) -> str:
+        keys = re.findall(r"{(\w+)}", match[1])
+        return match[1] if all(values.get(k) for k in keys) else ""
+
+    text = re.sub(r"\[([^\]]*)\]", optional, template).format_map(values)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _role(match: re.Match[str]) -> Said | None:
+    """ "I am a data engineer at Spotify" → the role, and the employer when one is named;
+    "I am not / no longer a …" → the negated role."""
+    role = _trimmed(match["role"])
+    if not role or role.split()[0].lower() in NOT_ROLES:
+        return None
+    if match["neg"]:
+        return [(FACT, f"The user is {match['neg'].strip()} {match['art']} {shift(role)}.")]
+    parts = re.split(r"\s+(at|for)\s+", role, maxsplit=1)
+    employer = len(parts) == 3 and (parts[1] == "at" or re.fullmatch(ORGANISATION, parts[2], re.I))
+    if not employer or parts[0].split()[-1].lower() in SKILL_WORDS:
+        return [(FACT, f"The user is {match['art']} {shift(role)}.")]
+    said: Said = [(FACT, f"The user is {match['art']} {shift(parts[0])}.")]
+    if where := _place(parts[2]):
+        said.append((FACT, f"The user works at {where}."))
+    return said
+
+
+def _works(match: re.Match[str]) -> Said | None:
+    """ "I work for the NHS as a nurse" → the employer and the role."""
+    employer = _place(match["p"])
+    if employer is None:
+        return None
+    said: Said = [(FACT, f"The user works at {employer}.")]
+    if match["role"] and (role := _object(match["role"])):
+        said.append((FACT, f"The user is {match['art'] or 'a'} {role}."))
+    return said
+
+
+def _lost(match: re.Match[str]) -> Said | None:
+    """ "I no longer have a car" / "I do not have kids"."""
+    thing = _object(match["x"])
+    if thing is None:
+        return None
+    verb = "no longer has" if "no longer" in match[0].lower() else "does not have"
+    return [(FACT, f"The user {verb} {thing}.")]
+
+
+_BASE = {"going": "go", "sticking": "stick", "switching": "switch", "migrating": "migrate"}
+
+
+def _deciding(match: re.Match[str]) -> Said | None:
+    """ "We are going with Stripe" → "The user decided to go with Stripe." """
+    thing = _object(match["x"])
+    if thing is None:
+        return None
+    first, _, rest = match["v"].partition(" ")
+    verb = _BASE.get(first.lower(), first.lower().removesuffix("ing"))
+    return [(DEC, _fill(f"The user decided to {verb} {shift(rest)} {thing}.", {}))]
+
+
+def _habit(match: re.Match[str]) -> Said | None:
+    """ "I always write tests first" → "The user always writes tests first." """
+    verb = match["verb"].lower()
+    if verb in HABIT_BLOCK or verb in PAST or verb.endswith("ed"):
+        return None
+    rest = _object(match["rest"]) if match["rest"] else ""
+    if rest is None:
+        return None
+    return [(PREF, _fill(f"The user {match['f']} {third_person(match['verb'])} {rest}.", {}))]
+
+
+def _speaks(match: re.Match[str]) -> Said | None:
+    """ "I speak Portuguese and a bit of French" (a language must be named)."""
+    languages = _object(match["x"])
+    if not languages or not LANGUAGES & set(words(languages)):
+        return None
+    return [(FACT, f"The user speaks {languages}.")]
+
+
+# --- the rules, in the order they are tried ----------------------------------------------------
+
+I_ = rf"^I {ADV}"
+WE_ = rf"^(?:we|I|the team|our team|my team) (?:have |has )?{ADV}"
+LIVE = (
+    r"(?:live|am living|are living|am based|are based|reside|have lived|have been living|"
+    r"have been based)"
+)
+MOVED = r"(?:have |had )?(?:moved|relocated|moved back)"
+PREFER = r"(?:would )?(?:prefer|prefere|perfer)"
+OVER = r"(?:over|to|rather than|instead of|more than)"
+LIKE = (
+    r"(?:like|love|enjoy|adore|am (?:a )?(?:big |huge |massive |great |real )?fan of|am into|"
+    r"am obsessed with|am passionate about|am a sucker for|"
+    r"am a (?:big |huge |firm |strong )?believer in)"
+)
+DISLIKE = (
+    r"(?:dislike|hate|detest|loathe|despise|can not stand|can not bear|"
+    r"am not (?:a |really a |a big |a huge |much of a )?fan of|am not into|"
+    r"do not (?:really |particularly )?(?:like|love|enjoy|care for))"
+)
+CHOSE = r"(?:chose|chosen|picked|selected|opted for|settled on|went with|gone with|went for)"
+JOINED = r"(?:joined|started (?:a new job |working |a job )?at|got a (?:new )?job at|started at)"
+WORK = r"(?:work|am working|am employed)"
+BASE = r"(?P<n>office|company|team|school|university|home)"
+ADOPT = r"(?:use|go with|stick with|stick to|switch to|adopt|migrate to)"
+ADOPTING = r"(?:going with|sticking with|switching to|switching from .+? to|migrating to|adopting)"
+SWITCHED = r"(?:switched|migrated|moved over|moved)"
+FAVOURITE = r"(?:all[- ]time )?(?:favou?rite|fav|fave)"
+ATTRIBUTE = r"(?P<a>[\w-]+(?: [\w-]+){0,2})"
+SESSION_THING = (
+    r"(?P<a>deadline|due date|budget|exam|interview|presentation|demo|flight|launch|release)"
+)
+
+_TABLE: list[tuple[str, Build]] = [
+    # names
+    (r"^my name is (?P<name>.+)", say(FACT, "The user's name is {name}.")),
+    (r"^(?:please )?call me (?P<cname>.+)", say(FACT, "The user's name is {cname}.")),
+    (
+        r"^(?:people|everyone|friends) (?:all )?calls? me (?P<cname>.+)",
+        say(FACT, "The user's name is {cname}."),
+    ),
+    (r"^I go by (?P<cname>.+)", say(FACT, "The user's name is {cname}.")),
+    # relations
+    (
+        rf"^my (?P<rel>{REL})'s name is (?P<name>.+)",
+        say(FACT, "The user's {rel}'s name is {name}."),
+    ),
+    (
+        rf"^my (?P<rel>{REL}) is (?:called|named) (?P<name>.+)",
+        say(FACT, "The user's {rel}'s name is {name}."),
+    ),
+    (
+        rf"^my (?P<rel>{REL})'s birthday is (?:on )?(?P<t>.+)",
+        say(FACT, "The user's {rel}'s birthday is {t}."),
+    ),
+    (
+        rf"^{MY_REL} {ADV}(?:lives|is living|is based|live|are based) in (?P<p>.+)",
+        say(FACT, "The user's {rel} lives in {p}."),
+    ),
+    (
+        rf"^{MY_REL} {ADV}(?:works|is working) (?:at|for) (?P<p>.+)",
+        say(FACT, "The user's {rel} works at {p}."),
+    ),
+    (
+        rf"^{MY_REL} (?:is|are) allergic to (?P<x>.+)",
+        say(FACT, "The user's {rel} is allergic to {x}."),
+    ),
+    (rf"^{MY_REL} is (?P<art>an?) (?P<x>.+)", say(FACT, "The user's {rel} is {art} {x}.")),
+    # residence and origin
+    (
+        rf"^(?:I|we|my {REL} and I) {ADV}{LIVE} (?:with [\w' ]{{1,30}}? )?in (?P<p>.+)",
+        say(FACT, "The user lives in {p}."),
+    ),
+    (
+        rf"^(?:I|we) {ADV}{MOVED} (?:from .+? )?to (?!{TECH}\b)(?P<p>(?-i:[A-Z]).+)",
+        say(FACT, "The user lives in {p}."),
+    ),
+    (rf"{I_}no longer live in (?P<p>.+)", say(FACT, "The user no longer lives in {p}.")),
+    (
+        r"^I (?:have )?moved (?:out of|away from) (?P<p>.+)",
+        say(FACT, "The user no longer lives in {p}."),
+    ),
+    (rf"^I am {ADV}from (?P<p>.+)", say(FACT, "The user is from {p}.")),
+    (
+        rf"^(?:our|my) {BASE} is (?:based |located )?in (?P<p>.+)",
+        say(FACT, "The user's {n} is in {p}."),
+    ),
+    # work
+    (
+        rf"{I_}no longer work (?:at|for|with) (?P<p>.+)",
+        say(FACT, "The user no longer works at {p}."),
+    ),
+    (
+        r"^I am no longer (?:with|at|working at|working for|employed at|employed by) (?P<p>.+)",
+        say(FACT, "The user no longer works at {p}."),
+    ),
+    (
+        r"^I (?:have )?(?:just )?(?:quit|left) my (?:job|position|role) (?:at|with) (?P<p>.+)",
+        say(FACT, "The user no longer works at {p}."),
+    ),
+    (
+        rf"{I_}(?:work|am working) (?P<r>remotely |remote )?from (?P<p>.+)",
+        say(FACT, "The user works {r}from {p}."),
+    ),
+    (
+        rf"{I_}(?:work|am working) as (?P<art>an?) (?P<x>.+?)(?: (?:at|for) (?P<p>.+))?$",
+        say(FACT, "The user is {art} {x}.[ The user works at {p}.]"),
+    ),
+    (
+        rf"{I_}{WORK} (?:at|for|by) (?P<p>.+?)(?: as (?P<art>an?)? ?(?P<role>.+))?$",
+        _works,
+    ),
+    (rf"{I_}{JOINED} (?P<p>{ORGANISATION})", say(FACT, "The user works at {p}.")),
+    # states, health, age, birthday
+    (
+        rf"^I am no longer (?:an? )?(?P<s>{STATES}){STATE_END}",
+        say(FACT, "The user is no longer {s}."),
+    ),
+    (rf"^I am not (?:an? )?(?P<s>{STATES}){STATE_END}", say(FACT, "The user is not {s}.")),
+    (
+        rf"^I (?:am|have been|have always been) (?:an? )?{ADV}(?P<s>{STATES}){STATE_END}",
+        say(FACT, "The user is {s}."),
+    ),
+    (
+        r"^I am (?:severely |very |mildly )?allergic to (?P<x>.+)",
+        say(FACT, "The user is allergic to {x}."),
+    ),
+    (
+        r"^I am (?P<n>\d{1,3})(?: years old| years| yo| y/o)?$",
+        say(FACT, "The user is {n} years old."),
+    ),
+    (r"^I am (?P<cname>(?-i:[A-Z])[a-z]+)(?:,.*)?$", say(FACT, "The user's name is {cname}.")),
+    (r"^my birthday is (?:on )?(?P<t>.+)", say(FACT, "The user's birthday is {t}.")),
+    (r"^I was born (?P<on>on|in) (?P<t>.+)", say(FACT, "The user was born {on} {t}.")),
+    # preferences
+    (rf"{I_}no longer (?:like|love|enjoy) (?P<x>.+)", say(PREF, "The user no longer likes {x}.")),
+    (rf"{I_}{PREFER} to (?P<x>.+)", say(PREF, "The user prefers to {x}.")),
+    (rf"{I_}{PREFER} (?P<x>.+?),? {OVER} (?P<y>.+)", say(PREF, "The user prefers {x} over {y}.")),
+    (
+        r"^I (?:would )?(?:much )?rather (?P<x>.+?) than (?P<y>.+)",
+        say(PREF, "The user would rather {x} than {y}."),
+    ),
+    (rf"{I_}{PREFER} (?P<x>.+)", say(PREF, "The user prefers {x}.")),
+    (rf"{I_}{DISLIKE} (?P<x>.+)", say(PREF, "The user dislikes {x}.")),
+    (rf"{I_}{LIKE} (?P<x>.+)", say(PREF, "The user likes {x}.")),
+    (
+        rf"^my {FAVOURITE} {ATTRIBUTE} (?:is|are) (?P<x>.+)",
+        say(PREF, "The user's favourite {a} is {x}."),
+    ),
+    (rf"^my go-to {ATTRIBUTE} (?:is|are) (?P<x>.+)", say(PREF, "The user's go-to {a} is {x}.")),
+    # roles (after "I am a big fan of")
+    (
+        r"^I (?:am|have been|have always been) (?P<neg>not |no longer )?(?P<art>an?) (?P<role>.+)",
+        _role,
+    ),
+    # has, owns, speaks, learns, runs on
+    (rf"{I_}(?:no longer|do not) have (?P<x>{HAVE_THING})", _lost),
+    (
+        rf"{I_}(?:have|have got|got) (?P<x>an? .+?) (?:named|called) (?P<cname>.+)",
+        say(FACT, "The user has {x} named {cname}."),
+    ),
+    (rf"{I_}(?:have|have got|got) (?P<p>{HAVE_THING})", say(FACT, "The user has {p}.")),
+    (
+        rf"{I_}(?P<v3>own|drive|ride) (?P<x>(?:an?|two|three|\d+) .+)",
+        say(FACT, "The user {v3} {x}."),
+    ),
+    (rf"{I_}speak (?P<x>.+)", _speaks),
+    (rf"^I am {ADV}learning (?P<x>.+)", say(FACT, "The user is learning {x}.")),
+    (r"^I am on (?P<x>(?-i:[A-Z0-9]|[a-z]+[A-Z]).+)", say(FACT, "The user is on {x}.")),
+    # decisions
+    (
+        rf"{WE_}(?:decided|agreed) (?:(?P<neg>not) )?to (?P<x>.+)",
+        say(DEC, "The user decided [{neg} ]to {x}."),
+    ),
+    (rf"{WE_}decided on (?P<x>.+)", say(DEC, "The user decided on {x}.")),
+    (
+        rf"{WE_}{CHOSE} (?P<x>.+?)(?: (?:over|instead of|rather than) (?P<y>.+))?$",
+        say(DEC, "The user chose {x}[ over {y}]."),
+    ),
+    (
+        r"^let us (?P<v>go with|use|stick with|stick to|pick|choose|switch to|adopt) (?P<x>.+)",
+        say(DEC, "The user decided to {v} {x}."),
+    ),
+    (
+        rf"^we (?:will|are going to|shall) {ADV}(?P<v>{ADOPT}) (?P<x>.+)",
+        say(DEC, "The user decided to {v} {x}."),
+    ),
+    (
+        rf"^(?:we|I) (?:are|am) {ADV}(?P<v>{ADOPTING}) (?P<x>.+)",
+        _deciding,
+    ),
+    (
+        rf"^(?:we|I) (?:have )?{ADV}{SWITCHED} (?:from (?P<y>.+?) )?to (?P<p>.+)",
+        say(DEC, "The user switched [from {y} ]to {p}."),
+    ),
+    # context
+    (rf"^I am {ADV}(?P<v>{ACTIVITY}) (?P<x>.+)", say(CTX, "The user is {v} {x}.")),
+    (rf"^I am {ADV}using (?P<x>.+)", say(CTX, "The user is using {x}.")),
+    (
+        rf"^(?:my|our) {SESSION_THING}(?: (?P<r>for [^,]+?))? is (?P<x>.+)",
+        say(CTX, "The user's {a}[ {r}] is {x}."),
+    ),
+    # uses and habits
+    (
+        rf"{I_}no longer (?P<v3>use|eat|drink|smoke|play|watch|drive|wear) (?P<x>.+)",
+        say(PREF, "The user no longer {v3} {x}."),
+    ),
+    (rf"^we {ADV}no longer use (?P<x>.+)", say(FACT, "The user no longer uses {x}.")),
+    (rf"{I_}do not (?P<v>eat|drink|smoke) (?P<x>.+)", say(PREF, "The user does not {v} {x}.")),
+    (rf"{I_}use (?P<x>.+)", say(PREF, "The user uses {x}.")),
+    (rf"^we {ADV}use (?P<x>.+)", say(FACT, "The user uses {x}.")),
+    (rf"^I (?P<f>{FREQ}) {ADV}(?P<verb>\w+)(?P<rest> .+)?$", _habit),
+]
+RULES = [Rule(re.compile(pattern, re.I), build) for pattern, build in _TABLE]
+"""Every clause rule, first match wins: more specific patterns come before general ones."""
+
+# --- the readers that are more than one pattern ------------------------------------------------
+
+_REMEMBER = re.compile(
+    r"^(?:please |pls |also |and )?(?:(?:can|could|would|will) you (?:please )?)?"
+    r"(?P<m>remember|note|keep in mind|do not forget|never forget|make a note|take note|"
+    r"for the record|for future reference|for your information)"
+    r"(?P<that>,? that|:|,)?\s+(?P<x>.+)",
+    re.I,
+)
+_STANDING = re.compile(
+    r"^(?:please |pls |kindly )?(?P<marker>(?:from now on|going forward|moving forward|"
+    r"in (?:the )?future|for all future \w+|by default),?\s+)?(?:please )?"
+    r"(?:I (?:want|would like|need) you to )?"
+    r"(?:(?P<adv>always|never|do not ever|never ever)\s+)?(?P<vp>[a-z][\w'-]*\b.*)$",
+    re.I,
+)
+_WHEN_YOU = re.compile(r"^(?P<when>when(?:ever)? you [^,]+),\s*(?P<rest>.+)$", re.I)
+_CORRECTION = re.compile(
+    r"^(?:it is|it was|I meant|I mean|make that|that is|I said .+? but I meant)\s+"
+    r"(?P<x>[^,]{1,40}?),?\s+(?:not|rather than|instead of)\s+(?P<y>[^,.!?]{1,40}?)[.!]*$",
+    re.I,
+)
+_ANYMORE_NEG = re.compile(r"\b(?:do|does|am|is|are) not\b", re.I)
+_STOPPED = re.compile(r"\b(?:have |has )?(?:stopped|quit|gave up) (\w+?)ing\b", re.I)
+_GERUND = {"us": "use", "liv": "live", "smok": "smoke", "driv": "drive", "writ": "write"}
+
+
+def _remembered(clause: str) -> Said | None:
+    """ "Remember that …" → what follows, read as a statement of its own; if no rule reads it,
+    the statement itself in the third person (when it is about the user or says "that")."""
+    found = _REMEMBER.match(clause)
+    if not found or found["x"].lower().startswith("to "):
+        return None
+    said = _by_rules(_strip_discourse(found["x"]))
+    if said:
+        return said
+    about_user = re.search(r"\b(?:I|my|we|our|me)\b", found["x"], re.I)
+    if not (about_user or (found["that"] or "").strip(", ") == "that"):
+        return []
+    return [(FACT, _statement(found["x"]))]
+
+
+def _statement(text: str) -> str:
+    """A first-person statement as a third-person fact ("we deploy on Tuesdays" → "The user
+    and their team deploy on Tuesdays.")."""
+    text = _trimmed(text)
+    text = re.sub(r"^we\b", "the user and their team", text, flags=re.I)
+    text = re.sub(r"^(?:my|our)\b", "the user's", text, flags=re.I)
+    text = shift(text)
+    if not text.lower().startswith("the user"):
+        text = f"the user noted that {text}"
+    return text[0].upper() + text[1:] + "."
+
+
+def _instruction(clause: str) -> Said | None:
+    """ "Please always answer in Spanish" / "From now on, …" → a standing instruction."""
+    when = _WHEN_YOU.match(clause)
+    found = _STANDING.match(when["rest"] if when else clause)
+    if not found or not (found["adv"] or found["marker"]):
+        return None
+    action = re.sub(r"\W*(?:please|thanks|thank you)?\W*$", "", found["vp"], flags=re.I)
+    if found["vp"].split()[0].lower() not in IMPERATIVES or _LOCAL.search(action):
+        return None
+    adverb = "always" if (found["adv"] or "always").lower() == "always" else "never"
+    condition = f" {when['when'][:1].lower()}{when['when'][1:]}" if when else ""
+    action = shift(found["vp"].rstrip(" .!") + condition)
+    return [(PREF, f"The user wants the assistant to {adverb} {action[0].lower()}{action[1:]}.")]
+
+
+def _correction(clause: str, earlier: Sequence[Candidate]) -> Said | None:
+    """ "Actually, it's Munich, not Berlin" → the latest earlier fact naming Berlin, corrected."""
+    found = _CORRECTION.match(clause)
+    if not found:
+        return None
+    wrong = re.compile(rf"\b{re.escape(found['y'].strip())}\b", re.I)
+    for candidate in reversed(earlier):
+        if wrong.search(candidate.fact):
+            fact = wrong.sub(found["x"].strip(), candidate.fact, count=1)
+            return [(FactCategory(candidate.category), fact)]
+    return []
+
+
+def _lapsed(clause: str) -> str:
+    """ "I do not use X anymore" / "I stopped using X" → "I no longer use X"."""
+    if re.search(ANYMORE, clause, re.I) and _ANYMORE_NEG.search(clause):
+        clause = re.sub(ANYMORE, "", clause, count=1, flags=re.I)
+        clause = _ANYMORE_NEG.sub(lambda m: m[0].split()[0] + " no longer", clause, count=1)
+        clause = re.sub(r"\b(?:do|does) no longer\b", "no longer", clause, flags=re.I)
+    return _STOPPED.sub(lambda m: "no longer " + _GERUND.get(m[1].lower(), m[1]), clause)
+
+
+def _by_rules(clause: str) -> Said:
+    for rule in RULES:
+        found = rule.pattern.match(clause)
+        if found:
+            return rule.build(found) or []
+    return []
+
+
+def _read(clause: str, earlier: Sequence[Candidate]) -> Said:
+    """What one clause says about the user (possibly nothing)."""
+    clause = _lapsed(_strip_discourse(clause).rstrip(" .!"))
+    if not clause:
+        return []
+    for reader in (_remembered, _instruction):
+        said = reader(clause)
+        if said is not None:
+            return said
+    corrected = _correction(clause, earlier)
+    return corrected if corrected is not None else _by_rules(clause)
+
+
+# --- the extractor -----------------------------------------------------------------------------
+
+
+def _statements(text: str) -> Iterator[str]:
+    """The clauses of a user turn worth reading: visible, English, not sarcastic, and not in a
+    question, hypothetical, hedge or report."""
+    text = _visible(text)
+    if _SARCASM.search(text) or not _english(text):
+        return
+    for sentence in _sentences(_expand(text)):
+        if _english(sentence) and not _off_record(sentence):
+            yield from _clauses(sentence)
+
+
+def extract(turns: Sequence[Turn]) -> list[Candidate]:
+    """Candidate facts from the user turns of a window, in order, without duplicates."""
+    found: list[Candidate] = []
+    seen: set[str] = set()
+    for turn in turns:
+        if turn.role != "user":
+            continue
+        for clause in _statements(turn.text):
+            for category, fact in _read(clause, found):
+                if fact.casefold() not in seen:
+                    seen.add(fact.casefold())
+                    found.append(Candidate(category.value, fact, turn=turn.number))
+    return found

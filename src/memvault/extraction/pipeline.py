@@ -1,0 +1,302 @@
+"""The extraction pipeline's decisions, free of I/O (seed 002 §8, hardened).
+
+From the session's records to what is stored where:
+
+1. :func:`window_of` — the last 4 user/assistant records; tool records are skipped, and an
+   assistant turn that followed tool output is marked ``tool_influenced``.
+2. An extractor (the LLM, or :mod:`~memvault.extraction.heuristic`) proposes
+   :class:`~memvault.extraction.facts.Candidate` facts.
+3. :func:`decide` — for each candidate: drop it if its category is not one of the four, if it
+   talks about the assistant or the machinery (:mod:`~memvault.extraction.selfref`), if its own
+   text or the turn it comes from carries an injection (:mod:`memvault.security.injection`);
+   find the turn it comes from (the cited ``turn-N``, refined by content overlap); its trust is
+   ``[user-stated]`` from a user turn, ``[derived]`` otherwise; route it.
+
+Routing: ``preference``/``decision`` — and ``fact`` about who the user is (a durable slot:
+name, home, work…) — go to the user's Global Memory, but only when the user said it in their
+own words (a user turn, not quoted or pasted material, no tool influence) and the session is
+not private; everything else goes to the session's Session Memory (``fact``/``context``). A
+preference or decision that is not in the user's own words is dropped: a pasted e-mail's "I
+prefer…" is someone else's, and an assistant's or a tool's claim about what the user wants is
+exactly what an injection looks like. In a private session the user's own preferences and
+decisions stay in Session Memory (as ``context``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from ..facilities.model import Record, Source
+from ..retrieval.text import STOPWORDS, words
+from ..security import injection
+from ..types import MemoryEntry
+from . import selfref, slots
+from .facts import DURABLE, Candidate, FactCategory, Turn
+
+WINDOW = 4
+"""User/assistant records an extraction reads."""
+BLOCKING_FLAGS = frozenset(
+    {"override", "memory_write", "role_forgery", "tag_forgery", "exfiltration", "prompt_leak"}
+)
+"""Injection flags that make a turn contribute nothing at all."""
+DURABLE_ATTRIBUTES = frozenset(
+    {
+        "name",
+        "residence",
+        "employer",
+        "occupation",
+        "birthday",
+        "age",
+        "nationality",
+        "origin",
+        "pronouns",
+        "timezone",
+        "diet",
+        "allergy",
+        "speaks",
+    }
+)
+"""Slot attributes of the user that hold across sessions: such a ``fact`` is an ``identity``."""
+IDENTITY = "identity"
+_IGNORED = STOPWORDS | {"user", "users", "user's", "the", "s"}
+
+
+class Destination(StrEnum):
+    GLOBAL = "global"
+    SESSION = "session"
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The turns an extraction reads, with the records they come from."""
+
+    turns: tuple[Turn, ...]
+    records: tuple[Record, ...]
+    positions: tuple[int, ...]
+    """Each turn's position in the session's whole log (``source_turn_index``)."""
+
+    def turn(self, number: int | None) -> Turn | None:
+        if number is None or not 1 <= number <= len(self.turns):
+            return None
+        return self.turns[number - 1]
+
+
+def window_of(records: Sequence[Record], size: int = WINDOW) -> Window:
+    """The last ``size`` user/assistant records of a session's log, oldest first."""
+    chosen: list[tuple[int, Record, bool]] = []
+    after_tool = False
+    for position, record in enumerate(records):
+        if record.role == "tool":
+            after_tool = True
+        elif record.role == "user":
+            after_tool = False
+            chosen.append((position, record, False))
+        elif record.role == "assistant":
+            chosen.append((position, record, after_tool))
+    chosen = chosen[-size:]
+    turns = tuple(
+        Turn(n, "user" if r.role == "user" else "assistant", r.content, influenced)
+        for n, (_, r, influenced) in enumerate(chosen, start=1)
+    )
+    return Window(turns, tuple(r for _, r, _ in chosen), tuple(p for p, _, _ in chosen))
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """A stored memory shown to the extractor under a handle (``M1``…), so that it can say which
+    one a new fact replaces."""
+
+    handle: str
+    entry: MemoryEntry
+
+
+def shown(entries: Iterable[MemoryEntry]) -> tuple[Shown, ...]:
+    return tuple(Shown(f"M{n}", e) for n, e in enumerate(entries, start=1))
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """What :func:`decide` needs to know besides the candidates."""
+
+    window: Window
+    memories: tuple[Shown, ...]
+    private: bool
+    tool_names: tuple[str, ...] = ()
+    use_slots: bool = True
+    """Find the memories a fact replaces by the slot heuristic (when no LLM decided)."""
+    flags: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    """Injection flag kinds of each turn (by number); computed by :func:`situation`."""
+    quoted: Mapping[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+
+
+def situation(
+    window: Window,
+    memories: Sequence[Shown],
+    *,
+    private: bool,
+    tool_names: Sequence[str] = (),
+    use_slots: bool = True,
+) -> Situation:
+    """Scan every turn of the window once for injections and quoted material."""
+    flags = {
+        t.number: tuple(str(f.kind) for f in injection.scan(t.text, user_voice=_own_voice(t)))
+        for t in window.turns
+    }
+    quoted = {t.number: tuple(injection.quoted_regions(t.text)) for t in window.turns}
+    return Situation(window, tuple(memories), private, tuple(tool_names), use_slots, flags, quoted)
+
+
+def _own_voice(turn: Turn) -> bool:
+    """Whether a turn is the user speaking (not an answer, not shaped by tool output)."""
+    return turn.role == "user" and not turn.tool_influenced
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What becomes of one candidate: stored (where, as what, replacing what) or dropped."""
+
+    candidate: Candidate
+    destination: Destination | None = None
+    category: str | None = None
+    source: Source | None = None
+    turn: Turn | None = None
+    tool_originated: bool = False
+    replaces: tuple[str, ...] = ()
+    """Ids of the stored entries it supersedes."""
+    dropped: str | None = None
+    """Why it is not stored."""
+
+    @property
+    def stored(self) -> bool:
+        return self.dropped is None
+
+
+def decide(candidates: Iterable[Candidate], where: Situation) -> list[Decision]:
+    """The decision on every candidate, in order."""
+    return [_decide(c, where) for c in candidates]
+
+
+def _decide(candidate: Candidate, where: Situation) -> Decision:
+    refusal = _refusal(candidate, where)
+    if refusal is not None:
+        return Decision(candidate, dropped=refusal)
+    turn, own_words = ground(candidate, where)
+    if turn is None:
+        return Decision(candidate, dropped="ungrounded: no turn says it")
+    if any(kind in BLOCKING_FLAGS for kind in where.flags.get(turn.number, ())):
+        return Decision(candidate, turn=turn, dropped="injection: its turn carries instructions")
+    stated = turn.role == "user" and own_words and not turn.tool_influenced
+    if candidate.category in DURABLE and not stated:
+        reason = "not the user's own words: only the user states their preferences and decisions"
+        return Decision(candidate, turn=turn, dropped=reason)
+    source = Source.USER_TURN if stated else Source.ASSISTANT_TURN
+    destination, category = route(candidate, stated and not where.private)
+    decision = Decision(
+        candidate,
+        destination,
+        category,
+        source,
+        turn,
+        tool_originated=turn.tool_influenced,
+    )
+    return _with_replacements(decision, where)
+
+
+def _refusal(candidate: Candidate, where: Situation) -> str | None:
+    if candidate.category not in set(FactCategory):
+        return f"category {candidate.category!r} is not one of {', '.join(FactCategory)}"
+    if not candidate.fact.strip():
+        return "empty fact"
+    if selfref.is_self_referential(candidate.fact, where.tool_names):
+        return "self-referential: about the assistant or the machinery"
+    text = f"{candidate.fact}\n{candidate.native or ''}"
+    if any(f.kind in BLOCKING_FLAGS for f in injection.scan(text)):
+        return "injection: the fact itself carries instructions"
+    return None
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{2,}")
+
+
+def content_words(text: str) -> set[str]:
+    """The words that carry a text's content; runs of Chinese, Japanese or Korean characters
+    (written without spaces) as their character pairs."""
+    found = {w for w in words(text.lower()) if w not in _IGNORED and len(w) > 1}
+    for run in _CJK.findall(text):
+        found |= {run[i : i + 2] for i in range(len(run) - 1)}
+    return found
+
+
+def ground(candidate: Candidate, where: Situation) -> tuple[Turn | None, bool]:
+    """The turn a candidate comes from — the cited one if it shares words with the fact, else
+    the one sharing most — and whether the fact stands on the user's own words there (not on
+    quoted or pasted material)."""
+    wanted = content_words(f"{candidate.fact} {candidate.native or ''}")
+    scores = {t.number: len(wanted & content_words(t.text)) for t in where.window.turns}
+    cited = where.window.turn(candidate.turn)
+    if cited is not None and scores.get(cited.number, 0) > 0:
+        turn: Turn | None = cited
+    else:
+        best = max(scores, key=lambda n: (scores[n], n), default=None)
+        turn = where.window.turn(best) if best is not None and scores[best] > 0 else None
+    if turn is None:
+        return None, False
+    return turn, _own_words(wanted, turn, where.quoted.get(turn.number, ()))
+
+
+def _own_words(wanted: set[str], turn: Turn, quoted: Sequence[tuple[int, int]]) -> bool:
+    """Whether the fact's words are found more outside the turn's quoted spans than inside."""
+    if not quoted:
+        return True
+    inside = " ".join(turn.text[a:b] for a, b in quoted)
+    outside, last = [], 0
+    for a, b in sorted(quoted):
+        outside.append(turn.text[last:a])
+        last = b
+    outside.append(turn.text[last:])
+    return len(wanted & content_words(" ".join(outside))) >= len(
+        wanted & content_words(inside)
+    ) and bool(wanted & content_words(" ".join(outside)))
+
+
+def route(candidate: Candidate, may_go_global: bool) -> tuple[Destination, str]:
+    """Where a candidate goes, and as what category."""
+    category = FactCategory(candidate.category)
+    if may_go_global and category in DURABLE:
+        return Destination.GLOBAL, str(category)
+    if may_go_global and category is FactCategory.FACT and is_identity(candidate.fact):
+        return Destination.GLOBAL, IDENTITY
+    if category in DURABLE:
+        return Destination.SESSION, str(FactCategory.CONTEXT)
+    return Destination.SESSION, str(category)
+
+
+def is_identity(fact: str) -> bool:
+    """A fact about who the user is for good (a durable slot of the user)."""
+    slot = slots.slot_of(fact)
+    return slot is not None and slot.subject == "user" and slot.attribute in DURABLE_ATTRIBUTES
+
+
+def _with_replacements(decision: Decision, where: Situation) -> Decision:
+    """The stored entries (of the same destination) the decision's fact replaces: those the
+    extractor named, else — with the slot heuristic — those whose slot it changes."""
+    scope_kind = "user" if decision.destination is Destination.GLOBAL else "session"
+    same_place = [s for s in where.memories if str(s.entry.scope.kind) == scope_kind]
+    named = set(decision.candidate.replaces)
+    if named:
+        ids = tuple(s.entry.id for s in same_place if s.handle in named)
+    elif where.use_slots:
+        ids = replaced_by_slot(decision.candidate.fact, [s.entry for s in same_place])
+    else:
+        ids = ()
+    return replace(decision, replaces=ids)
+
+
+def replaced_by_slot(fact: str, entries: Sequence[MemoryEntry]) -> tuple[str, ...]:
+    """Ids of ``entries`` whose slot ``fact`` changes (same subject and attribute, another
+    value; see :mod:`~memvault.extraction.slots`)."""
+    changed = slots.superseded_by(fact, [e.content for e in entries])
+    return tuple(entries[i].id for i in changed)

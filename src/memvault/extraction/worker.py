@@ -1,0 +1,98 @@
+"""Background extraction: one slot per session, the latest turn queued behind a running one.
+
+``add_turn`` returns as soon as its records are stored; :class:`Learner` then runs the session's
+extraction on a worker thread. While one runs, further turns of that session only mark it
+*queued* (the most recent wins: the next run reads the newest window, which holds them); it
+runs once more when the first finishes. :meth:`Learner.flush` waits until nothing is running or
+queued — ``Memory.flush()`` and ``close()`` call it, so nothing is lost at shutdown.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Hashable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ClosedError
+
+log = logging.getLogger("memvault.extraction")
+
+WORKERS = 2
+"""Sessions extracted at the same time (per Memory)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """An extraction that raised."""
+
+    error: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"error": self.error}
+
+
+Task = Callable[[], Any]
+
+
+class Learner:
+    """Runs extraction tasks in the background, one at a time per slot (a tenant's session)."""
+
+    def __init__(self, workers: int = WORKERS) -> None:
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="memvault-extract")
+        self._lock = threading.Condition()
+        self._running: set[Hashable] = set()
+        self._queued: dict[Hashable, Task] = {}
+        self._closed = False
+        self.failures = 0
+        self.results: dict[Hashable, Any] = {}
+        """The last extraction of each slot (its result, or a :class:`Failure`)."""
+
+    def schedule(self, slot: Hashable, task: Task) -> str:
+        """Run ``task`` now, or queue it behind the slot's running one (replacing any task
+        queued before it: the most recent wins)."""
+        with self._lock:
+            if self._closed:
+                raise ClosedError("this memory is closed: it takes no more turns")
+            if slot in self._running:
+                self._queued[slot] = task
+                return "queued"
+            self._running.add(slot)
+        self._pool.submit(self._run, slot, task)
+        return "scheduled"
+
+    def _run(self, slot: Hashable, task: Task) -> None:
+        while True:
+            try:
+                self.results[slot] = task()
+            except Exception as exc:  # a background failure is counted and logged, never lost
+                log.warning("extraction %s failed: %s: %s", slot, type(exc).__name__, exc)
+                self.results[slot] = Failure(f"{type(exc).__name__}: {exc}")
+                with self._lock:
+                    self.failures += 1
+            with self._lock:
+                if slot in self._queued:
+                    task = self._queued.pop(slot)
+                    continue
+                self._running.discard(slot)
+                self._lock.notify_all()
+                return
+
+    def pending(self) -> int:
+        """Slots with an extraction running (or queued behind one)."""
+        with self._lock:
+            return len(self._running)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until no extraction runs or is queued; False if ``timeout`` came first."""
+        with self._lock:
+            return self._lock.wait_for(lambda: not self._running, timeout)
+
+    def close(self) -> None:
+        """Refuse new work, wait for what is pending, stop the workers."""
+        with self._lock:
+            self._closed = True
+        self.flush()
+        self._pool.shutdown(wait=True)

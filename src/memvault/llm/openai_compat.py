@@ -1,0 +1,331 @@
+"""A client of any server speaking OpenAI's chat-completions protocol: Ollama
+(``http://localhost:11434/v1``), LM Studio (``:1234/v1``), llama.cpp's server (``:8080/v1``),
+vLLM, OpenAI (``https://api.openai.com/v1``).
+
+Bounded both ways (the request is refused before sending, the answer read no further than its
+cap), retried with jittered exponential backoff on 429, 5xx, connection failures and timeouts
+(honouring ``Retry-After`` up to a cap). The pure protocol logic (the body, the answer's
+fields, the waits) comes first; :class:`OpenAICompatChat` only does the I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+
+from ..errors import ConfigError, LLMError, LLMResponseError, LLMUnavailableError
+from .base import (
+    ChatModel,
+    ChatReply,
+    ChatRequest,
+    check_base_url,
+    estimate_prompt_tokens,
+    estimate_tokens,
+)
+
+RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
+MAX_RETRY_AFTER_S = 30.0
+EXCERPT_CHARS = 200
+EXCERPT_BYTES = 1024
+UNUSABLE_FINISH = frozenset({"length", "content_filter"})
+
+
+# --- the protocol, without I/O ---------------------------------------------------------------
+
+
+def request_body(request: ChatRequest, model: str, max_tokens: int | None, limit: int) -> bytes:
+    """The JSON body asking ``model`` for ``request``; LLMError past ``limit`` bytes."""
+    payload: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "temperature": request.temperature,
+        "stream": False,
+    }
+    cap = request.max_tokens if request.max_tokens is not None else max_tokens
+    if cap is not None:
+        payload["max_tokens"] = cap
+    body = json.dumps(payload, ensure_ascii=False).encode()
+    if len(body) > limit:
+        raise LLMError(
+            f"the LLM request of {len(body)} bytes exceeds llm_max_request_bytes={limit}; "
+            "nothing was sent"
+        )
+    return body
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The fields of a chat-completions answer that memvault uses."""
+
+    text: str
+    model: str | None
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+
+def parse_answer(data: Any, secret: str = "") -> Answer:
+    """The answer in a decoded chat-completions body; LLMResponseError if it holds none
+    (its message quotes the server's error, ``secret`` masked).
+
+    A null or absent ``content`` (reasoning models put their thoughts in ``reasoning_content``)
+    is empty text, unless the model stopped for ``length`` or ``content_filter``.
+    """
+    if not isinstance(data, dict):
+        raise LLMResponseError("the LLM server's answer is not a JSON object")
+    choices = data.get("choices")
+    if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
+        raise LLMResponseError(
+            f"the LLM server's answer has no choices{_error_detail(data, secret)}"
+        )
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise LLMResponseError("the LLM server's answer has no choices[0].message")
+    finish = choices[0].get("finish_reason")
+    finish = finish if isinstance(finish, str) else None
+    text = _content_text(message.get("content"))
+    if not text and finish in UNUSABLE_FINISH:
+        raise LLMResponseError(
+            f"the LLM answered no text (finish_reason={finish}); "
+            "a reasoning model may need a larger llm_max_tokens"
+        )
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    model = data.get("model")
+    return Answer(
+        text=text,
+        model=model if isinstance(model, str) and model else None,
+        finish_reason=finish,
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+    )
+
+
+def _content_text(content: Any) -> str:
+    """A message's content as text: a string, null (empty), or a list of text parts."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if isinstance(content, list) and all(isinstance(p, dict) for p in content):
+        texts = [p.get("text") for p in content if p.get("type", "text") == "text"]
+        if all(isinstance(t, str) for t in texts):
+            return "".join(str(t) for t in texts)
+    raise LLMResponseError("the LLM server's message content is not text")
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _error_detail(data: dict[str, Any], secret: str) -> str:
+    """``: <message>`` of an OpenAI-style ``{"error": …}`` body, if there is one."""
+    error = data.get("error")
+    message = error.get("message") if isinstance(error, dict) else error
+    return f": {excerpt(message.encode(), secret)}" if isinstance(message, str) else ""
+
+
+def excerpt(raw: bytes, secret: str = "") -> str:
+    """A short, one-line, printable excerpt of a body, with ``secret`` masked."""
+    text = raw[:EXCERPT_BYTES].decode("utf-8", "replace")
+    if secret:
+        text = text.replace(secret, "***")
+    text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
+
+
+def retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """The seconds a ``Retry-After`` header asks for (a number or an HTTP date), capped at
+    :data:`MAX_RETRY_AFTER_S`; None without a usable one."""
+    value = headers.get("retry-after", "").strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    if math.isnan(seconds):
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+
+
+def backoff(attempt: int, base_s: float = 0.5, cap_s: float = 8.0) -> float:
+    """Seconds to wait after failed attempt ``attempt`` (1-based): exponential from ``base_s``
+    up to ``cap_s``, with full jitter."""
+    return random.uniform(0, min(cap_s, base_s * 2 ** (attempt - 1)))
+
+
+# --- the client ------------------------------------------------------------------------------
+
+
+class _Retry(Exception):
+    """An attempt failed in a way worth retrying (internal)."""
+
+    def __init__(self, cause: str, wait_s: float | None = None) -> None:
+        super().__init__(cause)
+        self.wait_s = wait_s
+
+
+class OpenAICompatChat(ChatModel):
+    """A chat model behind an OpenAI-compatible ``{base_url}/chat/completions`` endpoint.
+
+    Thread-safe (one pooled connection client); close it, or use it as a context manager.
+    ``transport`` is for injection only; ``sleep`` waits between attempts. The API key is sent
+    as a bearer token and appears in no message or repr.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 3,
+        max_request_bytes: int = 512 * 1024,
+        max_response_bytes: int = 4 * 1024 * 1024,
+        max_tokens: int | None = 1024,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        super().__init__()
+        _check_limits(
+            model, timeout_s, max_retries, max_tokens, (max_request_bytes, max_response_bytes)
+        )
+        self.name, self.base_url = model, check_base_url(base_url)
+        self.url = self.base_url + "/chat/completions"
+        self.timeout_s, self.max_retries, self.max_tokens = timeout_s, max_retries, max_tokens
+        self.max_request_bytes, self.max_response_bytes = max_request_bytes, max_response_bytes
+        self._secret, self._sleep, self._closed = api_key or "", sleep, False
+        self._client = httpx.Client(
+            headers=_headers(api_key), timeout=httpx.Timeout(timeout_s), transport=transport
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatChat({self.base_url!r}, model={self.name!r})"
+
+    def complete(self, request: ChatRequest) -> ChatReply:
+        return self._accounted(request, lambda: self._complete(request))
+
+    def close(self) -> None:
+        self._closed = True
+        self._client.close()
+
+    def _complete(self, request: ChatRequest) -> ChatReply:
+        body = request_body(request, self.name, self.max_tokens, self.max_request_bytes)
+        started, attempt = time.perf_counter(), 0
+        while True:
+            attempt += 1
+            try:
+                answer = parse_answer(self._attempt(body), self._secret)
+            except _Retry as retry:
+                if attempt > self.max_retries:
+                    raise LLMUnavailableError(
+                        f"the LLM server at {self.base_url} failed {attempt} attempt(s); "
+                        f"last: {retry}"
+                    ) from None
+                self._sleep(retry.wait_s if retry.wait_s is not None else backoff(attempt))
+                continue
+            return self._reply(request, answer, (time.perf_counter() - started) * 1000, attempt)
+
+    def _attempt(self, body: bytes) -> Any:
+        """One POST: the decoded answer, _Retry, or LLMError."""
+        if self._closed:
+            raise LLMError("the LLM client was closed")
+        deadline = time.monotonic() + self.timeout_s
+        try:
+            with self._client.stream("POST", self.url, content=body) as response:
+                raw = self._body_of(response, deadline)
+        except httpx.TimeoutException:
+            raise _Retry(f"timed out after {self.timeout_s:g} s") from None
+        except httpx.TransportError as exc:
+            raise _Retry(f"could not connect or read: {type(exc).__name__}: {exc}") from None
+        except httpx.HTTPError as exc:
+            raise LLMResponseError(f"the LLM server's answer is unusable: {exc}") from None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise LLMResponseError(
+                f"the LLM server's answer is not JSON: {excerpt(raw, self._secret)}"
+            ) from None
+
+    def _body_of(self, response: httpx.Response, deadline: float) -> bytes:
+        """The body of a 2xx answer; _Retry or LLMResponseError for any other status."""
+        status = response.status_code
+        if status in RETRIED_STATUSES:
+            raise _Retry(f"HTTP {status}", retry_after(response.headers))
+        if not 200 <= status < 300:
+            raw = self._read(response, EXCERPT_BYTES, deadline, refuse=False)
+            raise LLMResponseError(
+                f"the LLM server answered HTTP {status}: {excerpt(raw, self._secret)}"
+            )
+        return self._read(response, self.max_response_bytes, deadline, refuse=True)
+
+    def _read(self, response: httpx.Response, cap: int, deadline: float, *, refuse: bool) -> bytes:
+        """At most ``cap`` bytes of the body (past it: LLMResponseError if ``refuse``, else
+        the first ``cap``); _Retry past the deadline."""
+        declared = response.headers.get("content-length", "")
+        if refuse and declared.isdigit() and int(declared) > cap:
+            raise LLMResponseError(f"the LLM server's answer exceeds {cap} bytes")
+        chunks, size = [], 0
+        for chunk in response.iter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > cap:
+                if refuse:
+                    raise LLMResponseError(f"the LLM server's answer exceeds {cap} bytes")
+                break
+            if time.monotonic() > deadline:
+                raise _Retry(f"timed out after {self.timeout_s:g} s reading the answer")
+        return b"".join(chunks)[:cap]
+
+    def _reply(
+        self, request: ChatRequest, answer: Answer, latency_ms: float, attempts: int
+    ) -> ChatReply:
+        prompt, completion = answer.prompt_tokens, answer.completion_tokens
+        return ChatReply(
+            text=answer.text,
+            model=answer.model or self.name,
+            prompt_tokens=estimate_prompt_tokens(request.messages) if prompt is None else prompt,
+            completion_tokens=estimate_tokens(answer.text) if completion is None else completion,
+            latency_ms=latency_ms,
+            attempts=attempts,
+            estimated_tokens=prompt is None or completion is None,
+            finish_reason=answer.finish_reason,
+        )
+
+
+def _check_limits(
+    model: str, timeout_s: float, retries: int, max_tokens: int | None, sizes: tuple[int, int]
+) -> None:
+    """ConfigError for a setting of the client that cannot work."""
+    if not model:
+        raise ConfigError("the LLM model name is empty")
+    if not (math.isfinite(timeout_s) and timeout_s > 0):
+        raise ConfigError(f"timeout_s must be a positive number of seconds, got {timeout_s}")
+    if retries < 0:
+        raise ConfigError(f"max_retries must be >= 0, got {retries}")
+    if max_tokens is not None and max_tokens < 1:
+        raise ConfigError(f"max_tokens must be at least 1 (or None), got {max_tokens}")
+    if min(sizes) < 1:
+        raise ConfigError("max_request_bytes and max_response_bytes must be at least 1")
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    headers = {"Accept": "application/json", "Content-Type": "application/json"}
+    if api_key:
+        if not (api_key.isascii() and api_key.isprintable()) or any(c.isspace() for c in api_key):
+            raise ConfigError("the LLM API key must be printable ASCII without spaces")
+        headers["Authorization"] = f"Bearer {api_key}"
+    return headers

@@ -1,0 +1,165 @@
+"""The slot rule: reading facts into slots, and which new facts supersede which old ones."""
+
+import pytest
+
+from memvault.extraction.facts import Turn
+from memvault.extraction.heuristic import extract
+from memvault.extraction.slots import (
+    MULTI_VALUED,
+    Slot,
+    conflicts,
+    same_value,
+    slot_of,
+    superseded_by,
+)
+
+
+@pytest.mark.parametrize(
+    ("fact", "slot"),
+    [
+        # the extractor's canonical sentences
+        ("The user lives in Paris.", Slot("user", "residence", "Paris")),
+        ("The user no longer lives in Berlin.", Slot("user", "residence", "Berlin", True)),
+        ("The user's name is Ana.", Slot("user", "name", "Ana")),
+        ("The user works at Shopify.", Slot("user", "employer", "Shopify")),
+        ("The user is a data engineer.", Slot("user", "occupation", "data engineer")),
+        ("The user is a night owl.", Slot("user", "is a", "night owl")),
+        ("The user is no longer vegetarian.", Slot("user", "diet", "vegetarian", True)),
+        ("The user is 34 years old.", Slot("user", "age", "34")),
+        ("The user speaks French.", Slot("user", "speaks", "French")),
+        ("The user has a dog.", Slot("user", "has", "a dog")),
+        ("The user likes jazz.", Slot("user", "opinion of jazz", "like")),
+        ("The user dislikes jazz.", Slot("user", "opinion of jazz", "dislike")),
+        ("The user's favourite colour is blue.", Slot("user", "favourite colour", "blue")),
+        ("The user prefers Go over Python.", Slot("user", "preference: go vs python", "Go")),
+        ("The user's sister lives in Rome.", Slot("user's sister", "residence", "Rome")),
+        ("The user's sister's name is Lena.", Slot("user's sister", "name", "Lena")),
+        (
+            "The user wants the assistant to never use emojis.",
+            Slot("user", "instruction: use emojis", "never"),
+        ),
+        # free-form facts, as people or an LLM write them
+        ("User lives in Berlin", Slot("user", "residence", "Berlin")),
+        ("Lives in Berlin.", Slot("user", "residence", "Berlin")),
+        ("User is based in Munich", Slot("user", "residence", "Munich")),
+        ("User moved to Paris", Slot("user", "residence", "Paris")),
+        ("the user's name is Ana", Slot("user", "name", "Ana")),
+        ("User is called Samuel", Slot("user", "name", "Samuel")),
+        ("Works for Acme Corp", Slot("user", "employer", "Acme Corp")),
+        ("User prefers tabs over spaces", Slot("user", "preference: spaces vs tabs", "tabs")),
+        ("Favourite colour: blue", Slot("user", "favourite colour", "blue")),
+        ("User's favorite color is purple", Slot("user", "favourite colour", "purple")),
+        ("Location: Berlin", Slot("user", "residence", "Berlin")),
+        ("I live in Berlin", Slot("user", "residence", "Berlin")),
+        ("My mum lives in Porto", Slot("user's mother", "residence", "Porto")),
+        ("User lives in Paris now.", Slot("user", "residence", "Paris")),
+        ("Never use emojis", Slot("user", "instruction: use emojis", "never")),
+        (
+            "Chose DuckDB over SQLite for analysis",
+            Slot("user", "choice: duckdb vs sqlite", "DuckDB"),
+        ),
+    ],
+)
+def test_slot_of_reads_canonical_and_free_form_facts(fact: str, slot: Slot) -> None:
+    assert slot_of(fact) == slot
+
+
+@pytest.mark.parametrize("fact", ["", "Note: something", "The staging server is slow.", "Hello"])
+def test_unreadable_facts_have_no_slot(fact: str) -> None:
+    assert slot_of(fact) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The user lives in Berlin.", "The user lives in Paris."),
+        ("User lives in Berlin", "User moved to Paris"),
+        ("Lives in Berlin.", "The user is based in Munich."),
+        ("The user lives in Berlin.", "The user no longer lives in Berlin."),
+        ("The user is vegetarian.", "The user is no longer vegetarian."),
+        ("The user is vegetarian.", "The user is vegan."),
+        ("The user works at Google.", "The user works at Meta."),
+        ("The user's name is Ana.", "Call me Anna"),
+        ("The user is a teacher.", "The user is a software developer."),
+        ("The user is 29 years old.", "The user is 30 years old."),
+        ("The user likes olives.", "The user hates olives."),
+        ("The user likes coffee.", "The user does not like coffee."),
+        ("The user prefers tabs over spaces.", "The user prefers spaces over tabs."),
+        ("The user prefers tea.", "The user prefers coffee over tea."),
+        ("Favourite colour: green", "User's favorite color is purple"),
+        ("User uses VS Code for Python", "The user uses PyCharm for Python."),
+        ("The user decided to use MySQL.", "The user decided to use PostgreSQL instead of MySQL."),
+        ("The user has a dog.", "The user no longer has a dog."),
+        ("The user speaks French.", "The user does not speak French."),
+        ("The user is a night owl.", "The user is not a night owl."),
+        ("The user drinks coffee.", "The user no longer drinks coffee."),
+        ("The user always answers emails at once.", "The user never answers emails at once."),
+        ("Always use emojis", "The user wants the assistant to never use emojis."),
+    ],
+)
+def test_supersedes(old: str, new: str) -> None:
+    assert superseded_by(new, [old]) == [0]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a negation retracts only its own value
+        ("The user lives in Paris.", "The user no longer lives in Berlin."),
+        ("The user no longer lives in Berlin.", "The user lives in Paris."),
+        # several values at once
+        ("The user speaks French.", "The user speaks German."),
+        ("The user has a dog.", "The user has a cat."),
+        ("The user is allergic to peanuts.", "The user is allergic to shellfish."),
+        ("The user is learning Spanish.", "The user is learning Korean."),
+        ("The user is a teacher.", "The user is a night owl."),
+        ("The user likes coffee.", "The user likes tea."),
+        # other subjects and attributes
+        ("The user's sister lives in Rome.", "The user lives in Milan."),
+        ("The user works at Google.", "The user lives in Zurich."),
+        ("The user's favourite colour is blue.", "The user's favourite food is sushi."),
+        # the same value, however written
+        ("User works for Acme Corp", "The user works at Acme Corp."),
+        ("The user lives in Paris.", "The user lives in Paris, France."),
+        ("The user lives in PARIS", "the user lives in paris."),
+        ("The user prefers Go over Python.", "The user prefers Go over Python for backend work."),
+        ("The user decided to use MySQL.", "The user decided to use MySQL instead of Oracle."),
+        # nothing readable, nothing superseded
+        ("The staging server is slow.", "The staging server is fast."),
+    ],
+)
+def test_does_not_supersede(old: str, new: str) -> None:
+    assert superseded_by(new, [old]) == []
+
+
+def test_superseded_by_returns_every_conflicting_index() -> None:
+    old = ["The user lives in Berlin.", "The user speaks German.", "User is based in Hamburg"]
+    assert superseded_by("The user moved to Paris.", old) == [0, 2]
+    assert superseded_by("Hello there", old) == []
+
+
+def test_conflicts_needs_the_same_subject_and_attribute() -> None:
+    berlin = Slot("user", "residence", "Berlin")
+    assert conflicts(Slot("user", "residence", "Paris"), berlin)
+    assert not conflicts(Slot("user's sister", "residence", "Paris"), berlin)
+    assert not conflicts(Slot("user", "origin", "Paris"), berlin)
+    assert not conflicts(Slot("user", "residence", "the berlin"), berlin)
+    assert "speaks" in MULTI_VALUED and "residence" not in MULTI_VALUED
+
+
+def test_values_compare_without_case_articles_punctuation_or_time() -> None:
+    assert same_value("The Hague", "the hague.")
+    assert same_value("Paris", "Paris, France")
+    assert same_value("Fly.io", "fly io")
+    assert not same_value("Paris", "Parisville")
+
+
+def test_berlin_to_paris_through_the_extractor() -> None:
+    def facts(text: str) -> list[str]:
+        return [c.fact for c in extract([Turn(1, "user", text)])]
+
+    (berlin,) = facts("I live in Berlin.")
+    (paris,) = facts("Big news: I moved to Paris last month!")
+    (gone,) = facts("I don't live in Berlin anymore.")
+    assert superseded_by(paris, [berlin]) == [0]
+    assert superseded_by(gone, [berlin, paris]) == [0]

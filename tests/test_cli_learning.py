@@ -1,0 +1,35 @@
+"""Learning through the CLI on a real SQLite file: a turn in and what it taught, the versions of
+a fact (history, superseded, restore, supersede), search as of a date."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def test_turns_teach_and_changes_supersede(run: Any) -> None:
+    sid = run("session", "create", "alice").output.strip()
+    taught = run("turn", sid, "--user", "I live in Berlin. I prefer dark mode.").output
+    assert "global  [user-stated] [identity] The user lives in Berlin." in taught
+    assert "[preference]" in taught
+    moved = json.loads(run("turn", sid, "--user", "I moved to Paris.", "--json").output)
+    berlin = moved["learned"]["superseded"][0]
+    history = run("history", berlin).output
+    assert "superseded by" in history and "(current)" in history
+    review = run("superseded", "--scope", "user:alice").output
+    assert "Berlin" in review and "Paris" in review
+    found = run("search", "where does the user live", "--scope", "user:alice").output
+    assert "Paris" in found and "Berlin" not in found
+    every = run("search", "lives", "--scope", "user:alice", "--include-superseded").output
+    assert "Berlin" in every
+    run("restore", berlin)
+    assert "Berlin" in run("search", "lives", "--scope", "user:alice").output
+
+
+def test_supersede_by_hand_and_errors(run: Any) -> None:
+    entry = run("write", "Uses MySQL", "--scope", "user:bob").output.strip()
+    new = run("supersede", entry, "Uses Postgres", "--reason", "migrated").output.strip()
+    assert new and new != entry
+    assert "already superseded" in run("supersede", entry, "Uses Oracle", code=2).output
+    assert "nothing to restore" in run("restore", new, code=2).output
+    assert "session not found" in run("turn", "nope", "--user", "hi", code=3).output
