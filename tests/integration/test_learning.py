@@ -175,3 +175,24 @@ def test_extraction_off_and_llm_without_a_server(tmp_path: Path, clock: ManualCl
         assert memory.add_turn(session.id, user="I prefer tea.").extraction == "off"
     with pytest.raises(ConfigError, match="needs an LLM"):
         Memory(":memory:", settings=Settings(extraction="llm"))
+
+
+def test_a_change_within_one_window_supersedes_too(tmp_path: Path, clock: ManualClock) -> None:
+    """Turns that arrive before their extraction runs are read together: the later turn's fact
+    still supersedes the earlier one, and as_of sees each when it held."""
+    with _open(tmp_path, clock) as memory:
+        session = memory.create_session("alice")
+        memory.append_record(session.id, "user", "I live in Berlin.")
+        between = clock()
+        clock.advance(hours=1)
+        memory.append_record(session.id, "user", "I moved to Paris.")
+        learned = memory.extract(session.id)
+        assert len(learned.stored) == 2 and not learned.superseded
+        berlin, paris = sorted(learned.stored, key=lambda e: e.valid_from)
+        assert berlin.superseded_by == paris.id and paris.supersedes == (berlin.id,)
+        assert [e.content for e in memory.global_memory("alice")] == [paris.content]
+        assert [e.content for e in memory.retrieve("user:alice", as_of=between)] == [berlin.content]
+        again = memory.extract(session.id)  # the same window again: nothing new, nothing lost
+        assert not again.stored and [e.content for e in memory.global_memory("alice")] == [
+            paris.content
+        ]

@@ -300,3 +300,20 @@ def replaced_by_slot(fact: str, entries: Sequence[MemoryEntry]) -> tuple[str, ..
     value; see :mod:`~memvault.extraction.slots`)."""
     changed = slots.superseded_by(fact, [e.content for e in entries])
     return tuple(entries[i].id for i in changed)
+
+
+def outdated(decisions: Sequence[Decision]) -> dict[int, int]:
+    """Facts of one window that a later turn of the same window changes (the slot rule): the
+    index of each such decision → the index of the latest one that changes it."""
+    stored = [(i, d, d.turn.number) for i, d in enumerate(decisions) if d.stored and d.turn]
+    found: dict[int, int] = {}
+    for i, earlier, said in stored:
+        before = slots.slot_of(earlier.candidate.fact)
+        for j, later, said_later in stored:
+            if before is None or said_later <= said:
+                continue
+            after = slots.slot_of(later.candidate.fact)
+            same_place = later.destination == earlier.destination
+            if same_place and after is not None and slots.conflicts(after, before):
+                found[i] = j
+    return found

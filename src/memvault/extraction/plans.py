@@ -189,7 +189,8 @@ class LearningPlans:
             window, memories, private=session.private, use_slots=mode == "heuristic"
         )
         decisions = pipeline.decide(candidates, where)
-        result = yield from self._store(session, window, decisions, counts)
+        history = yield from self._history(session)
+        result = yield from self._store(session, window, decisions, history, counts)
         self.store.stats.add("extractions")
         return replace(result, extractor=mode, reply=reply, redactions=counts)
 
@@ -216,6 +217,17 @@ class LearningPlans:
         global_memory = yield from self.notes.live_notes(Scope.user(session.user_id), GLOBAL_MEMORY)
         notes = yield from self.notes.live_notes(Scope.session(session.id), SESSION_MEMORY)
         return [*global_memory, *notes]
+
+    def _history(self, session: Session) -> Plan[builtins.list[MemoryEntry]]:
+        """Every version (superseded ones too) of what the user and the session hold."""
+        found: builtins.list[MemoryEntry] = []
+        for scope, categories in (
+            (Scope.user(session.user_id), GLOBAL_MEMORY),
+            (Scope.session(session.id), SESSION_MEMORY),
+        ):
+            where = Filter(self.store.tenant, (scope,), categories=categories)
+            found += yield from self.store.every(where)
+        return found
 
     def _ask(
         self, window: pipeline.Window, memories: Sequence[pipeline.Shown]
@@ -253,12 +265,18 @@ class LearningPlans:
         session: Session,
         window: pipeline.Window,
         decisions: Sequence[pipeline.Decision],
+        history: Sequence[MemoryEntry],
         counts: dict[str, int],
     ) -> Plan[Extraction]:
-        """Everything an extraction keeps, in one transaction."""
+        """Everything an extraction keeps, in one transaction. A fact that a later turn of the
+        same window changes is kept as superseded (or dropped if it was known already)."""
         dropped = [Dropped(d.candidate.fact, str(d.dropped)) for d in decisions if not d.stored]
+        changed_later = pipeline.outdated(decisions)
         planned: builtins.list[Planned] = []
-        for decision in (d for d in decisions if d.stored):
+        placed: dict[int, int] = {}
+        for index, decision in enumerate(decisions):
+            if not decision.stored:
+                continue
             try:
                 entry = self._entry(session, window, decision, counts)
             except ValidationError as exc:  # a write filter, or an unusable fact
@@ -267,8 +285,17 @@ class LearningPlans:
             if any(duplicates.restates(p.entry.content, entry.content) for p in planned):
                 dropped.append(Dropped(decision.candidate.fact, "repeats another fact"))
                 continue
+            known = any(duplicates.restates(e.content, entry.content) for e in history)
+            if index in changed_later and known:
+                dropped.append(Dropped(decision.candidate.fact, "known, and changed since"))
+                continue
             reason = decision.candidate.reason or "the user said something new about it"
+            placed[index] = len(planned)
             planned.append(Planned(entry, decision.replaces, reason))
+        for earlier, later in changed_later.items():
+            if earlier in placed and later in placed:
+                at = placed[earlier]
+                planned[at] = replace(planned[at], successor=placed[later])
         self.store.stats.add("extraction_dropped", len(dropped))
         result = (yield from self._write(planned)) if planned else Extraction("", "")
         return replace(result, session_id=session.id, dropped=tuple(dropped))
@@ -301,9 +328,10 @@ class LearningPlans:
                 tool_originated=decision.tool_originated,
             ),
         )
+        said = window.records[decision.turn.number - 1].created_at
         entry = self.store.new_entry(request, self.store.now())
         self.store.admit(entry.content)
-        return entry
+        return replace(entry, valid_from=min(said, entry.valid_from))
 
     def _write(self, planned: Sequence[Planned]) -> Plan[Extraction]:
         """Store the new facts, retire the ones they change and apply the caps: one
@@ -315,16 +343,18 @@ class LearningPlans:
         written: builtins.list[MemoryEntry] = []
         retirements: builtins.list[Op[Any]] = []
         superseded: builtins.list[str] = []
-        for item, entry_chunks in zip(planned, chunks, strict=True):
+        entries = _linked(planned)
+        for item, linked, entry_chunks in zip(planned, entries, chunks, strict=True):
             changed = [
                 olds.pop(i)
                 for i in item.replaces
-                if i in olds and not duplicates.restates(olds[i].content, item.entry.content)
+                if i in olds and not duplicates.restates(olds[i].content, linked.content)
             ]
-            entry = replace(item.entry, supersedes=tuple(o.id for o in changed))
+            entry = replace(linked, supersedes=(*linked.supersedes, *(o.id for o in changed)))
             retirements += [retire(tenant, o, entry, item.reason, now) for o in changed]
             superseded += [o.id for o in changed]
-            threshold = 0.0 if changed else self.store.settings.near_duplicate_threshold
+            fresh = not changed and not entry.superseded and not entry.supersedes
+            threshold = self.store.settings.near_duplicate_threshold if fresh else 0.0
             puts.append(PutOp(tenant, entry, chunks=entry_chunks, duplicate_threshold=threshold))
             written.append(entry)
         trims = self._caps([p.entry.scope for p in planned])
@@ -371,6 +401,26 @@ class Planned:
     entry: MemoryEntry
     replaces: tuple[str, ...]
     reason: str
+    successor: int | None = None
+    """The planned fact (by position) that a later turn of the window changed it into."""
+
+
+def _linked(planned: Sequence[Planned]) -> builtins.list[MemoryEntry]:
+    """The planned entries, those changed later in the window stored superseded by their
+    successor (and listed in its ``supersedes``)."""
+    entries = [p.entry for p in planned]
+    for at, item in enumerate(planned):
+        if item.successor is None:
+            continue
+        after = entries[item.successor]
+        entries[at] = replace(
+            entries[at],
+            valid_to=max(after.valid_from, entries[at].valid_from),
+            superseded_by=after.id,
+            superseded_reason=planned[item.successor].reason,
+        )
+        entries[item.successor] = replace(after, supersedes=(*after.supersedes, entries[at].id))
+    return entries
 
 
 def _tool_record(item: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
