@@ -1,7 +1,7 @@
 """Precision and recall of the heuristic extractor, and accuracy of the slot rule, on a
 hand-labelled set.
 
-Run by hand: ``python benchmarks/extraction.py [--split dev|holdout] [--verbose] [--json OUT]``.
+Run by hand: ``python benchmarks/extraction.py [--data FILE] [--split S] [--verbose] [--json OUT]``.
 
 ``data/extraction_turns.jsonl`` holds two kinds of line, each with ``"split"``: ``dev`` (the
 rules were tuned on it) or ``holdout`` (written before the extractor, never looked at while
@@ -205,13 +205,15 @@ def _summary(name: str, result: dict[str, Any], verbose: bool) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--split", choices=SPLITS, help="Only this split (default: both).")
+    parser.add_argument("--split", help="Only this split (default: every split of the data).")
+    parser.add_argument("--data", type=Path, default=DATA, help="Another labelled set (JSONL).")
     parser.add_argument("--verbose", action="store_true", help="List every miss.")
     parser.add_argument("--json", help="Also write the results to this file.")
     args = parser.parse_args()
-    rows = load()
+    rows = load(args.data)
+    splits = list(dict.fromkeys(r["split"] for r in rows))
     result: dict[str, Any] = {"machine": machine(), "load_average_before": load_average()}
-    for split in [args.split] if args.split else SPLITS:
+    for split in [args.split] if args.split else splits:
         result[split] = evaluate(rows, split)
         _summary(split, result[split], args.verbose)
     result["load_average_after"] = load_average()

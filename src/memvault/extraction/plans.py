@@ -104,7 +104,7 @@ def extractor_mode(settings: Settings, chat: ChatModel | None) -> str:
 
 
 class LearningPlans:
-    """Turns in, memories out; composed on the store, session, note and version planners."""
+    """Turns in, memories out; composed on the store, session and note planners."""
 
     def __init__(
         self,
