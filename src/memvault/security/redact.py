@@ -1,44 +1,74 @@
-"""PII redaction (pure): typed placeholders for what identifies or exposes a person.
+"""PII redaction (pure): typed placeholders for what identifies a person or opens an account.
 
-Rules and placeholders (``Settings.redact`` picks them; all by default):
+``Settings.redact`` picks the rules (all by default); each replaces what it finds with its
+placeholder. What each deliberately leaves alone, and why:
 
 ``email`` → ``[EMAIL]``
-    ``name@domain.tld`` (dots, plus-tags, subdomains, letters of any script). Not
-    ``pkg@1.2.3`` (a version), not ``@mentions``.
+    ``name@domain.tld``: dots, plus-tags and apostrophes in the name, subdomains, letters of any
+    script, punycode TLDs. Not ``@mentions``, ``pkg@1.2.3`` (a version), ``name@localhost`` (no
+    TLD), ``git@github.com:org/repo`` (an SSH remote names a host, not a person) or
+    ``q@k.transpose(…)``; but a matrix product like ``x@self.weight`` reads as an address.
 ``phone`` → ``[PHONE]``
-    what Google's ``phonenumbers`` library finds as a *valid* number: international
-    (``+44 20 7946 0958``) anywhere, national formats of ``Settings.redact_phone_regions``. Dates,
-    times, versions, prices, order and ISBN numbers are not valid numbers and survive.
+    what Google's ``phonenumbers`` finds as a *valid* number: international (``+44 20 7946 0958``)
+    anywhere, national formats of ``Settings.redact_phone_regions``. Not dates, times, versions,
+    prices, decimals, ISBNs, ZIP codes, dotted quads, card numbers, IBANs, runs of more than 17
+    digits (tables, dumps), digits in a word, a path, a URL or an id (``/``, ``#``, ``=``, ``-``
+    before them); a national number right after a label such as ``order``, ``invoice``,
+    ``ticket``, ``ref``, ``id`` is read as that, and a ten-digit one starting with 1 as a Unix
+    timestamp. Any other bare national number of the right shape is a phone number, whatever it
+    counts (``4155552671 cents``).
 ``secret`` → ``[SECRET]``
-    API keys and tokens with known prefixes (OpenAI/Anthropic ``sk-``, GitHub ``ghp_``…,
-    ``github_pat_``, Slack ``xox?-``, AWS ``AKIA``/``ASIA``, Google ``AIza``, Stripe
-    ``sk_live_``…, JWTs, ``Bearer`` tokens, PEM private keys), the value of ``password=``,
-    ``api_key:``, ``token=``… assignments, and high-entropy words (≥ 24 characters of
-    letters, digits and ``-_+/=``, with upper, lower and digits, Shannon entropy ≥ 4 bits per
-    character). Not UUIDs and not hex strings (git commit ids): they identify things, not
-    people, and engineering chat is full of them.
+    tokens with known prefixes: OpenAI/Anthropic ``sk-`` (with a digit, so ``sk-learn-…`` names
+    survive), GitHub ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``/``github_pat_``, GitLab
+    ``glpat-``, Slack ``xox?-`` and webhook paths, AWS ``AKIA``/``ASIA`` key ids (and, when one is
+    present, any 40-character secret-key-shaped word), Google ``AIza``, Stripe ``sk_``/``rk_``/
+    ``pk_`` ``live_``/``test_``, npm ``npm_``, Hugging Face ``hf_``, JWTs, ``Bearer`` and Basic
+    credentials, PEM private-key blocks; the password in a URL (``https://user:[SECRET]@host``);
+    the value of ``password=``, ``api_key:``, ``"token": "…"``, ``aws_secret_access_key =``… but
+    not references (``$VAR``, ``os.environ[…]``, ``self.token``, ``api_key=api_key``, ``None``,
+    ``***``); and random-looking words: at least :data:`MIN_SECRET_LENGTH` characters of the base64
+    or url-safe alphabet with upper case, lower case and digits, at least :data:`ENTROPY_BITS` bits
+    of Shannon entropy per character and a mean run of letters or digits of at most
+    :data:`MAX_MEAN_RUN`. Entropy alone cannot tell ``AbstractSingletonProxyFactoryBean2``
+    (4.1 bits) from a random 24-character key (4.25); runs can (5.7 against 1.9): words make long
+    runs, random text switches case or class every other character. Not redacted: hex strings
+    (git commit ids, SHA-256 digests — engineering chat is full of them — and so hex-only keys
+    unless assigned to a secret-named key), UUIDs, identifiers, file paths and URL paths made of
+    words, words with a hex or wordy segment of 8+ characters (model names, blob URLs). A long
+    base64 blob *is* redacted: it cannot be told from a key. Passwords in prose (``my password
+    is …``) are not found.
 ``card`` → ``[CARD]``
-    13 to 19 digits (spaces or dashes between groups) that pass the Luhn check and start like a
-    card (Visa, Mastercard, Amex, Discover, JCB, Diners, UnionPay).
+    13 to 19 digits (single spaces or dashes between groups) that start like a card of that
+    length (Visa, Mastercard, Amex, Discover, JCB, Diners, UnionPay, Maestro, Mir) and pass the
+    Luhn check. A Luhn-valid order number with a card's prefix and length is redacted too.
 ``iban`` → ``[IBAN]``
-    a country code, 2 check digits and the national part (spaces allowed) of that country's
-    length, whose mod-97 check holds.
+    upper-case country code, 2 check digits and the national part (single spaces allowed) of
+    exactly that country's length, whose mod-97 check holds; lower-case IBANs are not recognised.
 ``ip`` → ``[IP]``
-    IPv4 and IPv6 addresses (checked by ``ipaddress``), except loopback and unspecified ones
-    (``127.0.0.1``, ``::1``, ``0.0.0.0``), which name no one; not part of a longer dotted number
-    (``1.2.3.4.5``).
+    IPv4 and IPv6 addresses that ``ipaddress`` accepts. Not loopback or unspecified addresses
+    (``127.0.0.1``, ``::1``, ``0.0.0.0``, ``::``), nor reserved IPv4 ones (netmasks like
+    ``255.255.255.0``): they name no one. Not a dotted number of more than four parts
+    (``1.2.3.4.5``), after a letter (``v1.2.3.4``) or a label (``version 1.2.3.4``); a bare
+    four-part version number reads as an address. IPv6 needs a digit, a group of 3+ hex digits,
+    and 3 groups or a hex letter, so slices (``a[1::2]``), ``::`` and ``std::vector`` survive.
 
-Redaction is idempotent (placeholders never match again) and never raises on text.
+Overlapping matches are resolved once: secret, card, iban, email, ip, phone in that order, then
+the longest. Placeholders are never matched again, nor is anything touching one, and redaction
+runs again over its own result until that finds nothing, so redacting redacted text changes
+nothing. Names, postal addresses and national ids (SSN…) are not detected.
 """
 
 from __future__ import annotations
 
+import bisect
 import ipaddress
 import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import phonenumbers
@@ -49,235 +79,537 @@ if TYPE_CHECKING:
     from ..config import Settings
 
 RULES = ("email", "phone", "secret", "card", "iban", "ip")
-PLACEHOLDERS = {rule: f"[{rule.upper()}]" for rule in RULES}
-DEFAULT_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "CA", "AU", "IN")
-ENTROPY_BITS = 4.0
-Span = tuple[int, int, str]
+"""Every rule, in the order the docs list them."""
+PLACEHOLDERS: Mapping[str, str] = MappingProxyType({rule: f"[{rule.upper()}]" for rule in RULES})
+DEFAULT_PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "CA", "AU", "IN")
+MIN_SECRET_LENGTH = 24
+"""Shortest word the random-looking test considers."""
+ENTROPY_BITS = 3.5
+"""Least Shannon entropy, in bits per character, of a random-looking word. Random base62 words of
+24 characters have 3.5 to 4.6 (median 4.25), of 40 characters 4.1 to 5.2 (median 4.8); repeated
+patterns (``a1B2a1B2…``: 2.0) less."""
+MAX_MEAN_RUN = 2.8
+"""Longest mean run (``Abc``, ``ABC``, ``123``) of a random-looking word. Random base62 words have
+a median of 1.9 (99th percentile 3.0 at 24 characters, 2.7 at 40); identifiers and paths 3 (rarely:
+``CPyBytesWriter_WriteF32BE``) to 6."""
 
-_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@(?:[^\W_](?:[\w-]*[^\W_])?\.)+[^\W\d_]{2,}(?![\w-])")
-_SECRET_PREFIXES = re.compile(
-    r"(?<![\w-])(?:"
-    r"sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
-    r"|xox[abprs]-[A-Za-z0-9-]{10,}"
-    r"|(?:AKIA|ASIA)[A-Z0-9]{16}"
-    r"|AIza[A-Za-z0-9_-]{35}"
-    r"|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"
-    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
-    r")"
-)
-_BEARER = re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{16,}")
-_PEM = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S)
-_ASSIGNED = re.compile(
-    r"(?i)\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token|auth[_-]?token|"
-    r"client[_-]?secret)\b[\"']?\s*[:=]\s*[\"']?(?P<value>[^\s\"',;]{4,})"
-)
-_WORD = re.compile(r"(?<![\w+/=-])[A-Za-z0-9_+/=-]{24,}(?![\w+/=-])")
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
-_HEX = re.compile(r"^[0-9a-fA-F]+$")
-_CARD = re.compile(r"(?<![\d.-])\d(?:[ -]?\d){12,18}(?![\d.-]|,\d)")
-_CARD_PREFIX = re.compile(r"^(?:4|5[1-5]|2[2-7]|3[47]|6011|65|64[4-9]|35|30[0-5]|36|38|62)")
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
-_IBAN_LENGTHS = {
-    "AD": 24,
-    "AT": 20,
-    "BE": 16,
-    "BG": 22,
-    "CH": 21,
-    "CY": 28,
-    "CZ": 24,
-    "DE": 22,
-    "DK": 18,
-    "EE": 20,
-    "ES": 24,
-    "FI": 18,
-    "FR": 27,
-    "GB": 22,
-    "GI": 23,
-    "GR": 27,
-    "HR": 21,
-    "HU": 28,
-    "IE": 22,
-    "IS": 26,
-    "IT": 27,
-    "LI": 21,
-    "LT": 20,
-    "LU": 20,
-    "LV": 21,
-    "MC": 27,
-    "MT": 31,
-    "NL": 18,
-    "NO": 15,
-    "PL": 28,
-    "PT": 25,
-    "RO": 24,
-    "SE": 24,
-    "SI": 19,
-    "SK": 24,
-    "SM": 27,
-    "TR": 26,
-    "AE": 23,
-    "SA": 24,
-    "IL": 23,
-    "BR": 29,
-}
-_IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.]*\d)")
-_IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
+Span = tuple[int, int]
+Found = tuple[int, int, str]
+_PRIORITY = {"": -1, "secret": 0, "card": 1, "iban": 2, "email": 3, "ip": 4, "phone": 5}
+_MAX_ROUNDS = 4
 _PLACEHOLDER = re.compile(r"\[(?:EMAIL|PHONE|SECRET|CARD|IBAN|IP)\]")
 
 
 @dataclass(frozen=True, slots=True)
 class Redaction:
-    """Redacted text, and how many spans each rule replaced."""
+    """Redacted text, and how many spans each rule replaced (only rules that did)."""
 
     text: str
     counts: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
+        """Spans replaced, over all rules."""
         return sum(self.counts.values())
 
 
 class Redactor:
-    """Applies the chosen rules to text."""
+    """Applies the chosen rules to text; cheap to build, safe to share between threads."""
 
     def __init__(
-        self, rules: Iterable[str] = RULES, phone_regions: Iterable[str] = DEFAULT_REGIONS
-    ):
-        self.rules = tuple(dict.fromkeys(r.strip().lower() for r in rules if r.strip()))
-        unknown = [r for r in self.rules if r not in RULES]
+        self,
+        rules: Iterable[str] = RULES,
+        phone_regions: Iterable[str] = DEFAULT_PHONE_REGIONS,
+    ) -> None:
+        self.rules = tuple(dict.fromkeys(name.lower() for name in _names(rules)))
+        unknown = [rule for rule in self.rules if rule not in RULES]
         if unknown:
-            raise ConfigError(f"unknown redaction rules {unknown}; known: {', '.join(RULES)}")
-        self.regions = tuple(r.strip().upper() for r in phone_regions if r.strip())
-        known = phonenumbers.SUPPORTED_REGIONS
-        if any(region not in known for region in self.regions):
-            raise ConfigError(f"unknown phone regions in {self.regions}; use ISO codes like GB")
+            raise ConfigError(
+                f"unknown redaction rules: {', '.join(unknown)}; valid rules: {', '.join(RULES)}"
+            )
+        self.phone_regions = tuple(dict.fromkeys(name.upper() for name in _names(phone_regions)))
+        unknown = [
+            code for code in self.phone_regions if code not in phonenumbers.SUPPORTED_REGIONS
+        ]
+        if unknown:
+            raise ConfigError(
+                f"unknown phone regions: {', '.join(unknown)}; valid regions (ISO 3166 codes): "
+                + ", ".join(sorted(phonenumbers.SUPPORTED_REGIONS))
+            )
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Redactor:
-        return cls(settings.redact.split(","), settings.redact_phone_regions.split(","))
+        """The redactor ``settings.redact`` and ``settings.redact_phone_regions`` describe."""
+        return cls(settings.redact, settings.redact_phone_regions)
 
     def redact(self, text: str) -> Redaction:
-        if not self.rules or not text:
-            return Redaction(text)
-        spans = sorted(self._spans(text), key=lambda s: (s[0], -(s[1] - s[0])))
-        kept: list[Span] = []
-        for span in spans:
-            if kept and span[0] < kept[-1][1]:
-                continue  # overlaps an earlier (or longer) span
-            kept.append(span)
-        out, last = [], 0
-        for start, end, rule in kept:
-            out += [text[last:start], PLACEHOLDERS[rule]]
-            last = end
-        out.append(text[last:])
-        return Redaction("".join(out), dict(Counter(rule for _, _, rule in kept)))
+        """``text`` with every match of the chosen rules replaced by its placeholder.
 
-    def _spans(self, text: str) -> Iterator[Span]:
-        protected = [(m.start(), m.end()) for m in _PLACEHOLDER.finditer(text)]
-        finders = {
-            "secret": _secrets,
-            "email": _emails,
-            "card": _cards,
-            "iban": _ibans,
-            "ip": _ips,
-            "phone": self._phones,
-        }
+        Runs again over its own result until that finds nothing (a replacement can uncover a
+        match its neighbour hid; at most four rounds), so redacting redacted text changes
+        nothing."""
+        counts: Counter[str] = Counter()
+        for _ in range(_MAX_ROUNDS if self.rules else 0):
+            kept = self._spans(text)
+            replaced = Counter(rule for _, _, rule in kept if rule)
+            if not replaced:
+                break
+            text = _rewrite(text, kept)
+            counts += replaced
+        return Redaction(text, dict(counts))
+
+    def _spans(self, text: str) -> list[Found]:
+        """What to replace, by start. Placeholders already there stay as they are, and nothing
+        that touches one is taken: what a placeholder's first characters hid stays hidden."""
+        found = [(m.start(), m.end(), "") for m in _PLACEHOLDER.finditer(text)]
+        edges = {start for start, _, _ in found} | {end for _, end, _ in found}
         for rule in self.rules:
-            for start, end in finders[rule](text):
-                if not any(a < end and start < b for a, b in protected):
-                    yield start, end, rule
+            found += [
+                (start, end, rule)
+                for start, end in self._find(rule, text)
+                if start not in edges and end not in edges
+            ]
+        return _resolve(found)
 
-    def _phones(self, text: str) -> Iterator[tuple[int, int]]:
-        if sum(ch.isdigit() for ch in text) < 7:
-            return
-        seen: set[tuple[int, int]] = set()
-        for region in self.regions:
-            matcher = phonenumbers.PhoneNumberMatcher(text, region, phonenumbers.Leniency.VALID)
-            for match in matcher:
-                span = (match.start, match.end)
-                if span not in seen and not _inside_word(text, *span):
-                    seen.add(span)
-                    yield span
+    def _find(self, rule: str, text: str) -> Iterator[Span]:
+        if rule == "phone":
+            return _phones(text, self.phone_regions)
+        return _FINDERS[rule](text)
 
 
-def _inside_word(text: str, start: int, end: int) -> bool:
+def _names(names: Iterable[str]) -> list[str]:
+    """Names from an iterable or a comma-separated string, stripped, without empty ones."""
+    items = names.split(",") if isinstance(names, str) else names
+    return [name.strip() for name in items if name.strip()]
+
+
+def _resolve(found: list[Found]) -> list[Found]:
+    """The spans that survive overlaps, by start: highest priority first, then the longest."""
+    kept: list[Found] = []
+    starts: list[int] = []
+    for start, end, rule in sorted(found, key=lambda f: (_PRIORITY[f[2]], f[0] - f[1], f[0])):
+        i = bisect.bisect_left(starts, start)
+        if (i and kept[i - 1][1] > start) or (i < len(kept) and kept[i][0] < end):
+            continue
+        kept.insert(i, (start, end, rule))
+        starts.insert(i, start)
+    return kept
+
+
+def _rewrite(text: str, kept: list[Found]) -> str:
+    parts: list[str] = []
+    last = 0
+    for start, end, rule in kept:
+        parts += [text[last:start], PLACEHOLDERS[rule] if rule else text[start:end]]
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+def _overlaps(span: Span, others: Iterable[Span]) -> bool:
+    return any(start < span[1] and span[0] < end for start, end in others)
+
+
+# -- email ----------------------------------------------------------------------------------------
+
+_EMAIL = re.compile(
+    r"(?<![\w.%+-])\w[\w%+-]*(?:[.'][\w%+-]+)*"  # name: dots and apostrophes only inside
+    r"@(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+"  # subdomains and domain, IDN letters allowed
+    r"(?:[^\W\d_]{2,63}|xn--[a-z0-9-]{1,59})"  # TLD: letters, or punycode
+    r"(?![\w-]|\.[^\W_]|:[\w~/.-]|\()"  # not a longer name, an SSH remote, a call
+)
+
+
+def _emails(text: str) -> Iterator[Span]:
+    if "@" in text:
+        yield from (m.span() for m in _EMAIL.finditer(text))
+
+
+# -- phone ----------------------------------------------------------------------------------------
+
+_DIGIT_GROUPS = re.compile(r"\d(?:[ \t\u00a0().\-\u2010-\u2015\u2212/]{0,3}\d)*")
+_LIST_SEPARATORS = re.compile(r"\s*/\s*|\s{2,}|\s[-\u2013\u2014]\s|\s(?=[(\uff08])")
+_PLUS = "+\uff0b"
+_MIN_PHONE_DIGITS = 7
+_MAX_PHONE_DIGITS = 17  # 15 of E.164 and a 00 prefix
+_MARGIN = 4  # characters of context the matcher sees around a group (dates, times, currency)
+_ID_LABEL = re.compile(
+    r"(?i)(?:\b(?:order|invoice|ticket|case|ref|reference|tracking|isbn(?:-?1[03])?|sku|serial"
+    r"|account|acct|id|uid|pid|zip|postcode|postal code)\b[\s.:#-]*"
+    r"(?:no\b|nr\b|num\b|number\b|#|id\b|code\b)?|#)[\s.:#-]*$"
+)
+_LABEL_REACH = 24
+_CACHED_WINDOW = 64
+_TIMESTAMP = re.compile(r"1\d{9}")  # compared with the digits only: 1 234 567 890 too
+_NOT_A_NUMBER = re.compile(  # dotted quad, ISO date, decimal, ZIP+4
+    r"\d{1,3}(?:\.\d{1,3}){3}|\d{4}-\d\d-\d\d|\d+[.,]\d+|\d{5}-\d{4}"
+)
+_SPACES = " \t\u00a0()\uff08"
+_JOINED_BEFORE = "/#=_&?.@-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+_JOINED_AFTER = "/_@-"
+
+
+def _phones(text: str, regions: tuple[str, ...]) -> Iterator[Span]:
+    """Valid numbers of ``regions`` (international ones whatever the region), looked for only in
+    groups of digits that could hold one: the matcher is the expensive part."""
+    groups = [span for m in _DIGIT_GROUPS.finditer(text) for span in _candidates(text, m)]
+    if not groups:
+        return
+    taken = [*_cards(text), *_ibans(text, verify=False)]
+    seen: set[Span] = set()
+    for group_start, group_end in groups:
+        low = max(0, group_start - _MARGIN)
+        window = text[low : group_end + _MARGIN]
+        international = any(c in _PLUS for c in text[max(0, group_start - 2) : group_start])
+        for start, end in _numbers_in(
+            window, (regions[:1] or ("ZZ",)) if international else regions
+        ):
+            span = (low + start, low + end)
+            if span not in seen and _is_phone(text, span, taken):
+                seen.add(span)
+                yield span
+
+
+def _candidates(text: str, group: re.Match[str]) -> Iterator[Span]:
+    """The parts of a group of digits that could hold a number: the group, or if it is too long
+    for one, its parts between list separators (``/``, ``-`` between spaces, wide gaps, a space
+    before ``(``)."""
+    start, end = group.span()
+    cuts = [start]
+    if _digit_count(group.group()) > _MAX_PHONE_DIGITS:
+        for cut in _LIST_SEPARATORS.finditer(text, start, end):
+            cuts += [cut.start(), cut.end()]
+    cuts.append(end)
+    for part_start, part_end in zip(cuts[::2], cuts[1::2], strict=True):
+        if _may_hold_phone(text, part_start, part_end):
+            yield part_start, part_end
+
+
+def _may_hold_phone(text: str, start: int, end: int) -> bool:
+    """Digits enough for a number and not too many, not a dotted quad, date, decimal or ZIP+4
+    code, and — for a part without spaces, which a number would fill — standing apart."""
+    part = text[start:end]
+    if not _MIN_PHONE_DIGITS <= _digit_count(part) <= _MAX_PHONE_DIGITS:
+        return False
+    if _NOT_A_NUMBER.fullmatch(part):
+        return False
+    return any(c in _SPACES for c in part) or _apart(text, start, end)
+
+
+def _digit_count(text: str) -> int:
+    return sum(c.isdigit() for c in text)
+
+
+def _numbers_in(window: str, regions: tuple[str, ...]) -> tuple[Span, ...]:
+    """Where the matcher finds valid numbers in ``window``; short windows are cached (turns
+    repeat numbers, and a second pass over redacted text repeats every group)."""
+    if len(window) <= _CACHED_WINDOW:
+        return _cached_numbers_in(window, regions)
+    return _match_numbers(window, regions)
+
+
+@lru_cache(maxsize=4096)
+def _cached_numbers_in(window: str, regions: tuple[str, ...]) -> tuple[Span, ...]:
+    return _match_numbers(window, regions)
+
+
+def _match_numbers(window: str, regions: tuple[str, ...]) -> tuple[Span, ...]:
+    return tuple(
+        sorted(
+            {
+                (match.start, match.end)
+                for region in regions
+                for match in phonenumbers.PhoneNumberMatcher(
+                    window, region, phonenumbers.Leniency.VALID
+                )
+            }
+        )
+    )
+
+
+def _apart(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` stands apart: not in a word, a path, a URL, an id or an email."""
     before = text[start - 1] if start else " "
     after = text[end] if end < len(text) else " "
-    return before.isalnum() or after.isalnum() or before in "/#-" or after in "/"
-
-
-def _emails(text: str) -> Iterator[tuple[int, int]]:
-    if "@" in text:
-        yield from ((m.start(), m.end()) for m in _EMAIL.finditer(text))
-
-
-def _secrets(text: str) -> Iterator[tuple[int, int]]:
-    for pattern in (_SECRET_PREFIXES, _BEARER, _PEM):
-        yield from ((m.start(), m.end()) for m in pattern.finditer(text))
-    yield from ((m.start("value"), m.end("value")) for m in _ASSIGNED.finditer(text))
-    for m in _WORD.finditer(text):
-        if _random_looking(m.group()):
-            yield m.start(), m.end()
-
-
-def _random_looking(word: str) -> bool:
-    if _UUID.match(word) or _HEX.match(word):
-        return False
-    classes = (
-        any(c.isupper() for c in word),
-        any(c.islower() for c in word),
-        any(c.isdigit() for c in word),
+    return not (
+        before.isalnum() or before in _JOINED_BEFORE or after.isalnum() or after in _JOINED_AFTER
     )
-    return all(classes) and entropy(word) >= ENTROPY_BITS
+
+
+def _is_phone(text: str, span: Span, taken: list[Span]) -> bool:
+    start, end = span
+    raw = text[start:end]
+    if not _apart(text, start, end) or _overlaps(span, taken) or _NOT_A_NUMBER.fullmatch(raw):
+        return False
+    if raw[0] in _PLUS:
+        return True
+    digits = "".join(c for c in raw if c.isdigit())
+    label = _ID_LABEL.search(text, max(0, start - _LABEL_REACH), start)
+    return not (_TIMESTAMP.fullmatch(digits) or label)
+
+
+# -- secret ---------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(
+    r"""(?<![\w-])(?:
+      sk-(?:ant-(?:api|admin)\d\d-|proj-|svcacct-|admin-)?(?=[\w-]*\d)[A-Za-z0-9_-]{20,}
+    | gh[pousr]_[A-Za-z0-9]{30,} | github_pat_[A-Za-z0-9_]{30,} | glpat-[A-Za-z0-9_-]{20,}
+    | xox[abeoprs]-[A-Za-z0-9-]{10,}
+    | (?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])
+    | AIza[A-Za-z0-9_-]{35}
+    | (?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}
+    | npm_[A-Za-z0-9]{36} | hf_[A-Za-z0-9]{34}
+    | eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}
+    )""",
+    re.X,
+)
+_AWS_KEY_ID = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")
+_AWS_SECRET_KEY = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])")
+_PEM = re.compile(
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----[\s\S]*?"
+    r"(?:-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)"
+)
+_CREDENTIALS = (  # (what the lower-cased text must hold for the pattern to run, the pattern)
+    ("bearer", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)")),
+    ("basic", re.compile(r"(?i)\bauthorization:\s*basic\s+([A-Za-z0-9+/]{8,}=*)")),
+    ("://", re.compile(r"://[^\s:/@]*:([^\s/@]+)@")),
+    ("hooks.slack.com", re.compile(r"hooks\.slack\.com/services/([A-Za-z0-9/]{20,})")),
+)
+_SECRET_KEYS = ("pass", "secret", "key", "token", "credential")
+_ASSIGNED = re.compile(
+    r"""(?ix)
+      (?P<key>password|passwd|passphrase|secret[_-]?key|secret|api[_-]?key|access[_-]?key
+      |private[_-]?key|token|credentials?)(?![\w-])
+      ["']?\s*(?:=>|:=|[:=])\s*
+      (?:"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<bare>[^\s"'`,;()<>\[\]{}]{3,}))
+    """
+)
+_KEY_START = re.compile(r"[\w.-]*$")
+_NOT_A_VALUE = re.compile(
+    r"(?i)(?:none|null|nil|true|false|undefined|empty|required|optional|redacted|hidden|invalid"
+    r"|incorrect|expired|missing|unset|\*+|x+|\.+|…)$|[$%{<]|os\.environ|process\.env|getenv"
+)
+_IDENTIFIER_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_WORD = re.compile(r"(?<![\w+/-])[A-Za-z0-9_+/-]{24,}={0,2}(?![\w+/=@-])")
+_PATH_PART = re.compile(r"[a-z_-]{3,}|[A-Z][a-z_-]{2,}")  # a word of a path, not a key's end
+_SEGMENT = re.compile(r"[A-Za-z0-9]+")
+_RUN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_WORDY_RUN = 4  # a segment of 8+ characters with longer runs than this is made of words
+
+
+def _secrets(text: str) -> Iterator[Span]:
+    lower = text.lower()
+    yield from (m.span() for m in _TOKEN.finditer(text))
+    if "-----begin" in lower:
+        yield from (m.span() for m in _PEM.finditer(text))
+    for needle, pattern in _CREDENTIALS:
+        if needle in lower:
+            yield from (m.span(1) for m in pattern.finditer(text))
+    if any(key in lower for key in _SECRET_KEYS):
+        yield from _assigned(text)
+    yield from _random_words(text)
+    if ("AKIA" in text or "ASIA" in text) and _AWS_KEY_ID.search(text):
+        yield from (m.span() for m in _AWS_SECRET_KEY.finditer(text))
+
+
+def _assigned(text: str) -> Iterator[Span]:
+    for m in _ASSIGNED.finditer(text):
+        group = "dq" if m["dq"] else "sq" if m["sq"] else "bare"
+        value = m[group]
+        if _NOT_A_VALUE.match(value) or _names_itself(_key(text, m), value, group == "bare"):
+            continue
+        yield m.span(group)
+
+
+def _key(text: str, assignment: re.Match[str]) -> str:
+    """The whole key of an assignment (``aws_secret_access_key``), not only its secret word."""
+    start = assignment.start()
+    before = _KEY_START.search(text, max(0, start - 64), start)
+    prefix = before.group() if before else ""
+    return prefix + assignment["key"]
+
+
+def _names_itself(key: str, value: str, bare: bool) -> bool:
+    """``api_key=api_key``, ``password=self.password``: code passing a variable on."""
+    same = value.lower().replace("-", "_") == key.lower().replace("-", "_")
+    return bare and (same or _IDENTIFIER_PATH.fullmatch(value) is not None)
+
+
+def _random_words(text: str) -> Iterator[Span]:
+    for m in _WORD.finditer(text):
+        start, end = _without_path_words(m.group(), m.start())
+        if end - start >= MIN_SECRET_LENGTH and random_looking(text[start:end]):
+            yield start, end
+
+
+def _without_path_words(word: str, start: int) -> Span:
+    """The span of ``word`` without leading and trailing ``/`` parts that are plain words
+    (``com/``, ``/edit``): what is left of a URL path or file path around a token."""
+    parts = word.split("/")
+    end = start + len(word)
+    while len(parts) > 1 and _PATH_PART.fullmatch(parts[0]):
+        start += len(parts.pop(0)) + 1
+    while len(parts) > 1 and _PATH_PART.fullmatch(parts[-1]):
+        end -= len(parts.pop()) + 1
+    return start, end
+
+
+def random_looking(word: str) -> bool:
+    """Whether ``word`` looks like a key rather than a name: upper case, lower case and digits,
+    entropy ≥ :data:`ENTROPY_BITS`, mean run ≤ :data:`MAX_MEAN_RUN`, and no segment of 8+
+    characters that is hex or made of words."""
+    segments = _SEGMENT.findall(word)
+    if any(len(s) >= 8 and (_HEX.fullmatch(s) or mean_run(s) > _WORDY_RUN) for s in segments):
+        return False
+    core = "".join(segments)
+    classes = (str.isupper, str.islower, str.isdigit)
+    return (
+        all(any(test(c) for c in core) for test in classes)
+        and entropy(core) >= ENTROPY_BITS
+        and mean_run(core) <= MAX_MEAN_RUN
+    )
 
 
 def entropy(word: str) -> float:
-    """Shannon entropy of a word, in bits per character."""
-    counts = Counter(word)
-    return -sum(n / len(word) * math.log2(n / len(word)) for n in counts.values())
+    """Shannon entropy of ``word``, in bits per character."""
+    size = len(word)
+    return -sum(n / size * math.log2(n / size) for n in Counter(word).values()) if size else 0.0
 
 
-def _cards(text: str) -> Iterator[tuple[int, int]]:
+def mean_run(word: str) -> float:
+    """Mean length of the runs ``word`` is made of: a capitalised or lower-case word, an
+    upper-case word, a number."""
+    runs = _RUN.findall(word)
+    return sum(map(len, runs)) / len(runs) if runs else 0.0
+
+
+# -- card -----------------------------------------------------------------------------------------
+
+_CARD = re.compile(r"(?<![\w-])(?<!\d[.,])\d(?:[ -]?\d){12,18}(?![\w-]|[.,]\d)")
+_CARD_BRANDS = (  # (IIN prefix, lengths)
+    (re.compile(r"4"), (13, 16, 19)),  # Visa
+    (re.compile(r"5[1-5]|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720"), (16,)),  # Mastercard
+    (re.compile(r"3[47]"), (15,)),  # Amex
+    (re.compile(r"6011|64[4-9]|65"), (16, 17, 18, 19)),  # Discover
+    (re.compile(r"35(?:2[89]|[3-8]\d)"), (16, 17, 18, 19)),  # JCB
+    (re.compile(r"30[0-59]|3[689]"), (14, 15, 16, 17, 18, 19)),  # Diners
+    (re.compile(r"62"), (16, 17, 18, 19)),  # UnionPay
+    (re.compile(r"5018|5020|5038|5893|6304|6759|676[1-3]"), tuple(range(12, 20))),  # Maestro
+    (re.compile(r"220[0-4]"), (16, 17, 18, 19)),  # Mir
+)
+
+
+def _cards(text: str) -> Iterator[Span]:
     for m in _CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group())
-        if 13 <= len(digits) <= 19 and _CARD_PREFIX.match(digits) and luhn(digits):
-            yield m.start(), m.end()
+        if _card_shaped(digits) and luhn(digits):
+            yield m.span()
+
+
+def _card_shaped(digits: str) -> bool:
+    return any(iin.match(digits) and len(digits) in sizes for iin, sizes in _CARD_BRANDS)
 
 
 def luhn(digits: str) -> bool:
+    """Whether a string of digits passes the Luhn check."""
     total = 0
-    for i, ch in enumerate(reversed(digits)):
-        n = int(ch) * (2 if i % 2 else 1)
+    for i, char in enumerate(reversed(digits)):
+        n = int(char) * (2 if i % 2 else 1)
         total += n - 9 if n > 9 else n
     return total % 10 == 0
 
 
-def _ibans(text: str) -> Iterator[tuple[int, int]]:
-    for m in _IBAN.finditer(text):
-        compact = m.group().replace(" ", "")
-        for length in {_IBAN_LENGTHS.get(compact[:2], 0)} - {0}:
-            candidate = compact[:length]
-            if len(candidate) == length and iban_valid(candidate):
-                end, taken = m.start(), 0
-                while taken < length:
-                    taken += text[end] != " "
-                    end += 1
-                yield m.start(), end
+# -- iban -----------------------------------------------------------------------------------------
+
+_IBAN_TABLE = (
+    "AD24 AE23 AL28 AT20 AZ28 BA20 BE16 BG22 BH22 BR29 BY28 CH21 CR22 CY28 CZ24 DE22 DK18 DO28"
+    " EE20 EG29 ES24 FI18 FO18 FR27 GB22 GE22 GI23 GL18 GR27 GT28 HR21 HU28 IE22 IL23 IQ23 IS26"
+    " IT27 JO30 KW30 KZ20 LB28 LC32 LI21 LT20 LU20 LV21 LY25 MC27 MD24 ME22 MK19 MR27 MT31 MU30"
+    " NL18 NO15 PK24 PL28 PS29 PT25 QA29 RO24 RS22 SA24 SC31 SE24 SI19 SK24 SM27 ST25 SV28 TL23"
+    " TN24 TR26 UA29 VA22 VG24 XK20"
+)
+IBAN_LENGTHS: Mapping[str, int] = MappingProxyType(
+    {entry[:2]: int(entry[2:]) for entry in _IBAN_TABLE.split()}
+)
+"""IBAN length per country: SEPA (EU, EEA, GB, CH, MC, SM, AD, VA, AL, ME, MD, MK, RS) and the
+rest of the IBAN registry's common members."""
+_IBAN_START = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?= ?[A-Z0-9])")
+
+
+def _ibans(text: str, verify: bool = True) -> Iterator[Span]:
+    """IBANs of the right length for their country; with ``verify``, whose mod-97 check holds."""
+    for m in _IBAN_START.finditer(text):
+        length = IBAN_LENGTHS.get(m.group()[:2])
+        end = _iban_end(text, m.start(), length) if length else None
+        if end is not None and (not verify or iban_valid(text[m.start() : end].replace(" ", ""))):
+            yield m.start(), end
+
+
+def _iban_end(text: str, start: int, length: int) -> int | None:
+    """Where ``length`` letters and digits from ``start`` end (single spaces between allowed),
+    if nothing alphanumeric follows right after."""
+    i, taken = start, 0
+    while taken < length and i < len(text):
+        char = text[i]
+        if char == " " and taken and text[i - 1] != " ":
+            i += 1
+            continue
+        if not ("A" <= char <= "Z" or "0" <= char <= "9"):
+            return None
+        taken, i = taken + 1, i + 1
+    if taken < length or (i < len(text) and text[i].isalnum()):
+        return None
+    return i
 
 
 def iban_valid(iban: str) -> bool:
+    """Whether a compact IBAN (``GB82WEST12345698765432``) passes the mod-97 check."""
     moved = iban[4:] + iban[:4]
-    number = "".join(str(int(ch, 36)) for ch in moved)
-    return int(number) % 97 == 1
+    return int("".join(str(int(char, 36)) for char in moved)) % 97 == 1
 
 
-def _ips(text: str) -> Iterator[tuple[int, int]]:
-    for pattern in (_IPV4, _IPV6):
-        for m in pattern.finditer(text):
-            try:
-                address = ipaddress.ip_address(m.group())
-            except ValueError:
-                continue
-            if not (address.is_loopback or address.is_unspecified):
-                yield m.start(), m.end()
+# -- ip -------------------------------------------------------------------------------------------
+
+_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\d)")
+_IPV6 = re.compile(
+    r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?![\w:])"
+)
+_VERSION_LABEL = re.compile(r"(?i)\b(?:version|ver|release|build|v)\.?:?\s*$")
+_HEX_GROUP = re.compile(r"[0-9A-Fa-f]{3,4}")
+
+
+def _ips(text: str) -> Iterator[Span]:
+    for m in _IPV4.finditer(text):
+        address = _address(m.group())
+        version = _VERSION_LABEL.search(text, max(0, m.start() - 16), m.start())
+        if address and not (version or address.is_reserved) and _names_a_host(address):
+            yield m.span()
+    if ":" in text:
+        for m in _IPV6.finditer(text):
+            address = _address(m.group())
+            if address and _names_a_host(address) and _written_like_ipv6(m.group()):
+                yield m.span()
+
+
+def _names_a_host(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return not (address.is_loopback or address.is_unspecified)
+
+
+def _address(candidate: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(candidate)
+    except ValueError:
+        return None
+
+
+def _written_like_ipv6(candidate: str) -> bool:
+    groups = [g for g in re.split(r"[:.]", candidate) if g]
+    return (
+        any(c.isdigit() for c in candidate)
+        and any(_HEX_GROUP.fullmatch(g) for g in groups)
+        and (len(groups) >= 3 or any(c.isalpha() for c in candidate))
+    )
+
+
+_FINDERS = {"email": _emails, "secret": _secrets, "card": _cards, "iban": _ibans, "ip": _ips}
