@@ -257,9 +257,8 @@ def _own_words(wanted: set[str], turn: Turn, quoted: Sequence[tuple[int, int]]) 
         outside.append(turn.text[last:a])
         last = b
     outside.append(turn.text[last:])
-    return len(wanted & content_words(" ".join(outside))) >= len(
-        wanted & content_words(inside)
-    ) and bool(wanted & content_words(" ".join(outside)))
+    own = wanted & content_words(" ".join(outside))
+    return bool(own) and len(own) >= len(wanted & content_words(inside))
 
 
 def route(candidate: Candidate, may_go_global: bool) -> tuple[Destination, str]:

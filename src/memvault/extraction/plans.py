@@ -189,7 +189,8 @@ class LearningPlans:
             window, memories, private=session.private, use_slots=mode == "heuristic"
         )
         decisions = pipeline.decide(candidates, where)
-        history = yield from self._history(session)
+        # every version is read only when a fact of this window changes another of it
+        history = (yield from self._history(session)) if pipeline.outdated(decisions) else []
         result = yield from self._store(session, window, decisions, history, counts)
         self.store.stats.add("extractions")
         return replace(result, extractor=mode, reply=reply, redactions=counts)
