@@ -229,6 +229,11 @@ class _Base:
         found: Extraction | Failure | None = self._learner.results.get((self.tenant, session_id))
         return found
 
+    def _waited(self, timeout: float | None, session_id: str | None) -> bool:
+        if session_id is None:
+            return self._learner.flush(timeout)
+        return self._learner.wait((self.tenant, session_id), timeout)
+
     def _scheduled(self, turn: TurnResult) -> TurnResult:
         """Start (or queue) the extraction of the turn's session in the background."""
         learning = self._planners.learning
@@ -402,10 +407,10 @@ class Memory(_Base):
     add_turn = _blocking(LearningPlans.add_turn, then=_Base._scheduled)
     extract = _blocking(LearningPlans.extract)
 
-    def flush(self, timeout: float | None = None) -> bool:
-        """Wait until every background extraction is done; False if ``timeout`` (seconds)
-        came first."""
-        return self._learner.flush(timeout)
+    def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
+        """Wait until every background extraction (or that of one session) is done; False if
+        ``timeout`` (seconds) came first."""
+        return self._waited(timeout, session_id)
 
     def __enter__(self) -> Self:
         return self
@@ -467,10 +472,10 @@ class AsyncMemory(_Base):
     add_turn = _awaitable(LearningPlans.add_turn, then=_Base._scheduled)
     extract = _awaitable(LearningPlans.extract)
 
-    async def flush(self, timeout: float | None = None) -> bool:
-        """Wait (off the event loop) until every background extraction is done; False if
-        ``timeout`` (seconds) came first."""
-        return await asyncio.to_thread(self._learner.flush, timeout)
+    async def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
+        """Wait (off the event loop) until every background extraction (or that of one
+        session) is done; False if ``timeout`` (seconds) came first."""
+        return await asyncio.to_thread(self._waited, timeout, session_id)
 
     async def aclose(self) -> None:
         """Wait for pending extractions, then close what this object opened (off the event

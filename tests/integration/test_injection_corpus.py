@@ -54,7 +54,7 @@ def _turn(attack: dict[str, Any]) -> dict[str, Any]:
     if attack["channel"] == "assistant_quote":
         return {"user": "What does the document say?", "assistant": text}
     return {
-        "user": "Load it and tell me what is in it.",
+        "user": attack.get("user", "Load it and tell me what is in it."),
         "tool_records": [{"content": text, "tool_name": "load-data"}],
         "assistant": f"Here is what it contains:\n{text}",
     }

@@ -4,7 +4,9 @@ routed, trusted, superseded on change, never half-written."""
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,9 +14,11 @@ from typing import Any
 import pytest
 
 from memvault import Memory, Settings
-from memvault.errors import ConfigError
+from memvault.errors import ConfigError, ValidationError
 from memvault.llm.openai_compat import OpenAICompatChat
+from memvault.llm.scripted import ScriptedChat
 from memvault.testing import ManualClock
+from memvault.testing.obedient import obey
 from memvault.testing.openai_server import ScriptedOpenAIServer
 
 WHERE = "where does the user live"
@@ -104,7 +108,7 @@ def test_knowledge_update_with_an_llm(
         assert len(server.requests) == 2  # one LLM call per turn
         stats = memory.stats()
         assert stats["llm_calls"] == 2 and stats["llm_prompt_tokens"] > 0
-        assert learned.reply is not None and learned.reply.latency_ms >= 0  # type: ignore[union-attr]
+        assert [r.latency_ms >= 0 for r in learned.replies] == [True]  # type: ignore[union-attr]
 
 
 def test_add_turn_does_not_wait_for_the_llm(
@@ -196,3 +200,171 @@ def test_a_change_within_one_window_supersedes_too(tmp_path: Path, clock: Manual
         assert not again.stored and [e.content for e in memory.global_memory("alice")] == [
             paris.content
         ]
+
+
+def test_an_undo_holds_through_the_next_turns(tmp_path: Path, clock: ManualClock) -> None:
+    """Only turns no extraction has read teach: a restore, a manual supersede or a delete is
+    not undone by the next turn re-reading the old ones."""
+    with _open(tmp_path, clock) as memory:
+        session = memory.create_session("alice")
+        memory.add_turn(session.id, user="I live in Berlin.", assistant="Nice!")
+        memory.flush(timeout=30)
+        clock.advance(minutes=5)
+        memory.add_turn(session.id, user="I moved to Paris.", assistant="Congrats!")
+        memory.flush(timeout=30)
+        berlin = memory.history(memory.global_memory("alice")[0].id)[0]
+        memory.restore(berlin.id)
+        memory.add_turn(session.id, user="What should I cook tonight?", assistant="Pasta?")
+        memory.flush(timeout=30)
+        assert [e.content for e in memory.global_memory("alice")] == [berlin.content]
+        rome = memory.supersede(berlin.id, "The user lives in Rome.", reason="told me by phone")
+        memory.add_turn(session.id, user="Thanks!", assistant="You're welcome.")
+        memory.flush(timeout=30)
+        assert [e.id for e in memory.global_memory("alice")] == [rome.id]
+        memory.delete(rome.id)
+        memory.add_turn(session.id, user="Bye.", assistant="Bye!")
+        memory.flush(timeout=30)
+        assert memory.global_memory("alice") == []
+        assert memory.extract(session.id).turns == 0  # everything read already
+
+
+def test_turns_queued_behind_a_slow_extraction_are_all_learned(
+    tmp_path: Path, clock: ManualClock, server: ScriptedOpenAIServer, chat: OpenAICompatChat
+) -> None:
+    answered = threading.Event()
+
+    def slow(request: dict[str, Any]) -> str:
+        answered.wait(10)
+        return obey(_lines(request))
+
+    server.responder = slow
+    liked = ["green tea", "jazz", "cats", "linux", "sailing"]
+    with _open(tmp_path, clock, llm=chat) as memory:
+        session = memory.create_session("alice")
+        for thing in liked:
+            memory.add_turn(session.id, user=f"I prefer {thing}.", assistant="Noted.")
+            clock.advance(seconds=1)
+        answered.set()
+        assert memory.flush(timeout=30)
+        learned = " ".join(e.content for e in memory.global_memory("alice"))
+        assert all(thing in learned for thing in liked), learned
+        assert len(server.requests) <= len(liked)  # never more than one call per turn
+
+
+def test_two_sessions_learning_at_once_keep_one_current_version(
+    tmp_path: Path, clock: ManualClock, server: ScriptedOpenAIServer
+) -> None:
+    """Two sessions of one user change the same fact at the same time: the second to write
+    replaces what the first wrote (it follows the chain), no two versions stay current."""
+    release = {"Paris": threading.Event(), "Rome": threading.Event()}
+
+    def respond(request: dict[str, Any]) -> str:
+        text = request["body"]["messages"][1]["content"]
+        for city, event in release.items():
+            if city in text:
+                event.wait(10)
+                return f"fact|turn-1|The user lives in {city}.||replaces M1: the user moved"
+        return "fact|turn-1|The user lives in Berlin.||"
+
+    server.responder = respond
+    with (
+        OpenAICompatChat(server.base_url, "scripted", timeout_s=20, max_retries=0) as chat,
+        _open(tmp_path, clock, llm=chat) as memory,
+    ):
+        home = memory.create_session("alice")
+        memory.add_turn(home.id, user="I live in Berlin.")
+        memory.flush(timeout=30)
+        first, second = memory.create_session("alice"), memory.create_session("alice")
+        clock.advance(days=1)
+        memory.add_turn(first.id, user="I moved to Paris.")
+        memory.add_turn(second.id, user="Actually I moved to Rome.")
+        while len(server.requests) < 3:  # both extractions asked, with Berlin as M1
+            time.sleep(0.01)
+        release["Paris"].set()
+        while memory.last_extraction(first.id) is None:  # Paris written, Rome still asking
+            time.sleep(0.01)
+        release["Rome"].set()
+        assert memory.flush(timeout=30)
+        current = memory.global_memory("alice")
+        assert [e.content for e in current] == ["The user lives in Rome."]
+        chain = [e.content.split()[-1] for e in memory.history(current[0].id)]
+        assert chain == ["Berlin.", "Paris.", "Rome."]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Translate this into French: I prefer tea over coffee.",
+        "Fix the grammar: I prefers tea over coffee.",
+        "Can you translate to German: I prefer tea over coffee.",
+        'Translate "I prefer tea over coffee" into Spanish.',
+        "Make this more formal:\nI prefer tea over coffee.",
+        "Proofread\nI prefer tea over coffee.",
+    ],
+)
+@pytest.mark.parametrize("extractor", ["heuristic", "llm"])
+def test_text_handed_over_for_a_task_is_not_the_users_own_words(
+    tmp_path: Path, clock: ManualClock, said: str, extractor: str
+) -> None:
+    llm = ScriptedChat(responder=lambda r: obey("\n".join(m.content for m in r.messages)))
+    with _open(tmp_path, clock, llm=llm if extractor == "llm" else None) as memory:
+        session = memory.create_session("alice")
+        memory.add_turn(session.id, user=said, assistant="Voilà.")
+        memory.flush(timeout=30)
+        assert memory.global_memory("alice") == []
+
+
+def test_the_reason_for_a_change_is_redacted_and_capped(
+    tmp_path: Path, clock: ManualClock, server: ScriptedOpenAIServer, chat: OpenAICompatChat
+) -> None:
+    reason = "the user moved; mail bob@example.com " + "x" * 2000
+
+    def respond(request: dict[str, Any]) -> str:
+        if "Paris" in request["body"]["messages"][1]["content"]:
+            return f"fact|turn-1|The user lives in Paris.||replaces M1: {reason}"
+        return "fact|turn-1|The user lives in Berlin.||"
+
+    server.responder = respond
+    with _open(tmp_path, clock, llm=chat) as memory:
+        session = memory.create_session("alice")
+        memory.add_turn(session.id, user="I live in Berlin.")
+        memory.flush(timeout=30)
+        memory.add_turn(session.id, user="I moved to Paris.")
+        memory.flush(timeout=30)
+        (change,) = memory.superseded("user:alice")
+        assert change.reason and len(change.reason) <= 500
+        assert "bob@example.com" not in change.reason and "[EMAIL]" in change.reason
+
+
+@pytest.mark.parametrize("tools", [None, (), iter(["ran ls"])])
+def test_tool_records_may_be_none_or_any_iterable(
+    tmp_path: Path, clock: ManualClock, tools: Any
+) -> None:
+    with _open(tmp_path, clock) as memory:
+        session = memory.create_session("alice")
+        turn = memory.add_turn(session.id, user="Hi.", tool_records=tools)
+        assert len(turn.records) == 1 + (tools is not None and not isinstance(tools, tuple))
+
+
+@pytest.mark.parametrize("tools", [5, "ran ls", {"content": "x"}, b"bytes"])
+def test_tool_records_of_another_type_are_refused(
+    tmp_path: Path, clock: ManualClock, tools: Any
+) -> None:
+    with _open(tmp_path, clock) as memory:
+        session = memory.create_session("alice")
+        with pytest.raises(ValidationError, match="tool_records"):
+            memory.add_turn(session.id, user="Hi.", tool_records=tools)
+
+
+def test_a_window_too_big_for_one_request_is_cut_to_fit(
+    tmp_path: Path, clock: ManualClock, server: ScriptedOpenAIServer, chat: OpenAICompatChat
+) -> None:
+    server.responder = lambda request: obey(_lines(request))
+    long_turn = "I prefer green tea. " + "Here is my diary, day by day. " * 2000
+    with _open(tmp_path, clock, llm=chat, llm_max_request_bytes=20_000) as memory:
+        session = memory.create_session("alice")
+        memory.add_turn(session.id, user=long_turn, assistant="That is long.")
+        memory.flush(timeout=30)
+        assert memory.stats().get("extraction_failures", 0) == 0
+        assert len(json.dumps(server.requests[0]["body"])) <= 20_000
+        assert "green tea" in memory.global_memory("alice")[0].content

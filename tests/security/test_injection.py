@@ -31,7 +31,7 @@ from memvault.testing.obedient import obey
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CHANNELS = {"user", "assistant_quote", "tool", "csv"}
-LAYERS = {"scanner", "quoted_region", "guard", "selfref", "parse", "routing"}
+LAYERS = {"scanner", "quoted_region", "guard", "selfref", "parse", "routing", "grounding"}
 _WIDE_IGNORE = "".join(chr(ord(c) + 0xFEE0) for c in "IGNORE")
 
 

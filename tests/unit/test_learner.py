@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 
 import pytest
@@ -74,3 +75,25 @@ def test_close_waits_then_refuses_new_work() -> None:
     assert done == [1]
     with pytest.raises(ClosedError):
         learner.schedule("s1", lambda: None)
+
+
+def test_wait_waits_for_one_slot_only() -> None:
+    learner = Learner()
+    release = threading.Event()
+    learner.schedule("slow", lambda: release.wait(5))
+    learner.schedule("quick", lambda: "done")
+    assert learner.wait("quick", timeout=5)
+    assert not learner.wait("slow", timeout=0.05)
+    release.set()
+    assert learner.wait("slow", timeout=5)
+    learner.close()
+
+
+def test_only_the_latest_results_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("memvault.extraction.worker.KEPT_RESULTS", 3)
+    learner = Learner()
+    for n in range(5):
+        learner.schedule(f"s{n}", functools.partial(int, n))
+        learner.wait(f"s{n}", timeout=5)
+    assert list(learner.results) == ["s2", "s3", "s4"]
+    learner.close()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from memvault.extraction.facts import Candidate, FactCategory, Turn
 from memvault.retrieval.text import STOPWORDS, words
+from memvault.security import injection
 
 PREF, DEC, FACT, CTX = (
     FactCategory.PREFERENCE,
@@ -200,12 +201,15 @@ _CONTRACTIONS = [
 
 
 def _visible(text: str) -> str:
-    """The text without code blocks, '>' quotations and quoted passages of three words or more
-    (shorter quotes, often names, keep their words)."""
+    """The text without code blocks, '>' quotations, pasted material, text handed over for a
+    task ("translate this: …") and quoted passages of three words or more (shorter quotes,
+    often names, keep their words)."""
 
     def unquote(match: re.Match[str]) -> str:
         return match[1] if len(match[1].split()) <= 2 else " [quote] "
 
+    for start, end in reversed(injection.quoted_regions(text)):  # pasted or handed over
+        text = f"{text[:start]} [quote] {text[end:]}"
     text = _QUOTED_LINE.sub("", _CODE.sub("\n", text))
     return _SINGLE.sub(unquote, _DOUBLE.sub(unquote, text)).translate(_TYPOGRAPHY)
 

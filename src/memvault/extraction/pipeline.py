@@ -77,6 +77,12 @@ class Window:
     records: tuple[Record, ...]
     positions: tuple[int, ...]
     """Each turn's position in the session's whole log (``source_turn_index``)."""
+    fresh: int = 1
+    """The number of the first turn no extraction has read: the turns before it are context,
+    shown to the extractor but learned from already."""
+    tools: tuple[str, ...] = ()
+    """The tool outputs among the window's turns: never facts, but checked for injections and
+    for the words a fact borrows from them."""
 
     def turn(self, number: int | None) -> Turn | None:
         if number is None or not 1 <= number <= len(self.turns):
@@ -86,22 +92,52 @@ class Window:
 
 def window_of(records: Sequence[Record], size: int = WINDOW) -> Window:
     """The last ``size`` user/assistant records of a session's log, oldest first."""
-    chosen: list[tuple[int, Record, bool]] = []
+    windows = windows_of(records, 0, size)
+    return windows[-1] if windows else Window((), (), ())
+
+
+def windows_of(records: Sequence[Record], fresh_from: int, size: int = WINDOW) -> list[Window]:
+    """The windows that read every user/assistant record from ``records[fresh_from]`` on, oldest
+    first: each holds up to ``size`` new turns, the first also up to ``size`` turns in all with
+    the context before them."""
+    said: list[tuple[int, Record, bool]] = []
     after_tool = False
     for position, record in enumerate(records):
         if record.role == "tool":
             after_tool = True
         elif record.role == "user":
             after_tool = False
-            chosen.append((position, record, False))
+            said.append((position, record, False))
         elif record.role == "assistant":
-            chosen.append((position, record, after_tool))
-    chosen = chosen[-size:]
+            said.append((position, record, after_tool))
+    first = next((n for n, (p, _, _) in enumerate(said) if p >= fresh_from), len(said))
+    starts = range(first, len(said), size)
+    return [_window(records, said, start, min(start + size, len(said)), size) for start in starts]
+
+
+def _window(
+    records: Sequence[Record],
+    said: Sequence[tuple[int, Record, bool]],
+    start: int,
+    end: int,
+    size: int,
+) -> Window:
+    """The window ending with ``said[end - 1]``: at most ``size`` turns, those before
+    ``said[start]`` context."""
+    begin = max(0, end - size)
+    chosen = said[begin:end]
     turns = tuple(
         Turn(n, "user" if r.role == "user" else "assistant", r.content, influenced)
         for n, (_, r, influenced) in enumerate(chosen, start=1)
     )
-    return Window(turns, tuple(r for _, r, _ in chosen), tuple(p for p, _, _ in chosen))
+    low = said[begin - 1][0] + 1 if begin else 0
+    return Window(
+        turns,
+        tuple(r for _, r, _ in chosen),
+        tuple(p for p, _, _ in chosen),
+        fresh=start - begin + 1,
+        tools=tuple(r.content for r in records[low : chosen[-1][0]] if r.role == "tool"),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +166,12 @@ class Situation:
     flags: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     """Injection flag kinds of each turn (by number); computed by :func:`situation`."""
     quoted: Mapping[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    tainted: bool = False
+    """A turn or tool output of the window carries instructions: nothing read with it counts
+    as the user's own words."""
+    foreign: frozenset[str] = frozenset()
+    """Content words of the window's tool outputs, of the turns they shaped and of quoted
+    material: words a fact may not borrow and still be the user's own."""
 
 
 def situation(
@@ -140,13 +182,30 @@ def situation(
     tool_names: Sequence[str] = (),
     use_slots: bool = True,
 ) -> Situation:
-    """Scan every turn of the window once for injections and quoted material."""
+    """Scan every turn and tool output of the window once for injections and quoted material."""
     flags = {
         t.number: tuple(str(f.kind) for f in injection.scan(t.text, user_voice=_own_voice(t)))
         for t in window.turns
     }
     quoted = {t.number: tuple(injection.quoted_regions(t.text)) for t in window.turns}
-    return Situation(window, tuple(memories), private, tuple(tool_names), use_slots, flags, quoted)
+    tool_flags = [str(f.kind) for text in window.tools for f in injection.scan(text)]
+    tainted = any(
+        k in BLOCKING_FLAGS for k in (*tool_flags, *(k for f in flags.values() for k in f))
+    )
+    not_said = [*window.tools, *(t.text for t in window.turns if t.tool_influenced)]
+    not_said += [t.text[a:b] for t in window.turns for a, b in quoted[t.number]]
+    foreign = frozenset(content_words("\n".join(not_said)))
+    return Situation(
+        window,
+        tuple(memories),
+        private,
+        tuple(tool_names),
+        use_slots,
+        flags,
+        quoted,
+        tainted,
+        foreign,
+    )
 
 
 def _own_voice(turn: Turn) -> bool:
@@ -186,11 +245,17 @@ def _decide(candidate: Candidate, where: Situation) -> Decision:
     turn, own_words = ground(candidate, where)
     if turn is None:
         return Decision(candidate, dropped="ungrounded: no turn says it")
+    if turn.number < where.window.fresh:
+        return Decision(candidate, turn=turn, dropped="said before: an earlier extraction read it")
     if any(kind in BLOCKING_FLAGS for kind in where.flags.get(turn.number, ())):
         return Decision(candidate, turn=turn, dropped="injection: its turn carries instructions")
     stated = turn.role == "user" and own_words and not turn.tool_influenced
     if candidate.category in DURABLE and not stated:
-        reason = "not the user's own words: only the user states their preferences and decisions"
+        reason = (
+            "injection in the window: no preference or decision is learned from it"
+            if where.tainted
+            else "not the user's own words: only the user states their preferences and decisions"
+        )
         return Decision(candidate, turn=turn, dropped=reason)
     source = Source.USER_TURN if stated else Source.ASSISTANT_TURN
     destination, category = route(candidate, stated and not where.private)
@@ -230,35 +295,57 @@ def content_words(text: str) -> set[str]:
     return found
 
 
+FRAMING = frozenset(
+    """user user's prefers prefer preferred preference likes like liked loves love enjoys enjoy
+    dislikes dislike hates hate wants want wanted wishes needs need decided decides decision
+    chose chosen choose chooses opted uses use using used lives live living lived works work
+    working name named called always never usually often mentioned said says stated asked
+    plans plan planning going favorite favourite instead rather also really""".split()
+)
+"""Words a fact uses to frame what the user said (``The user prefers…``), not its content."""
+
+
 def ground(candidate: Candidate, where: Situation) -> tuple[Turn | None, bool]:
-    """The turn a candidate comes from — the cited one if it shares words with the fact, else
-    the one sharing most — and whether the fact stands on the user's own words there (not on
-    quoted or pasted material)."""
+    """The turn a candidate comes from — the cited one unless another shares more of its
+    words (ties go to user turns, then the latest) — and whether the fact is the user's own
+    words there (see :func:`own_words`)."""
     wanted = content_words(f"{candidate.fact} {candidate.native or ''}")
     scores = {t.number: len(wanted & content_words(t.text)) for t in where.window.turns}
-    cited = where.window.turn(candidate.turn)
-    if cited is not None and scores.get(cited.number, 0) > 0:
-        turn: Turn | None = cited
-    else:
-        best = max(scores, key=lambda n: (scores[n], n), default=None)
-        turn = where.window.turn(best) if best is not None and scores[best] > 0 else None
-    if turn is None:
+    best = max(scores.values(), default=0)
+    if best == 0:
         return None, False
-    return turn, _own_words(wanted, turn, where.quoted.get(turn.number, ()))
+    cited = where.window.turn(candidate.turn)
+    if cited is not None and scores[cited.number] == best:
+        turn = cited
+    else:
+        tied = [t for t in where.window.turns if scores[t.number] == best]
+        turn = max(tied, key=lambda t: (t.role == "user", t.number))
+    return turn, own_words(candidate, turn, where)
 
 
-def _own_words(wanted: set[str], turn: Turn, quoted: Sequence[tuple[int, int]]) -> bool:
-    """Whether the fact's words are found more outside the turn's quoted spans than inside."""
-    if not quoted:
-        return True
-    inside = " ".join(turn.text[a:b] for a, b in quoted)
-    outside, last = [], 0
+def own_words(candidate: Candidate, turn: Turn, where: Situation) -> bool:
+    """Whether a fact stands on what the user said in ``turn``, outside quoted material: most
+    of its content words (English or native) are there, and none comes only from a tool
+    output, a turn it shaped or quoted text. Never in a window that carries an injection."""
+    if turn.role != "user" or turn.tool_influenced or where.tainted:
+        return False
+    outside = content_words(_outside(turn.text, where.quoted.get(turn.number, ())))
+    parts = [
+        content_words(text) - FRAMING for text in (candidate.fact, candidate.native or "") if text
+    ]
+    if (set().union(*parts) & where.foreign) - outside:
+        return False
+    return any(part and 2 * len(part & outside) >= len(part) for part in parts)
+
+
+def _outside(text: str, quoted: Sequence[tuple[int, int]]) -> str:
+    """The text without its quoted spans."""
+    kept, last = [], 0
     for a, b in sorted(quoted):
-        outside.append(turn.text[last:a])
-        last = b
-    outside.append(turn.text[last:])
-    own = wanted & content_words(" ".join(outside))
-    return bool(own) and len(own) >= len(wanted & content_words(inside))
+        kept.append(text[last:a])
+        last = max(last, b)
+    kept.append(text[last:])
+    return " ".join(kept)
 
 
 def route(candidate: Candidate, may_go_global: bool) -> tuple[Destination, str]:

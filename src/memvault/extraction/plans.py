@@ -5,14 +5,17 @@ transaction for everything it stores, merges and supersedes."""
 from __future__ import annotations
 
 import builtins
+import itertools
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from .. import validation as check
 from ..config import Settings
-from ..core import Plan, Planner, call, run, run_all
-from ..errors import ConfigError, ValidationError
+from ..core import Invoke, Plan, Planner, backoff, call, run, run_all
+from ..errors import ConfigError, ConflictError, ValidationError
 from ..facilities.model import (
     GLOBAL_MEMORY,
     RECORD,
@@ -26,14 +29,24 @@ from ..llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest
 from ..security import guard
 from ..security.redact import Redactor
 from ..store import duplicates
-from ..store.ops import CountOp, Filter, GetOp, ListOp, Op, PutOp, TrimOp
+from ..store.ops import CountOp, Filter, GetOp, ListOp, Op, PutOp, ReplaceOp, TrimOp
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
-from ..versions import retire
+from ..versions import MAX_CHAIN, MAX_REASON_CHARS, reason_text, retire
 from . import heuristic, parse, pipeline, prompts
 from .facts import Candidate
 
 PAGE = 100
 MAX_TOOL_RECORDS = 64
+MAX_UNREAD = 64
+"""User/assistant records one extraction reads at most: when more wait, the oldest are
+skipped (and counted in :attr:`Extraction.skipped`)."""
+ATTEMPTS = 8
+"""Tries of an extraction's write when what it touches changes meanwhile."""
+REQUEST_OVERHEAD = 4096
+"""Bytes of an LLM request that are not the messages (model, parameters, JSON framing)."""
+DEFAULT_REASON = "the user said something new about it"
+CURSOR = "learned_through"
+"""Session metadata: the last record an extraction read (``{"at": time, "id": record id}``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,9 +89,30 @@ class Extraction:
     merged: tuple[MemoryEntry, ...] = ()
     superseded: tuple[str, ...] = ()
     dropped: tuple[Dropped, ...] = ()
-    reply: ChatReply | None = None
-    """The LLM's reply with its token and latency accounting (None without an LLM)."""
+    replies: tuple[ChatReply, ...] = ()
+    """The LLM's replies (one per window read) with their token and latency accounting."""
     redactions: Mapping[str, int] = field(default_factory=dict)
+    turns: int = 0
+    """User and assistant records read for the first time."""
+    skipped: int = 0
+    """Unread records left out because more than ``MAX_UNREAD`` were waiting (the oldest)."""
+
+    def __add__(self, other: Extraction) -> Extraction:
+        counts = dict(self.redactions)
+        for rule, n in other.redactions.items():
+            counts[rule] = counts.get(rule, 0) + n
+        return Extraction(
+            self.session_id or other.session_id,
+            self.extractor or other.extractor,
+            self.stored + other.stored,
+            self.merged + other.merged,
+            self.superseded + other.superseded,
+            self.dropped + other.dropped,
+            self.replies + other.replies,
+            counts,
+            self.turns + other.turns,
+            self.skipped + other.skipped,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,8 +122,10 @@ class Extraction:
             "merged": [e.to_dict() for e in self.merged],
             "superseded": list(self.superseded),
             "dropped": [d.to_dict() for d in self.dropped],
-            "llm": None if self.reply is None else self.reply.to_dict(),
+            "llm": [r.to_dict() for r in self.replies],
             "redactions": dict(self.redactions),
+            "turns": self.turns,
+            "skipped": self.skipped,
         }
 
 
@@ -127,7 +163,7 @@ class LearningPlans:
         session_id: str,
         user: str | None = None,
         assistant: str | None = None,
-        tool_records: Sequence[str | Mapping[str, Any]] = (),
+        tool_records: Iterable[str | Mapping[str, Any]] | None = (),
     ) -> Plan[TurnResult]:
         """Append one turn — the user's message, the tool outputs, the assistant's answer — to
         the session's log in one transaction; extraction then runs in the background."""
@@ -152,66 +188,145 @@ class LearningPlans:
         return TurnResult(session_id, records, redactions=counts)
 
     def _user_and_tools(
-        self, user: str | None, tool_records: Sequence[str | Mapping[str, Any]]
+        self, user: str | None, tool_records: Iterable[str | Mapping[str, Any]] | None
     ) -> Iterable[tuple[str, str, dict[str, Any]]]:
         if user is not None:
             yield "user", user, {}
-        if isinstance(tool_records, str | Mapping):
+        if tool_records is None:
+            return
+        if isinstance(tool_records, str | bytes | Mapping) or not isinstance(
+            tool_records, Iterable
+        ):
             raise ValidationError("tool_records must be a list of strings or record mappings")
-        if len(tool_records) > MAX_TOOL_RECORDS:
+        items = list(itertools.islice(tool_records, MAX_TOOL_RECORDS + 1))
+        if len(items) > MAX_TOOL_RECORDS:
             raise ValidationError(f"a turn holds at most {MAX_TOOL_RECORDS} tool records")
-        for item in tool_records:
+        for item in items:
             yield "tool", *_tool_record(item)
 
     # -- extraction ---------------------------------------------------------------------------
 
     def extract(self, session_id: str) -> Plan[Extraction]:
-        """Learn from the session's latest turns now: what the background extraction does."""
-        session = Session.from_entry((yield from self.sessions.session_entry(session_id)))
+        """Learn from the session's turns that no extraction has read yet (all of them, window
+        by window); what the background extraction does."""
+        entry = yield from self.sessions.session_entry(session_id)
         mode = self.mode
         if mode == "off":
             return Extraction(session_id, "off")
-        window = yield from self._window(session_id)
-        counts: dict[str, int] = {}
-        window = replace(
-            window,
-            turns=tuple(replace(t, text=self._redacted(t.text, counts)) for t in window.turns),
-        )
-        memories = pipeline.shown((yield from self._memories(session)))
-        reply = None
-        if not window.turns:
-            candidates: Sequence[Candidate] = ()
-        elif mode == "llm":
-            reply, candidates = yield from self._ask(window, memories)
-        else:
-            candidates = heuristic.extract(window.turns)
-        where = pipeline.situation(
-            window, memories, private=session.private, use_slots=mode == "heuristic"
-        )
-        decisions = pipeline.decide(candidates, where)
-        # every version is read only when a fact of this window changes another of it
-        history = (yield from self._history(session)) if pipeline.outdated(decisions) else []
-        result = yield from self._store(session, window, decisions, history, counts)
+        log = yield from self._unread(entry)
+        done = Extraction(session_id, mode, skipped=log.skipped)
+        windows = pipeline.windows_of(log.records, log.fresh_from)
+        for n, read in enumerate(windows, start=1):
+            through = log.records[-1] if n == len(windows) else read.records[-1]
+            placed = replace(read, positions=tuple(log.offset + p for p in read.positions))
+            done += yield from self._learn(session_id, placed, through)
+        if not windows and log.fresh_from < len(log.records):  # tool output only: read it
+            yield from self._advance(session_id, log.records[-1])
         self.store.stats.add("extractions")
-        return replace(result, extractor=mode, reply=reply, redactions=counts)
+        return done
 
-    def _window(self, session_id: str) -> Plan[pipeline.Window]:
-        """The last user/assistant records (read newest first until there are enough)."""
-        where = Filter(self.store.tenant, (Scope.session(session_id),), categories=(RECORD,))
+    def _learn(self, session_id: str, window: pipeline.Window, through: Record) -> Plan[Extraction]:
+        """Learn from one window and move the session's cursor to ``through``, in one
+        transaction; a concurrent change of what it touches re-decides against the new state
+        (the extractor is not asked again)."""
+        counts: dict[str, int] = {}
+        turns = tuple(replace(t, text=self._redacted(t.text, counts)) for t in window.turns)
+        window = replace(
+            window, turns=turns, tools=tuple(self.redactor.redact(t).text for t in window.tools)
+        )
+        proposed: (
+            tuple[ChatReply | None, Sequence[Candidate], tuple[pipeline.Shown, ...]] | None
+        ) = None
+        for attempt in range(ATTEMPTS):
+            if attempt:
+                yield Invoke(time.sleep, (backoff(attempt),), blocking=True)
+            entry = yield from self.sessions.session_entry(session_id)
+            if _has_read(entry, through):
+                return Extraction(session_id, self.mode)  # another process read it meanwhile
+            session = Session.from_entry(entry)
+            memories = pipeline.shown((yield from self._memories(session)))
+            if proposed is None:
+                proposed = yield from self._propose(window, memories)
+            reply, candidates, asked = proposed
+            where = pipeline.situation(
+                window,
+                asked if reply is not None else memories,
+                private=session.private,
+                use_slots=reply is None,
+            )
+            decisions = pipeline.decide(candidates, where)
+            # every version is read only when a fact of this window changes another of it
+            history = (yield from self._history(session)) if pipeline.outdated(decisions) else []
+            cursor = self._cursor_op(entry, through)
+            tried = dict(counts)
+            try:
+                result = yield from self._store(
+                    session, window, decisions, history, tried, cursor=cursor
+                )
+            except ConflictError:
+                continue
+            fresh = len(window.turns) - window.fresh + 1
+            replies = () if reply is None else (reply,)
+            return replace(result, replies=replies, redactions=tried, turns=fresh)
+        raise ConflictError(f"session {session_id} kept changing; extraction gave up")
+
+    def _propose(
+        self, window: pipeline.Window, memories: tuple[pipeline.Shown, ...]
+    ) -> Plan[tuple[ChatReply | None, Sequence[Candidate], tuple[pipeline.Shown, ...]]]:
+        """The extractor's candidates: the LLM's (one call, shown ``memories``), else the
+        heuristic's from the window's new turns."""
+        if self.mode == "llm":
+            reply, candidates = yield from self._ask(window, memories)
+            return reply, candidates, memories
+        found = heuristic.extract(window.turns)
+        return None, [c for c in found if c.turn is None or c.turn >= window.fresh], memories
+
+    def _unread(self, session: MemoryEntry) -> Plan[Unread]:
+        """The end of the session's log: the records no extraction has read (at most
+        ``MAX_UNREAD`` user/assistant ones, the newest) after a few read ones as context.
+        Before the first extraction, the last ``WINDOW`` user/assistant records count as unread."""
+        where = Filter(self.store.tenant, (session.scope,), categories=(RECORD,))
+        read_through = _read_through(session)
         total = yield from run(CountOp(where))
         newest: builtins.list[MemoryEntry] = []
         after = None
         while True:
             page = yield from run(ListOp(where, PAGE, after=after))
             newest += page
-            said = sum(1 for e in newest if e.metadata.get("role") in ("user", "assistant"))
-            if len(page) < PAGE or said >= pipeline.WINDOW:
+            tail = _tail(newest, read_through)
+            if len(page) < PAGE or tail.said_unread > MAX_UNREAD:
+                break
+            if tail.said_read >= pipeline.WINDOW - 1:
                 break
             after = (page[-1].created_at, page[-1].id)
+        unread, skipped = tail.unread, 0
+        if tail.said_unread > MAX_UNREAD:
+            unread = _through_said(newest, MAX_UNREAD)
+            pending = replace(where, since=read_through[0]) if read_through else where
+            skipped = (yield from run(CountOp(pending))) - unread - (1 if read_through else 0)
         records = [Record.from_entry(e) for e in reversed(newest)]
-        window = pipeline.window_of(records)
-        offset = total - len(records)
-        return replace(window, positions=tuple(offset + p for p in window.positions))
+        return Unread(tuple(records), len(records) - unread, total - len(records), max(0, skipped))
+
+    def _cursor_op(self, session: MemoryEntry, through: Record) -> ReplaceOp:
+        """The op that marks the session's log read through ``through``."""
+        at, record_id = _position(through)
+        metadata = {**session.metadata, CURSOR: {"at": at.isoformat(), "id": record_id}}
+        revised = replace(
+            session, metadata=metadata, updated_at=self.store.now(), revision=session.revision + 1
+        )
+        return ReplaceOp(self.store.tenant, revised, session.revision)
+
+    def _advance(self, session_id: str, through: Record) -> Plan[None]:
+        for attempt in range(ATTEMPTS):
+            if attempt:
+                yield Invoke(time.sleep, (backoff(attempt),), blocking=True)
+            entry = yield from self.sessions.session_entry(session_id)
+            try:
+                yield from run(self._cursor_op(entry, through))
+            except ConflictError:
+                continue
+            return
+        raise ConflictError(f"session {session_id} kept changing; extraction gave up")
 
     def _memories(self, session: Session) -> Plan[builtins.list[MemoryEntry]]:
         """What the user and the session already hold (current entries), shown to the model."""
@@ -236,10 +351,12 @@ class LearningPlans:
         """The one LLM call of an extraction; its reply parsed (fail closed on a leaked nonce)."""
         assert self.chat is not None
         nonce = guard.new_nonce()
+        budget = self.store.settings.llm_max_request_bytes - REQUEST_OVERHEAD
+        shown_window, shown = prompts.fitted(window, memories, nonce, budget)
         request = ChatRequest(
             (
                 ChatMessage("system", prompts.system_message(nonce)),
-                ChatMessage("user", prompts.user_message(window, memories, nonce)),
+                ChatMessage("user", prompts.user_message(shown_window, shown, nonce)),
             ),
             max_tokens=self.store.settings.llm_max_tokens,
             purpose="extraction",
@@ -268,9 +385,12 @@ class LearningPlans:
         decisions: Sequence[pipeline.Decision],
         history: Sequence[MemoryEntry],
         counts: dict[str, int],
+        *,
+        cursor: ReplaceOp,
     ) -> Plan[Extraction]:
-        """Everything an extraction keeps, in one transaction. A fact that a later turn of the
-        same window changes is kept as superseded (or dropped if it was known already)."""
+        """Everything a window teaches, with the session's cursor, in one transaction. A fact
+        that a later turn of the same window changes is kept as superseded (or dropped if it was
+        known already)."""
         dropped = [Dropped(d.candidate.fact, str(d.dropped)) for d in decisions if not d.stored]
         changed_later = pipeline.outdated(decisions)
         planned: builtins.list[Planned] = []
@@ -290,7 +410,7 @@ class LearningPlans:
             if index in changed_later and known:
                 dropped.append(Dropped(decision.candidate.fact, "known, and changed since"))
                 continue
-            reason = decision.candidate.reason or "the user said something new about it"
+            reason = self._reason(decision.candidate.reason, counts)
             placed[index] = len(planned)
             planned.append(Planned(entry, decision.replaces, reason))
         for earlier, later in changed_later.items():
@@ -298,8 +418,14 @@ class LearningPlans:
                 at = placed[earlier]
                 planned[at] = replace(planned[at], successor=placed[later])
         self.store.stats.add("extraction_dropped", len(dropped))
-        result = (yield from self._write(planned)) if planned else Extraction("", "")
+        result = yield from self._write(planned, cursor)
         return replace(result, session_id=session.id, dropped=tuple(dropped))
+
+    def _reason(self, reason: str | None, counts: dict[str, int]) -> str:
+        """Why a fact replaces another: the extractor's words (redacted, one line, capped),
+        or a plain default."""
+        text = " ".join(self._redacted(reason or "", counts).split())[:MAX_REASON_CHARS]
+        return (reason_text(text) if text else None) or DEFAULT_REASON
 
     def _entry(
         self,
@@ -334,11 +460,11 @@ class LearningPlans:
         self.store.admit(entry.content)
         return replace(entry, valid_from=min(said, entry.valid_from))
 
-    def _write(self, planned: Sequence[Planned]) -> Plan[Extraction]:
-        """Store the new facts, retire the ones they change and apply the caps: one
-        transaction, so a crash leaves all of it or none."""
+    def _write(self, planned: Sequence[Planned], cursor: ReplaceOp) -> Plan[Extraction]:
+        """Store the new facts, retire the ones they change, apply the caps and move the
+        cursor: one transaction, so a crash leaves all of it or none."""
         chunks = yield from self.store.index([p.entry for p in planned])
-        olds = yield from self._current(i for p in planned for i in p.replaces)
+        olds = yield from self._heads(i for p in planned for i in p.replaces)
         now, tenant = self.store.now(), self.store.tenant
         puts: builtins.list[Op[Any]] = []
         written: builtins.list[MemoryEntry] = []
@@ -347,9 +473,10 @@ class LearningPlans:
         entries = _linked(planned)
         for item, linked, entry_chunks in zip(planned, entries, chunks, strict=True):
             changed = [
-                olds.pop(i)
-                for i in item.replaces
-                if i in olds and not duplicates.restates(olds[i].content, linked.content)
+                old
+                for old in {olds[i].id: olds.pop(i) for i in item.replaces if i in olds}.values()
+                if old.scope == linked.scope and old.id not in superseded
+                if not duplicates.restates(old.content, linked.content)
             ]
             entry = replace(linked, supersedes=(*linked.supersedes, *(o.id for o in changed)))
             retirements += [retire(tenant, o, entry, item.reason, now) for o in changed]
@@ -359,9 +486,9 @@ class LearningPlans:
             puts.append(PutOp(tenant, entry, chunks=entry_chunks, duplicate_threshold=threshold))
             written.append(entry)
         trims = self._caps([p.entry.scope for p in planned])
-        results = yield from run_all([*puts, *retirements, *trims])
+        results = yield from run_all([*puts, *retirements, *trims, cursor])
         twins = results[: len(puts)]
-        for evicted in results[len(puts) + len(retirements) :]:
+        for evicted in results[len(puts) + len(retirements) : -1]:
             self.store.stats.add("evicted", len(evicted))
         merged = yield from run_all(GetOp(tenant, str(twin)) for twin in twins if twin)
         stored = tuple(e for e, twin in zip(written, twins, strict=True) if twin is None)
@@ -371,14 +498,19 @@ class LearningPlans:
         found = tuple(replace(e, duplicate=True) for e in merged if e is not None)
         return Extraction("", "", stored, found, tuple(superseded))
 
-    def _current(self, ids: Iterable[str]) -> Plan[dict[str, MemoryEntry]]:
-        """The live, current entries among ``ids``, by id."""
-        wanted = sorted(set(ids))
-        found = yield from run_all(GetOp(self.store.tenant, i) for i in wanted)
-        now = self.store.now()
-        return {
-            e.id: e for e in found if e is not None and not e.superseded and not e.is_expired(now)
-        }
+    def _heads(self, ids: Iterable[str]) -> Plan[dict[str, MemoryEntry]]:
+        """For each of ``ids``, the live, current entry at the end of its chain: itself, or what
+        superseded it meanwhile (another session of the user may have learned first)."""
+        now, heads = self.store.now(), {}
+        for entry_id in sorted(set(ids)):
+            entry = yield from run(GetOp(self.store.tenant, entry_id))
+            for _ in range(MAX_CHAIN):
+                if entry is None or not entry.superseded:
+                    break
+                entry = yield from run(GetOp(self.store.tenant, str(entry.superseded_by)))
+            if entry is not None and not entry.superseded and not entry.is_expired(now):
+                heads[entry_id] = entry
+        return heads
 
     def _caps(self, scopes: Iterable[Scope]) -> builtins.list[TrimOp]:
         """The FIFO caps of Global Memory and Session Memory, on the scopes written to."""
@@ -440,3 +572,75 @@ def _tool_record(item: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         )
     extra = {k: item[k] for k in ("tool_name", "call_id", "object_ids") if k in item}
     return item["content"], extra
+
+
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """The end of a session's log as an extraction reads it."""
+
+    records: tuple[Record, ...]
+    """Oldest first: read records as context, then the unread ones."""
+    fresh_from: int
+    """Index in ``records`` of the first unread one."""
+    offset: int
+    """Position of ``records[0]`` in the session's whole log."""
+    skipped: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Tail:
+    unread: int
+    said_unread: int
+    said_read: int
+
+
+Position = tuple[datetime, str]
+
+
+def _tail(newest: Sequence[MemoryEntry], read_through: Position | None) -> Tail:
+    """Of a log's newest records (newest first): how many are unread, and how many
+    user/assistant records are unread and read. Before the first extraction the newest
+    ``WINDOW`` user/assistant records, and what came after them, are the unread ones."""
+    unread = said_unread = said_read = 0
+    for n, entry in enumerate(newest):
+        said = entry.metadata.get("role") in ("user", "assistant")
+        if read_through is None:
+            fresh = said_unread < pipeline.WINDOW
+        else:
+            fresh = (entry.created_at, entry.id) > read_through
+        if fresh and unread == n:
+            unread += 1
+            said_unread += said
+        else:
+            said_read += said
+    return Tail(unread, said_unread, said_read)
+
+
+def _through_said(newest: Sequence[MemoryEntry], count: int) -> int:
+    """How many of the newest records it takes to hold ``count`` user/assistant ones."""
+    seen = 0
+    for n, entry in enumerate(newest, start=1):
+        seen += entry.metadata.get("role") in ("user", "assistant")
+        if seen == count:
+            return n
+    return len(newest)
+
+
+def _read_through(session: MemoryEntry) -> Position | None:
+    """Where the session's log has been read to (None before the first extraction)."""
+    cursor = session.metadata.get(CURSOR)
+    if not isinstance(cursor, Mapping):
+        return None
+    try:
+        return datetime.fromisoformat(str(cursor["at"])), str(cursor["id"])
+    except (KeyError, ValueError):
+        return None
+
+
+def _position(record: Record) -> Position:
+    return record.created_at, record.id
+
+
+def _has_read(session: MemoryEntry, record: Record) -> bool:
+    read_through = _read_through(session)
+    return read_through is not None and read_through >= _position(record)

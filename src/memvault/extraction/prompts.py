@@ -4,7 +4,9 @@ be wrapped raises GuardError and nothing is sent)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..security import guard
 from .pipeline import Shown, Window
@@ -56,3 +58,44 @@ def user_message(window: Window, memories: Sequence[Shown], nonce: str) -> str:
         attributes = {"turn": f"turn-{turn.number}", "role": turn.role}
         parts.append(guard.wrap("turn", turn.text, nonce, attributes=attributes))
     return "\n".join(parts)
+
+
+OMITTED = " [... {} characters left out ...] "
+SHORTEST_CUT = 200
+"""Texts are never cut below this many characters (then the request is refused as too big)."""
+
+
+def fitted(
+    window: Window, memories: Sequence[Shown], nonce: str, budget: int
+) -> tuple[Window, tuple[Shown, ...]]:
+    """The window and memories with their longest texts cut (the middle left out, and said
+    so) until both messages fit in ``budget`` bytes of JSON."""
+    texts = [t.text for t in window.turns] + [m.entry.content for m in memories]
+    while _size(window, memories, texts, nonce) > budget:
+        longest = max(range(len(texts)), key=lambda i: len(texts[i]), default=None)
+        if longest is None or len(texts[longest]) <= SHORTEST_CUT:
+            break
+        texts[longest] = _cut(texts[longest])
+    return _with_texts(window, memories, texts)
+
+
+def _cut(text: str) -> str:
+    keep = max(SHORTEST_CUT // 2, len(text) // 4)
+    return text[:keep] + OMITTED.format(len(text) - 2 * keep) + text[-keep:]
+
+
+def _size(window: Window, memories: Sequence[Shown], texts: list[str], nonce: str) -> int:
+    shorter, notes = _with_texts(window, memories, texts)
+    both = system_message(nonce) + user_message(shorter, notes, nonce)
+    return len(json.dumps(both).encode("utf-8"))
+
+
+def _with_texts(
+    window: Window, memories: Sequence[Shown], texts: list[str]
+) -> tuple[Window, tuple[Shown, ...]]:
+    turns = tuple(replace(t, text=x) for t, x in zip(window.turns, texts, strict=False))
+    notes = texts[len(window.turns) :]
+    shown = tuple(
+        replace(m, entry=replace(m.entry, content=x)) for m, x in zip(memories, notes, strict=True)
+    )
+    return replace(window, turns=turns), shown

@@ -2,15 +2,17 @@
 
 ``add_turn`` returns as soon as its records are stored; :class:`Learner` then runs the session's
 extraction on a worker thread. While one runs, further turns of that session only mark it
-*queued* (the most recent wins: the next run reads the newest window, which holds them); it
-runs once more when the first finishes. :meth:`Learner.flush` waits until nothing is running or
-queued — ``Memory.flush()`` and ``close()`` call it, so nothing is lost at shutdown.
+*queued* (the most recent wins); it runs once more when the first finishes and reads every
+turn no run has read yet (each session keeps where its log has been read to).
+:meth:`Learner.flush` waits until nothing is running or queued — ``Memory.flush()`` and
+``close()`` call it, so nothing is lost at shutdown.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,6 +24,8 @@ log = logging.getLogger("memvault.extraction")
 
 WORKERS = 2
 """Sessions extracted at the same time (per Memory)."""
+KEPT_RESULTS = 4096
+"""Sessions whose last extraction result is kept (the least recently finished go first)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +51,9 @@ class Learner:
         self._queued: dict[Hashable, Task] = {}
         self._closed = False
         self.failures = 0
-        self.results: dict[Hashable, Any] = {}
-        """The last extraction of each slot (its result, or a :class:`Failure`)."""
+        self.results: OrderedDict[Hashable, Any] = OrderedDict()
+        """The last extraction of each slot (its result, or a :class:`Failure`), for the
+        ``KEPT_RESULTS`` slots that finished last."""
 
     def schedule(self, slot: Hashable, task: Task) -> str:
         """Run ``task`` now, or queue it behind the slot's running one (replacing any task
@@ -66,13 +71,17 @@ class Learner:
     def _run(self, slot: Hashable, task: Task) -> None:
         while True:
             try:
-                self.results[slot] = task()
+                result = task()
             except Exception as exc:  # a background failure is counted and logged, never lost
                 log.warning("extraction %s failed: %s: %s", slot, type(exc).__name__, exc)
-                self.results[slot] = Failure(f"{type(exc).__name__}: {exc}")
+                result = Failure(f"{type(exc).__name__}: {exc}")
                 with self._lock:
                     self.failures += 1
             with self._lock:
+                self.results[slot] = result
+                self.results.move_to_end(slot)
+                while len(self.results) > KEPT_RESULTS:
+                    self.results.popitem(last=False)
                 if slot in self._queued:
                     task = self._queued.pop(slot)
                     continue
@@ -89,6 +98,12 @@ class Learner:
         """Wait until no extraction runs or is queued; False if ``timeout`` came first."""
         with self._lock:
             return self._lock.wait_for(lambda: not self._running, timeout)
+
+    def wait(self, slot: Hashable, timeout: float | None = None) -> bool:
+        """Wait until the slot's extraction (and any queued behind it) is done; False if
+        ``timeout`` came first."""
+        with self._lock:
+            return self._lock.wait_for(lambda: slot not in self._running, timeout)
 
     def close(self) -> None:
         """Refuse new work, wait for what is pending, stop the workers."""

@@ -471,6 +471,20 @@ _NOUNS = (
     r"|paragraphs?|passages?|quotes?|statements?|announcements?|newsletters?|polic(?:y|ies)"
     r"|manuals?|instructions|prompts?|rows?|cells?|entr(?:y|ies)|records?|ocr)"
 )
+_TASKS = (
+    r"(?:summari[sz]e|translate|proofread|review|analy[sz]e|rewrite|paraphrase|fix|check"
+    r"|classify|reply\s+to|respond\s+to|correct|edit|explain|format|parse|improve|shorten"
+    r"|critique|reword|rephrase|polish|simplify|spell[- ]?check|grammar[- ]?check|make\s+(?:this"
+    r"|it)|turn\s+(?:this|it)|convert|traduis|traduce|traducir|ubersetze?)"
+)
+"""Tasks done on a text the user hands over: what follows them is that text, not the user
+speaking ("translate this into French: I hate mornings", "fix the grammar: …")."""
+_TASK_QUOTE = _rx(
+    rf"\b{_TASKS}\s+(?:this\s+|the\s+(?:phrase|sentence|text|line)\s+)?"
+    r"(?:\"([^\"\n]{1,300})\"|\u201c([^\u201d\n]{1,300})\u201d|'([^'\n]{1,300})'"
+    r"|\u2018([^\u2019\n]{1,300})\u2019)"
+)
+"""A task on a short quoted text ("translate 'I live in Berlin' into Spanish")."""
 _INTRO = _rx(
     r"\b(?:here(?:'s|\s+is|\s+are|\s+it\s+is)|below\s+(?:is|are)|(?:the\s+)?following\s+(?:is|are)"
     r"|this\s+is|attached\s+(?:is|are)|pasted\s+below|pasting|forwarding"
@@ -480,10 +494,8 @@ _INTRO = _rx(
     r"|\b(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are)|(?:the\s+)?following\s+(?:is|are)"
     r"|pasted\s+below)\b"
     rf"[^\n:]{{0,80}}?\b{_NOUNS}\b[^\n:.?!]{{0,60}}?$"
-    r"|\b(?:summari[sz]e|translate|proofread|review|analy[sz]e|rewrite|paraphrase|fix|check"
-    r"|classify"
-    r"|reply\s+to|respond\s+to|correct|edit|explain|format|parse|improve|shorten|critique)\b"
-    r"(?:[^\n:]{0,60}?\b(?:this|these|the\s+following|below|it)\b[^\n:]{0,40}?)?\s*:"
+    rf"|\b{_TASKS}\b[^\n:]{{0,60}}?:"
+    rf"|^[ \t]*(?:(?:please|can\s+you|could\s+you|would\s+you)\s+)?{_TASKS}\b[^\n:.?!]{{0,60}}\n"
     r"|\b(?:wrote|writes|says|said|reads|stated|replied|posted|commented|tweeted|returned|returns"
     r"|shows|contains|outputs|printed|prints|responded\s+with|came\s+back\s+with)\s*:"
     r"|^-{3,}\s*(?:original\s+message|forwarded\s+message)\s*-{3,}",
@@ -672,8 +684,14 @@ def _quoted(folded: str) -> list[Span]:
     spans = [*_fences(folded), *_tables(folded)]
     spans += [m.span() for p in (_BLOCKQUOTE, _QUOTED_STRING, _COMMENT) for m in p.finditer(folded)]
     spans += [(m.end(), len(folded)) for m in _INTRO.finditer(folded)]
+    spans += [_quoted_group(m) for m in _TASK_QUOTE.finditer(folded)]
     spans += [(m.start(), len(folded)) for m in _HEADERS.finditer(folded)]
     return _merge(s for s in spans if s[1] > s[0])
+
+
+def _quoted_group(match: re.Match[str]) -> Span:
+    group = next(n for n in range(1, 5) if match.group(n) is not None)
+    return match.span(group)
 
 
 def _fences(folded: str) -> Iterator[Span]:

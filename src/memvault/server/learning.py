@@ -15,6 +15,8 @@ TOOL_RECORDS = Field(
     typed("array"),
 )
 SESSION = "/v1/sessions/{session_id}"
+WAIT_SECONDS = 120.0
+"""How long ``wait`` waits for the turn's extraction before answering without it."""
 
 
 async def add_turn(memory: AsyncMemory, call: Call) -> Answer:
@@ -25,7 +27,8 @@ async def add_turn(memory: AsyncMemory, call: Call) -> Answer:
     turn = await memory.add_turn(call.path["session_id"], **args)
     body = turn.to_dict()
     if wait and turn.extraction != "off":
-        await memory.flush()
+        if not await memory.flush(WAIT_SECONDS, session_id=turn.session_id):
+            return 202, body | {"learned": None}  # still learning, in the background
         learned = memory.last_extraction(turn.session_id)
         body["learned"] = None if learned is None else learned.to_dict()
     return (201 if wait else 202), body
