@@ -162,26 +162,27 @@ class _Base:
     ) -> None:
         settings = settings if settings is not None else Settings.from_env()
         self._chat, self._owns_chat = llm, False
+        self._learner, self._owns_learner = Learner(), True
+        self._owns_backend = False
         if llm is None:
             self._chat = chat_model_from_settings(settings)
             self._owns_chat = self._chat is not None
-        extractor_mode(settings, self._chat)  # refuses extraction=llm without an LLM
-        self._learner, self._owns_learner = Learner(), True
-        if isinstance(store, Backend):
-            self._backend, self._owns_backend = store, False
-        else:
-            self._backend = open_backend(store or settings.store_url(), settings)
-            self._owns_backend = True
-        if embedder is None:
-            embedder = default_embedder(settings.redis_url, settings.embed_threads)
-        store_planner = Planner(tenant or settings.tenant, settings, clock or utc_now, embedder)
-        self._planners = Planners.on(store_planner, self._chat)
-        if check_embedding:
-            try:
+        try:
+            extractor_mode(settings, self._chat)  # refuses extraction=llm without an LLM
+            if isinstance(store, Backend):
+                self._backend = store
+            else:
+                self._backend = open_backend(store or settings.store_url(), settings)
+                self._owns_backend = True
+            if embedder is None:
+                embedder = default_embedder(settings.redis_url, settings.embed_threads)
+            store_planner = Planner(tenant or settings.tenant, settings, clock or utc_now, embedder)
+            self._planners = Planners.on(store_planner, self._chat)
+            if check_embedding:
                 run_blocking(store_planner.check_embedding(), self._backend)
-            except BaseException:
-                self.close()
-                raise
+        except BaseException:
+            self.close()  # what was opened so far: the LLM client, the backend, the workers
+            raise
 
     @property
     def tenant(self) -> str:

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
-from memvault import ConfigError, LLMResponseError, Settings, ValidationError
+from memvault import ConfigError, LLMResponseError, Memory, Settings, ValidationError
 from memvault.llm import OpenAICompatChat, chat_model_from_settings
 from memvault.llm.base import ChatMessage, ChatReply, ChatRequest, Usage, estimate_tokens
 from memvault.llm.openai_compat import backoff, excerpt, parse_answer, request_body, retry_after
+from memvault.testing import HashEmbedder
 
 from .conftest import KEY, REQUEST
 
@@ -178,3 +180,25 @@ def test_settings_make_the_client() -> None:
         assert (made.timeout_s, made.max_retries, made.max_tokens) == (5.0, 1, 99)
         assert made.max_request_bytes == 2048
         assert KEY not in repr(made) and KEY not in repr(settings)
+
+
+@pytest.mark.parametrize(
+    ("store", "bad"),
+    [(":memory:", {"redact": "names"}), (":memory:", {"redact_phone_regions": "XX"}), ("x://", {})],
+)
+def test_a_memory_that_fails_to_open_closes_the_client_it_made(
+    store: str, bad: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[OpenAICompatChat] = []
+    opened = OpenAICompatChat.__init__
+
+    def recorded(self: OpenAICompatChat, *args: Any, **kwargs: Any) -> None:
+        opened(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(OpenAICompatChat, "__init__", recorded)
+    settings = Settings(llm_base_url="http://127.0.0.1:9/v1", llm_model="m", **bad)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError):
+        Memory(store, settings=settings, embedder=HashEmbedder())
+    [chat] = made
+    assert chat._client.is_closed

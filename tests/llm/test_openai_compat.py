@@ -11,6 +11,7 @@ import time
 import pytest
 
 from memvault import ConfigError, LLMError, LLMResponseError, LLMUnavailableError
+from memvault.llm import openai_compat
 from memvault.llm.base import ChatMessage, ChatRequest, estimate_prompt_tokens, estimate_tokens
 from memvault.llm.openai_compat import MAX_RETRY_AFTER_S, OpenAICompatChat
 from memvault.testing.openai_server import ScriptedOpenAIServer
@@ -108,13 +109,63 @@ def test_429_then_success_is_retried_after_retry_after(
     assert (usage["llm_calls"], usage["llm_failures"]) == (1, 0)
 
 
-def test_retry_after_is_capped(
+def test_retry_after_is_capped(server: ScriptedOpenAIServer, waits: list[float]) -> None:
+    server.script_status(503, retry_after=100)
+    server.script_status(429, retry_after="Wed, 21 Oct 2015 07:28:00 GMT")  # in the past
+    with OpenAICompatChat(server.base_url, "m", max_retries=2, sleep=waits.append) as chat:
+        assert chat.budget_s == 180
+        assert chat.complete(REQUEST).attempts == 3
+    assert waits == [MAX_RETRY_AFTER_S, 0.0]
+
+
+def test_a_retry_after_past_the_time_budget_fails_at_once(
     server: ScriptedOpenAIServer, client: OpenAICompatChat, waits: list[float]
 ) -> None:
-    server.script_status(503, retry_after=3600)
-    server.script_status(429, retry_after="Wed, 21 Oct 2015 07:28:00 GMT")  # in the past
-    assert client.complete(REQUEST).attempts == 3
-    assert waits == [MAX_RETRY_AFTER_S, 0.0]
+    server.script_status(429, retry_after=3600)
+    started = time.monotonic()
+    with pytest.raises(
+        LLMUnavailableError,
+        match=r"1 attempt\(s\), and the [\d.]+ s left of the call's time budget of 6 s cannot",
+    ) as caught:
+        client.complete(REQUEST)
+    assert "HTTP 429, Retry-After 3600 s" in str(caught.value)
+    assert waits == [] and len(server.requests) == 1 and time.monotonic() - started < 1
+    assert client.usage.snapshot()["llm_failures"] == 1
+
+
+def test_waits_stop_where_the_time_budget_ends(
+    server: ScriptedOpenAIServer, waits: list[float]
+) -> None:
+    for _ in range(3):
+        server.script_status(429, retry_after=2.5)
+    with (
+        OpenAICompatChat(
+            server.base_url, "m", timeout_s=1, max_retries=5, sleep=waits.append
+        ) as chat,
+        pytest.raises(
+            LLMUnavailableError,
+            match=r"3 attempt\(s\), and the [\d.]+ s left of the call's time budget of 6 s",
+        ),
+    ):
+        chat.complete(REQUEST)
+    assert waits == [2.5, 2.5] and len(server.requests) == 3
+
+
+def test_a_backoff_is_cut_to_the_time_left(
+    server: ScriptedOpenAIServer,
+    client: OpenAICompatChat,
+    waits: list[float],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(openai_compat, "backoff", lambda attempt: 20.0)
+    server.script_status(503)
+    server.script_status(503)
+    with pytest.raises(
+        LLMUnavailableError, match=r"2 attempt\(s\), and the 0 s left of the call's time budget"
+    ):
+        client.complete(REQUEST)
+    [wait] = waits
+    assert 5 < wait < client.budget_s == 6
 
 
 def test_5xx_on_every_attempt_is_unavailable(
@@ -194,6 +245,8 @@ def test_a_slow_first_answer_then_a_quick_one(
     ("body", "reason"),
     [
         (b"not json", "not JSON: not json"),
+        (b"[" * 100_000, r"not JSON: \[\[\["),  # too deep to decode: RecursionError
+        (b'{"a": ' * 50_000 + b"1" + b"}" * 50_000, "not JSON"),
         (b"[1, 2]", "not a JSON object"),
         (b'{"choices": []}', "no choices"),
         (b'{"error": {"message": "model qwen9 not found"}}', "no choices: model qwen9 not found"),

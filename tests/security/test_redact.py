@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memvault import ConfigError, Settings
+from memvault.security import guard
 from memvault.security.redact import (
     ENTROPY_BITS,
     IBAN_LENGTHS,
@@ -23,6 +24,7 @@ from memvault.security.redact import (
     iban_valid,
     luhn,
     mean_run,
+    plain,
     random_looking,
 )
 
@@ -234,6 +236,73 @@ def test_only_the_secret_part_of_a_credential_goes() -> None:
     assert dict(redaction.counts) == {"secret": 1}
 
 
+def _wide(text: str) -> str:
+    """``text`` in full-width forms (NFKC makes them ASCII again)."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+HIDDEN = [
+    # invisible characters inside, compatibility forms: what a model sees once they are plain
+    ("mail jane\u200b.doe@example.com now", "mail [EMAIL] now", "email"),
+    ("mail jane.doe\u200b@example.com now", "mail [EMAIL] now", "email"),
+    ("mail jane\u200bdoe@example.com now", "mail [EMAIL] now", "email"),
+    (f"mail jane.doe{_wide('@')}example.com now", "mail [EMAIL] now", "email"),
+    ("mail jane.doe@exam\u00adple.com now", "mail [EMAIL] now", "email"),
+    (f"call {_wide('+44 20 7946 0958')}", "call [PHONE]", "phone"),
+    ("call +44\u00a020\u00a07946\u00a00958 now", "call [PHONE] now", "phone"),
+    (f"card {_wide('4111111111111111')} ok", "card [CARD] ok", "card"),
+    ("card 4111\u00a01111\u00a01111\u00a01111 ok", "card [CARD] ok", "card"),
+    ("card 4111\u202f1111\u202f1111\u202f1111 ok", "card [CARD] ok", "card"),
+    ("card 4111\u20111111\u20111111\u20111111 ok", "card [CARD] ok", "card"),
+    ("IBAN DE89\u00a03704\u00a00044\u00a00532\u00a00130\u00a000", "IBAN [IBAN]", "iban"),
+    ("IBAN DE89\u202f3704\u202f0044\u202f0532\u202f0130\u202f00", "IBAN [IBAN]", "iban"),
+    ("key sk\u2011proj\u2011Ab3dEfGhIjKlMnOpQrStUvWxYz0123456789", "key [SECRET]", "secret"),
+    ("key sk-proj-Ab3dEfGh\u00adIjKlMnOpQrStUvWxYz0123456789", "key [SECRET]", "secret"),
+    ("key sk-proj-Ab3d\u200bEfGhIjKl\u2060MnOpQrStUvWxYz0123456789", "key [SECRET]", "secret"),
+    ("from 8.8\u200b.8.8 on", "from [IP] on", "ip"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected", "rule"), HIDDEN)
+def test_pii_hidden_by_invisible_or_compatibility_characters_is_found(
+    text: str, expected: str, rule: str
+) -> None:
+    redaction = REDACTOR.redact(text)
+    assert (redaction.text, dict(redaction.counts)) == (expected, {rule: 1})
+    shown = guard.wrap("turn", redaction.text, "0123456789abcdef" * 2)  # normalises
+    assert REDACTOR.redact(shown).total == 0  # what the model is shown holds nothing
+    assert REDACTOR.redact(redaction.text).text == redaction.text
+
+
+def test_only_what_is_redacted_changes_in_text_with_hidden_characters() -> None:
+    note = _wide("Note")
+    text = f"{note}\u200b: ﬁle à jane\u200b@example.com, café\u00a0ok"
+    assert REDACTOR.redact(text).text == f"{note}\u200b: ﬁle à [EMAIL], café\u00a0ok"
+    untouched = f"{note}\u200b: ﬁle\u00ad à café\u00a0ok, {_wide('4 @ 2')}"
+    assert REDACTOR.redact(untouched).text == untouched
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Lottery numbers 4 15 55 52 67 1",
+        "Lottery numbers 41 55 52 67 12",
+        "scores 3 12 9 15 3 22 8 11, coordinates 4 15 55 52 67 1 9",
+        "spelled 4 1 5 5 5 5 2 6 7 1",
+    ],
+)
+def test_runs_of_small_numbers_are_not_phone_numbers(text: str) -> None:
+    assert REDACTOR.redact(text).text == text
+
+
+def test_phone_numbers_in_pairs_still_are() -> None:
+    assert REDACTOR.redact("06 12 34 56 78 or 01.42.68.53.00").text == "[PHONE] or [PHONE]"
+    assert REDACTOR.redact("chiama 33 31 23 45 67").text == "chiama [PHONE]"  # IT: no trunk 0
+    danish = Redactor(["phone"], ["DK"])
+    assert danish.redact("ring 32 12 34 56 nu").text == "ring [PHONE] nu"
+    assert danish.redact("tal 3 21 23 45 6").text == "tal 3 21 23 45 6"
+
+
 def test_card_numbers_and_ibans_are_never_phone_numbers() -> None:
     phones_only = Redactor(["phone"])
     for text in ("4111 1111 1111 1111", "DE89 3704 0044 0532 0130 00", "5555555555554444"):
@@ -377,11 +446,23 @@ def test_redaction_of_glued_fragments_is_idempotent(text: str) -> None:
     assert again.text == once.text and again.total == 0
 
 
-@given(st.text(st.characters(exclude_categories=["Cs", "Nd"], exclude_characters="@")))
+def _no_digit_or_at_sign(char: str) -> bool:
+    """Whether a character shows no digit or ``@`` even plainly (full-width ``@``, ``²`` do)."""
+    return not any(c.isdigit() or c == "@" for c in plain(char)[0])
+
+
+@given(
+    st.text(
+        st.characters(exclude_categories=["Cs", "Nd"], exclude_characters="@").filter(
+            _no_digit_or_at_sign
+        )
+    )
+)
 def test_text_without_digits_or_at_signs_only_loses_secrets(text: str) -> None:
     redaction = REDACTOR.redact(text)
     assert set(redaction.counts) <= {"secret"}
-    if not any(hint in text.lower() for hint in SECRET_HINTS):
+    shown = (text.lower(), plain(text)[0].lower())
+    if not any(hint in view for view in shown for hint in SECRET_HINTS):
         assert redaction.text == text
 
 

@@ -86,6 +86,11 @@ class _Server(BaseHTTPRequestHandler):
         type(self).requests.append(
             {"path": self.path, "auth": self.headers.get("Authorization"), **body}
         )
+        if body["model"] == "deep":
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"[" * 100_000)
+            return
         if body["model"] == "broken":
             self.send_response(503)
             self.end_headers()
@@ -137,5 +142,7 @@ def test_openai_compatible_errors(server: str) -> None:
         _Server.dimension = 4
     with pytest.raises(BackendError, match="503"):
         OpenAIEmbedder("broken", 4, base_url=server).embed(["x"])
+    with pytest.raises(BackendError, match="failed"):  # nested past the recursion limit
+        OpenAIEmbedder("deep", 4, base_url=server).embed(["x"])
     with pytest.raises(BackendError, match="failed"):
         OpenAIEmbedder("tiny", 4, base_url="http://127.0.0.1:9/v1", timeout=2).embed(["x"])

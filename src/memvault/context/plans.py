@@ -27,6 +27,7 @@ from ..facilities.notes import NotePlans
 from ..facilities.sessions import SessionPlans
 from ..llm.base import ChatModel
 from ..llm.tasks import LLMSummarizer
+from ..security.redact import Redactor
 from ..store.duplicates import content_words
 from ..store.ops import DeleteMatchingOp, Filter, Op, PutOp
 from ..types import MemoryEntry, NewEntry, Scope, SearchHit
@@ -94,10 +95,14 @@ class ContextPlans:
         chat: ChatModel | None = None,
     ) -> None:
         self.store, self.sessions, self.notes = store, sessions, notes
-        self.default_summarizer: Summarizer = (
-            ExtractiveSummarizer() if chat is None else LLMSummarizer(chat)
-        )
-        """The LLM's summaries when one is configured, else extractive ones."""
+        self.default_summarizer: Summarizer = ExtractiveSummarizer()
+        """The LLM's summaries when one is configured (redacted; extractive ones while the LLM
+        fails), else extractive ones."""
+        if chat is not None:
+            redactor = Redactor.from_settings(store.settings)
+            self.default_summarizer = LLMSummarizer(
+                chat, redactor=redactor, fallback=self.default_summarizer
+            )
 
     def build_context(
         self,

@@ -53,7 +53,7 @@ class OpenAIEmbedder(Embedder):
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode(errors="replace")[:300]
             raise BackendError(f"embedding server answered {exc.code}: {detail}") from exc
-        except (urllib.error.URLError, TimeoutError, json.JSONDecodeError) as exc:
+        except (urllib.error.URLError, TimeoutError, ValueError, RecursionError) as exc:
             raise BackendError(f"embedding server at {self.base_url} failed: {exc}") from exc
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:

@@ -8,6 +8,7 @@ import re
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal, Self
@@ -106,12 +107,15 @@ class Usage:
 
     :meth:`snapshot` has flat integer keys: ``llm_calls``, ``llm_failures``,
     ``llm_prompt_tokens``, ``llm_completion_tokens``, ``llm_latency_ms`` (always present), and
-    the same per purpose seen, suffixed: ``llm_calls_extraction``, ``llm_failures_summary``…
+    the same per purpose seen, suffixed: ``llm_calls_extraction``, ``llm_failures_summary``…;
+    once a task fell back to doing without the LLM, ``llm_fallbacks`` and per purpose
+    ``llm_fallbacks_summary``…
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._tallies: dict[str, _Tally] = {}
+        self._fallbacks: Counter[str] = Counter()
 
     def record(self, purpose: str, reply: ChatReply) -> None:
         """Count one answered call."""
@@ -130,6 +134,12 @@ class Usage:
                 tally.failures += 1
                 tally.latency_ms += latency_ms
 
+    def record_fallback(self, purpose: str) -> None:
+        """Count one task that did without the LLM after its call failed (the call itself is
+        counted by :meth:`record_failure`)."""
+        with self._lock:
+            self._fallbacks.update(("", purpose))
+
     def snapshot(self) -> dict[str, int]:
         """The counters now (see the class docstring for the keys)."""
         with self._lock:
@@ -137,6 +147,8 @@ class Usage:
             for purpose, tally in sorted(self._tallies.items()):
                 if purpose:
                     counts |= tally.counts(f"_{purpose}")
+            for purpose, n in sorted(self._fallbacks.items()):
+                counts[f"llm_fallbacks_{purpose}" if purpose else "llm_fallbacks"] = n
             return counts
 
     def _both(self, purpose: str) -> tuple[_Tally, _Tally]:

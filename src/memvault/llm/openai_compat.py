@@ -4,8 +4,11 @@ vLLM, OpenAI (``https://api.openai.com/v1``).
 
 Bounded both ways (the request is refused before sending, the answer read no further than its
 cap), retried with jittered exponential backoff on 429, 5xx, connection failures and timeouts
-(honouring ``Retry-After`` up to a cap). The pure protocol logic (the body, the answer's
-fields, the waits) comes first; :class:`OpenAICompatChat` only does the I/O.
+(honouring ``Retry-After`` up to a cap). The waits are bounded by the call's time budget,
+``(max_retries + 1) * timeout_s`` (attempts and waits together): a backoff is cut to what is
+left, and a ``Retry-After`` longer than that fails the call at once. The pure protocol logic
+(the body, the answer's fields, the waits) comes first; :class:`OpenAICompatChat` only does the
+I/O.
 """
 
 from __future__ import annotations
@@ -141,9 +144,11 @@ def excerpt(raw: bytes, secret: str = "") -> str:
     return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
 
 
-def retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+def retry_after(
+    headers: Mapping[str, str], now: datetime | None = None, cap: float = MAX_RETRY_AFTER_S
+) -> float | None:
     """The seconds a ``Retry-After`` header asks for (a number or an HTTP date), capped at
-    :data:`MAX_RETRY_AFTER_S`; None without a usable one."""
+    ``cap``; None without a usable one."""
     value = headers.get("retry-after", "").strip()
     try:
         seconds = float(value)
@@ -157,7 +162,7 @@ def retry_after(headers: Mapping[str, str], now: datetime | None = None) -> floa
         seconds = (when - (now or datetime.now(UTC))).total_seconds()
     if math.isnan(seconds):
         return None
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+    return min(max(seconds, 0.0), cap)
 
 
 def backoff(attempt: int, base_s: float = 0.5, cap_s: float = 8.0) -> float:
@@ -173,16 +178,18 @@ class _Retry(Exception):
     """An attempt failed in a way worth retrying (internal)."""
 
     def __init__(self, cause: str, wait_s: float | None = None) -> None:
-        super().__init__(cause)
+        super().__init__(cause if wait_s is None else f"{cause}, Retry-After {wait_s:g} s")
         self.wait_s = wait_s
+        """What the server asked to wait (uncapped), if it did."""
 
 
 class OpenAICompatChat(ChatModel):
     """A chat model behind an OpenAI-compatible ``{base_url}/chat/completions`` endpoint.
 
     Thread-safe (one pooled connection client); close it, or use it as a context manager.
-    ``transport`` is for injection only; ``sleep`` waits between attempts. The API key is sent
-    as a bearer token and appears in no message or repr.
+    ``transport`` is for injection only; ``sleep`` waits between attempts, within the call's
+    time budget :attr:`budget_s`. The API key is sent as a bearer token and appears in no
+    message or repr.
     """
 
     def __init__(
@@ -206,6 +213,9 @@ class OpenAICompatChat(ChatModel):
         self.name, self.base_url = model, check_base_url(base_url)
         self.url = self.base_url + "/chat/completions"
         self.timeout_s, self.max_retries, self.max_tokens = timeout_s, max_retries, max_tokens
+        self.budget_s = timeout_s * (max_retries + 1)
+        """Seconds a call's attempts and the waits between them may take together: no wait
+        takes a call past it."""
         self.max_request_bytes, self.max_response_bytes = max_request_bytes, max_response_bytes
         self._secret, self._sleep, self._closed = api_key or "", sleep, False
         self._client = httpx.Client(
@@ -224,20 +234,33 @@ class OpenAICompatChat(ChatModel):
 
     def _complete(self, request: ChatRequest) -> ChatReply:
         body = request_body(request, self.name, self.max_tokens, self.max_request_bytes)
-        started, attempt = time.perf_counter(), 0
+        started, attempt, spent = time.perf_counter(), 0, 0.0
         while True:
             attempt += 1
+            began = time.perf_counter()
             try:
                 answer = parse_answer(self._attempt(body), self._secret)
             except _Retry as retry:
-                if attempt > self.max_retries:
-                    raise LLMUnavailableError(
-                        f"the LLM server at {self.base_url} failed {attempt} attempt(s); "
-                        f"last: {retry}"
-                    ) from None
-                self._sleep(retry.wait_s if retry.wait_s is not None else backoff(attempt))
+                spent += time.perf_counter() - began
+                wait = self._wait(retry, attempt, self.budget_s - spent)
+                self._sleep(wait)
+                spent += wait
                 continue
             return self._reply(request, answer, (time.perf_counter() - started) * 1000, attempt)
+
+    def _wait(self, retry: _Retry, attempt: int, left: float) -> float:
+        """Seconds to wait after failed attempt ``attempt``, at most ``left`` (of the call's
+        budget); LLMUnavailableError if no retry is left, or the server asks for longer."""
+        failed = f"the LLM server at {self.base_url} failed {attempt} attempt(s)"
+        if attempt > self.max_retries:
+            raise LLMUnavailableError(f"{failed}; last: {retry}")
+        if left <= 0 or (retry.wait_s or 0.0) > left:
+            raise LLMUnavailableError(
+                f"{failed}, and the {max(left, 0.0):.3g} s left of the call's time budget of "
+                f"{self.budget_s:g} s cannot hold the next wait; last: {retry}"
+            )
+        wanted = backoff(attempt) if retry.wait_s is None else retry.wait_s
+        return min(wanted, MAX_RETRY_AFTER_S, left)
 
     def _attempt(self, body: bytes) -> Any:
         """One POST: the decoded answer, _Retry, or LLMError."""
@@ -255,7 +278,7 @@ class OpenAICompatChat(ChatModel):
             raise LLMResponseError(f"the LLM server's answer is unusable: {exc}") from None
         try:
             return json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to decode
             raise LLMResponseError(
                 f"the LLM server's answer is not JSON: {excerpt(raw, self._secret)}"
             ) from None
@@ -264,7 +287,7 @@ class OpenAICompatChat(ChatModel):
         """The body of a 2xx answer; _Retry or LLMResponseError for any other status."""
         status = response.status_code
         if status in RETRIED_STATUSES:
-            raise _Retry(f"HTTP {status}", retry_after(response.headers))
+            raise _Retry(f"HTTP {status}", retry_after(response.headers, cap=math.inf))
         if not 200 <= status < 300:
             raw = self._read(response, EXCERPT_BYTES, deadline, refuse=False)
             raise LLMResponseError(

@@ -1,16 +1,21 @@
 """LLM tasks besides extraction: summarising a block of records for the context builder, and
-compacting entries into one. Both wrap every piece of untrusted text as data (fail closed), use
-the same client and accounting, and refuse a reply that echoes the data tags."""
+compacting entries into one. Both redact what they send and what the model answers (PII never
+reaches the model nor the store through them), wrap every piece of untrusted text as data (fail
+closed), use the same client and accounting, and refuse a reply that echoes the data tags."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
-from ..errors import LLMResponseError
+from ..errors import LLMError, LLMResponseError
 from ..security import guard
+from ..security.redact import Redactor
 from .base import ChatMessage, ChatModel, ChatRequest
+
+log = logging.getLogger("memvault.llm")
 
 _THINKING = re.compile(r"<(think|thinking)>.*?(</\1>|$)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"^```[\w-]*\s*\n?|\n?```\s*$")
@@ -52,6 +57,12 @@ class Written(Protocol):
     def content(self) -> str: ...
 
 
+class Fallback(Protocol):
+    """What summarises without the LLM (``memvault.ExtractiveSummarizer``)."""
+
+    def summarize(self, records: Sequence[Any]) -> str: ...
+
+
 def cleaned(text: str) -> str:
     """A model's answer without reasoning blocks and code fences around it."""
     text = _THINKING.sub("", text)
@@ -78,29 +89,67 @@ def _answer(
 class LLMSummarizer:
     """A summariser for ``build_context`` (see :class:`memvault.Summarizer`) that asks the LLM.
 
-    Its ``name`` (part of the summary cache key) names the model, so another model makes new
-    summaries.
+    The records it sends and the summary it returns are redacted by ``redactor`` (default: every
+    rule). When the call fails (an :class:`~memvault.errors.LLMError`, a timeout) and there is a
+    ``fallback`` (``build_context``'s default has :class:`memvault.ExtractiveSummarizer`), the
+    fallback's summary, redacted, is returned instead: logged, and counted in the model's usage
+    (``llm_fallbacks_summary``). Its ``name`` (part of the summary cache key) names the model, so
+    another model makes new summaries.
     """
 
-    def __init__(self, chat: ChatModel, *, max_words: int = 120, max_tokens: int = 400) -> None:
+    def __init__(
+        self,
+        chat: ChatModel,
+        *,
+        max_words: int = 120,
+        max_tokens: int = 400,
+        redactor: Redactor | None = None,
+        fallback: Fallback | None = None,
+    ) -> None:
         self.chat, self.max_words, self.max_tokens = chat, max_words, max_tokens
-        self.name = f"llm-v1-{chat.name}-{max_words}"
+        self.redactor = redactor if redactor is not None else Redactor()
+        self.fallback = fallback
+        self.name = f"llm-v2-{chat.name}-{max_words}"
 
     def summarize(self, records: Sequence[Said]) -> str:
+        try:
+            text = self._ask(records)
+        except (LLMError, TimeoutError) as exc:
+            if self.fallback is None:
+                raise
+            self.chat.usage.record_fallback("summary")
+            log.warning("LLM summary failed, fallback used: %s: %s", type(exc).__name__, exc)
+            text = self.fallback.summarize(records)
+        return self.redactor.redact(text).text
+
+    def _ask(self, records: Sequence[Said]) -> str:
         nonce = guard.new_nonce()
         system = SUMMARY_INSTRUCTIONS.format(notice=guard.data_notice(nonce), words=self.max_words)
         user = "\n".join(
-            guard.wrap("record", r.content, nonce, attributes={"role": r.role}) for r in records
+            guard.wrap(
+                "record", _redacted(self.redactor, r.content), nonce, attributes={"role": r.role}
+            )
+            for r in records
         )
         return _answer(self.chat, (system, user), "summary", nonce, self.max_tokens)
 
 
 class LLMCompaction:
     """A compaction callback for ``Memory.compact`` that asks the LLM to merge the entries:
-    ``memory.compact(ids, LLMCompaction(memory.llm))``."""
+    ``memory.compact(ids, LLMCompaction(memory.llm))``. The entries it sends and the merged
+    entry it returns are redacted by ``redactor`` (default: every rule); a failed call raises
+    (the compaction changes nothing)."""
 
-    def __init__(self, chat: ChatModel, *, max_words: int = 200, max_tokens: int = 600) -> None:
+    def __init__(
+        self,
+        chat: ChatModel,
+        *,
+        max_words: int = 200,
+        max_tokens: int = 600,
+        redactor: Redactor | None = None,
+    ) -> None:
         self.chat, self.max_words, self.max_tokens = chat, max_words, max_tokens
+        self.redactor = redactor if redactor is not None else Redactor()
 
     def __call__(self, entries: Sequence[Written]) -> str:
         nonce = guard.new_nonce()
@@ -108,7 +157,15 @@ class LLMCompaction:
             notice=guard.data_notice(nonce), words=self.max_words
         )
         user = "\n".join(
-            guard.wrap("entry", e.content, nonce, attributes={"n": str(n)})
+            guard.wrap(
+                "entry", _redacted(self.redactor, e.content), nonce, attributes={"n": str(n)}
+            )
             for n, e in enumerate(entries, start=1)
         )
-        return _answer(self.chat, (system, user), "compaction", nonce, self.max_tokens)
+        text = _answer(self.chat, (system, user), "compaction", nonce, self.max_tokens)
+        return self.redactor.redact(text).text
+
+
+def _redacted(redactor: Redactor, text: str) -> str:
+    """``text`` redacted; anything but text is left for the wrapper to refuse."""
+    return redactor.redact(text).text if isinstance(text, str) else text

@@ -15,8 +15,11 @@ placeholder. What each deliberately leaves alone, and why:
     digits (tables, dumps), digits in a word, a path, a URL or an id (``/``, ``#``, ``=``, ``-``
     before them); a national number right after a label such as ``order``, ``invoice``,
     ``ticket``, ``ref``, ``id`` is read as that, and a ten-digit one starting with 1 as a Unix
-    timestamp. Any other bare national number of the right shape is a phone number, whatever it
-    counts (``4155552671 cents``).
+    timestamp. Nor is a run of small numbers (``4 15 55 52 67 1``: lottery numbers, scores): a
+    national number written in groups of one or two digits is one only in pairs, after a trunk
+    ``0`` (``06 12 34 56 78``) or valid in a region that has none (Danish ``32 12 34 56``). Any
+    other bare national number of the right shape is a phone number, whatever it counts
+    (``4155552671 cents``).
 ``secret`` → ``[SECRET]``
     tokens with known prefixes: OpenAI/Anthropic ``sk-`` (with a digit, so ``sk-learn-…`` names
     survive), GitHub ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``/``github_pat_``, GitLab
@@ -52,6 +55,13 @@ placeholder. What each deliberately leaves alone, and why:
     four-part version number reads as an address. IPv6 needs a digit, a group of 3+ hex digits,
     and 3 groups or a hex letter, so slices (``a[1::2]``), ``::`` and ``std::vector`` survive.
 
+Every rule also runs on the plain view of the text (:func:`plain`: what a reader or a model sees
+of it — NFKC without invisible characters, as :func:`~memvault.security.text.fold` makes it, with
+hyphens written ``-``), so PII hidden by a zero-width space, a soft hyphen, full-width letters or
+digits, no-break spaces between groups or non-breaking hyphens is found too; what it finds is
+replaced in the text as given (the invisible characters inside it go with it), and text without
+anything to redact is returned unchanged, byte for byte.
+
 Overlapping matches are resolved once: secret, card, iban, email, ip, phone in that order, then
 the longest. Placeholders are never matched again, nor is anything touching one, and redaction
 runs again over its own result until that finds nothing, so redacting redacted text changes
@@ -65,7 +75,7 @@ import ipaddress
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
@@ -74,6 +84,7 @@ from typing import TYPE_CHECKING
 import phonenumbers
 
 from ..errors import ConfigError
+from .text import fold
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -98,6 +109,7 @@ Found = tuple[int, int, str]
 _PRIORITY = {"": -1, "secret": 0, "card": 1, "iban": 2, "email": 3, "ip": 4, "phone": 5}
 _MAX_ROUNDS = 4
 _PLACEHOLDER = re.compile(r"\[(?:EMAIL|PHONE|SECRET|CARD|IBAN|IP)\]")
+_HYPHENS = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2212", "-"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +155,8 @@ class Redactor:
         return cls(settings.redact, settings.redact_phone_regions)
 
     def redact(self, text: str) -> Redaction:
-        """``text`` with every match of the chosen rules replaced by its placeholder.
+        """``text`` with every match of the chosen rules, in it or in its plain view (PII hidden
+        by invisible or compatibility characters), replaced by its placeholder.
 
         Runs again over its own result until that finds nothing (a replacement can uncover a
         match its neighbour hid; at most four rounds), so redacting redacted text changes
@@ -159,8 +172,18 @@ class Redactor:
         return Redaction(text, dict(counts))
 
     def _spans(self, text: str) -> list[Found]:
-        """What to replace, by start. Placeholders already there stay as they are, and nothing
-        that touches one is taken: what a placeholder's first characters hid stays hidden."""
+        """What to replace, by start: what the rules find in ``text`` and in its plain view
+        (mapped back onto ``text``)."""
+        found = self._found(text)
+        view, origin = plain(text)
+        if view != text:
+            found += [(origin[s], origin[e - 1] + 1, rule) for s, e, rule in self._found(view)]
+        return _resolve(found)
+
+    def _found(self, text: str) -> list[Found]:
+        """Every match of the rules, and the placeholders already there (rule ``""``: they stay
+        as they are). Nothing that touches a placeholder is taken: what a placeholder's first
+        characters hid stays hidden."""
         found = [(m.start(), m.end(), "") for m in _PLACEHOLDER.finditer(text)]
         edges = {start for start, _, _ in found} | {end for _, end, _ in found}
         for rule in self.rules:
@@ -169,12 +192,19 @@ class Redactor:
                 for start, end in self._find(rule, text)
                 if start not in edges and end not in edges
             ]
-        return _resolve(found)
+        return found
 
     def _find(self, rule: str, text: str) -> Iterator[Span]:
         if rule == "phone":
             return _phones(text, self.phone_regions)
         return _FINDERS[rule](text)
+
+
+def plain(text: str) -> tuple[str, Sequence[int]]:
+    """The plain view of ``text`` the rules also run on, and for each of its characters the index
+    in ``text`` it came from: :func:`~memvault.security.text.fold` with hyphens made ``-``."""
+    view, origin = fold(text)
+    return view.translate(_HYPHENS), origin
 
 
 def _names(names: Iterable[str]) -> list[str]:
@@ -240,6 +270,7 @@ _ID_LABEL = re.compile(
 )
 _LABEL_REACH = 24
 _CACHED_WINDOW = 64
+_DIGITS = re.compile(r"\d+")
 _TIMESTAMP = re.compile(r"1\d{9}")  # compared with the digits only: 1 234 567 890 too
 _NOT_A_NUMBER = re.compile(  # dotted quad, ISO date, decimal, ZIP+4
     r"\d{1,3}(?:\.\d{1,3}){3}|\d{4}-\d\d-\d\d|\d+[.,]\d+|\d{5}-\d{4}"
@@ -265,7 +296,7 @@ def _phones(text: str, regions: tuple[str, ...]) -> Iterator[Span]:
             window, (regions[:1] or ("ZZ",)) if international else regions
         ):
             span = (low + start, low + end)
-            if span not in seen and _is_phone(text, span, taken):
+            if span not in seen and _is_phone(text, span, taken, regions):
                 seen.add(span)
                 yield span
 
@@ -336,7 +367,7 @@ def _apart(text: str, start: int, end: int) -> bool:
     )
 
 
-def _is_phone(text: str, span: Span, taken: list[Span]) -> bool:
+def _is_phone(text: str, span: Span, taken: list[Span], regions: tuple[str, ...]) -> bool:
     start, end = span
     raw = text[start:end]
     if not _apart(text, start, end) or _overlaps(span, taken) or _NOT_A_NUMBER.fullmatch(raw):
@@ -345,7 +376,30 @@ def _is_phone(text: str, span: Span, taken: list[Span]) -> bool:
         return True
     digits = "".join(c for c in raw if c.isdigit())
     label = _ID_LABEL.search(text, max(0, start - _LABEL_REACH), start)
-    return not (_TIMESTAMP.fullmatch(digits) or label)
+    return not (_TIMESTAMP.fullmatch(digits) or label or _small_numbers(raw, regions))
+
+
+def _small_numbers(raw: str, regions: tuple[str, ...]) -> bool:
+    """Whether a national number is a run of small numbers (``4 15 55 52 67 1``): groups of one
+    or two digits, unless dialled with ``00``, or in pairs after a trunk ``0`` (``06 12 34 56
+    78``) or valid in a region without a trunk prefix (Danish ``32 12 34 56``)."""
+    groups = _DIGITS.findall(raw)
+    if max(map(len, groups)) > 2:
+        return False
+    digits = "".join(groups)
+    if min(map(len, groups)) < 2:
+        return not digits.startswith("00")
+    return not (digits[0] == "0" or any(_valid_without_trunk(digits, r) for r in regions))
+
+
+def _valid_without_trunk(digits: str, region: str) -> bool:
+    metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
+    if metadata is None or metadata.national_prefix:
+        return False
+    try:
+        return phonenumbers.is_valid_number(phonenumbers.parse(digits, region))
+    except phonenumbers.NumberParseException:
+        return False
 
 
 # -- secret ---------------------------------------------------------------------------------------

@@ -1,0 +1,100 @@
+"""The LLM summariser and compaction with the scripted double: what they send and return is
+redacted, and the summariser falls back (counted) when the LLM fails."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from memvault import LLMResponseError, LLMUnavailableError
+from memvault.context.summarize import ExtractiveSummarizer
+from memvault.llm import ScriptedChat
+from memvault.llm.tasks import LLMCompaction, LLMSummarizer
+from memvault.security.redact import Redactor
+
+PII = "Mail jane.doe@example.com or call +44 20 7946 0958."
+
+
+@dataclass(frozen=True)
+class Said:
+    role: str
+    content: str
+
+
+class Fixed:
+    """A fallback that says what it was given."""
+
+    def summarize(self, records: Sequence[Any]) -> str:
+        return " ".join(r.content for r in records)
+
+
+def _sent(chat: ScriptedChat) -> str:
+    return chat.requests[-1].messages[1].content
+
+
+def test_the_summariser_sends_and_returns_no_pii() -> None:
+    chat = ScriptedChat([f"The user wrote: {PII}"])
+    summary = LLMSummarizer(chat).summarize([Said("user", PII)])
+    assert summary == "The user wrote: Mail [EMAIL] or call [PHONE]."
+    assert "Mail [EMAIL] or call [PHONE]." in _sent(chat) and "jane" not in _sent(chat)
+
+
+def test_the_summariser_redacts_with_the_redactor_it_is_given() -> None:
+    chat = ScriptedChat([PII])
+    summary = LLMSummarizer(chat, redactor=Redactor(["email"])).summarize([Said("user", PII)])
+    assert summary == "Mail [EMAIL] or call +44 20 7946 0958."
+    assert LLMSummarizer(chat).name == "llm-v2-scripted-120"
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [LLMUnavailableError("down"), LLMResponseError("garbled"), TimeoutError("slow")],
+    ids=["unavailable", "response", "timeout"],
+)
+def test_a_failed_call_falls_back_counted_and_logged(
+    failure: Exception, caplog: pytest.LogCaptureFixture
+) -> None:
+    chat = ScriptedChat([failure])
+    summarizer = LLMSummarizer(chat, fallback=Fixed())
+    with caplog.at_level(logging.WARNING, "memvault.llm"):
+        summary = summarizer.summarize([Said("user", PII)])
+    assert summary == "Mail [EMAIL] or call [PHONE]."  # the fallback's, redacted
+    usage = chat.usage.snapshot()
+    assert (usage["llm_failures_summary"], usage["llm_fallbacks_summary"]) == (1, 1)
+    assert usage["llm_fallbacks"] == 1
+    assert "LLM summary failed, fallback used" in caplog.text
+
+
+def test_a_reply_echoing_the_tags_falls_back_too() -> None:
+    chat = ScriptedChat(lambda request: request.messages[1].content)
+    records = [Said("user", "We fixed the build. It was the cache.")]
+    summarizer = LLMSummarizer(chat, fallback=ExtractiveSummarizer())
+    assert summarizer.summarize(records) == ExtractiveSummarizer().summarize(records)  # type: ignore[arg-type]
+
+
+def test_without_a_fallback_a_failure_is_raised_and_nothing_counted_as_one() -> None:
+    chat = ScriptedChat([LLMUnavailableError("down")])
+    with pytest.raises(LLMUnavailableError):
+        LLMSummarizer(chat).summarize([Said("user", "hello")])
+    assert "llm_fallbacks" not in chat.usage.snapshot()
+
+
+def test_compaction_redacts_both_ways_and_keeps_raising() -> None:
+    @dataclass(frozen=True)
+    class Entry:
+        content: str
+
+    chat = ScriptedChat(
+        ["Merged: jane.doe@example.com, +44 20 7946 0958", LLMUnavailableError("x")]
+    )
+    compaction = LLMCompaction(chat)
+    merged = compaction([Entry(PII), Entry("The user likes tea.")])
+    assert merged == "Merged: [EMAIL], [PHONE]"
+    assert "jane" not in _sent(chat) and "[EMAIL]" in _sent(chat)
+    with pytest.raises(LLMUnavailableError):
+        compaction([Entry("one"), Entry("two")])
+    assert "llm_fallbacks" not in chat.usage.snapshot()
