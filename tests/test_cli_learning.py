@@ -30,6 +30,6 @@ def test_supersede_by_hand_and_errors(run: Any) -> None:
     entry = run("write", "Uses MySQL", "--scope", "user:bob").output.strip()
     new = run("supersede", entry, "Uses Postgres", "--reason", "migrated").output.strip()
     assert new and new != entry
-    assert "already superseded" in run("supersede", entry, "Uses Oracle", code=2).output
+    assert f"superseded by {new}" in run("supersede", entry, "Uses Oracle", code=1).output
     assert "nothing to restore" in run("restore", new, code=2).output
     assert "session not found" in run("turn", "nope", "--user", "hi", code=3).output

@@ -46,7 +46,7 @@ from .ids import new_id
 from .retrieval import chunking, filters, text
 from .retrieval.ranker import RankSpec, conversational_spec, rank
 from .scopes import check_promotion, expand_scopes
-from .store import duplicates
+from .store import chains, duplicates
 from .store.ops import (
     ChunkPageOp,
     ChunkRecord,
@@ -136,6 +136,19 @@ def call(fn: Callable[..., Any], *args: Any, blocking: bool = False) -> Plan[Any
     """Call ``fn(*args)`` (awaited if it returns an awaitable); ``blocking`` runs it in a
     thread under the async driver (embedding, CPU-bound work)."""
     return (yield Invoke(fn, args, blocking))
+
+
+def retried(attempt: Callable[[], Plan[T]], subject: str) -> Plan[T]:
+    """Run the plan ``attempt()`` makes; each time it loses a race (ConflictError), wait a
+    jittered backoff and run a fresh one. ConflictError after ``UPDATE_ATTEMPTS`` tries."""
+    for n in range(UPDATE_ATTEMPTS):
+        if n:
+            yield Invoke(time.sleep, (backoff(n),), blocking=True)
+        try:
+            return (yield from attempt())
+        except ConflictError:
+            continue
+    raise ConflictError(f"{subject} kept changing; gave up after {UPDATE_ATTEMPTS} tries")
 
 
 class _Unset:
@@ -379,18 +392,19 @@ class Planner:
         duplicates: bool = False,
         cap: tuple[tuple[str, ...], int] | None = None,
         also: Sequence[Op[Any]] = (),
+        chunks: tuple[ChunkRecord, ...] | None = None,
     ) -> Plan[MemoryEntry]:
         """Store a new entry, in one transaction with ``also``.
 
-        ``indexed`` chunks and embeds it (else it is found by filters only); ``duplicates``
-        returns a live near-duplicate of the same scope instead; ``cap`` (categories, n) keeps
-        only the newest n entries of those categories in the entry's scope.
+        ``indexed`` chunks and embeds it (else it is found by filters only), unless its
+        ``chunks`` are given; ``duplicates`` returns a live near-duplicate of the same scope
+        instead; ``cap`` (categories, n) keeps only the newest n entries of those categories in
+        the entry's scope (the chains of those it evicts are mended after).
         """
-        chunks: tuple[ChunkRecord, ...] = ()
-        if indexed:
+        if chunks is None and indexed:
             (chunks,) = yield from self.index([entry])
         threshold = self.settings.near_duplicate_threshold if duplicates else 0.0
-        put = PutOp(self.tenant, entry, chunks=chunks, duplicate_threshold=threshold)
+        put = PutOp(self.tenant, entry, chunks=chunks or (), duplicate_threshold=threshold)
         if cap is None:
             duplicate = yield from run(put, *also)
         else:
@@ -398,11 +412,80 @@ class Planner:
             trim = TrimOp(current, cap[1])
             duplicate, evicted = yield from run_pair(put, trim, *also)
             self.stats.add("evicted", len(evicted))  # the FIFO cap's oldest entries
+            yield from self.relink_evicted(entry.scope, evicted)
         if duplicate is None:
             self.stats.add("written")
             return entry
         self.stats.add("near_duplicate")
         return replace((yield from self.live(duplicate)), duplicate=True)
+
+    def twin(self, entry: MemoryEntry, chunks: tuple[ChunkRecord, ...]) -> Plan[MemoryEntry | None]:
+        """A live, current entry of ``entry``'s scope and category that it restates, found by
+        the probe writes use (but outside a write transaction), or None."""
+        threshold = self.settings.near_duplicate_threshold
+        op = PutOp(self.tenant, entry, chunks=chunks, duplicate_threshold=threshold)
+        nominate = duplicates.probe(op)
+        ids = [] if nominate is None else duplicates.nominees((yield from run(nominate)), threshold)
+        if not ids:
+            return None
+        now = self.now()
+        found = yield from run_all(GetOp(self.tenant, i) for i in ids)
+        live = [e for e in found if e is not None and not e.superseded and not e.is_expired(now)]
+        return next((e for e in live if duplicates.same_fact(e, entry)), None)
+
+    def copy_of(self, source: MemoryEntry, verb: str, **changes: Any) -> MemoryEntry:
+        """A fresh current copy of ``source`` (promote, pin, demote) with ``changes``: a new id,
+        created and updated now, revision 1, ``promoted_from_id`` the source, no version links.
+        A superseded source is refused (ValidationError)."""
+        if source.superseded:
+            by = f" by {source.superseded_by}" if source.superseded_by else ""
+            raise ValidationError(f"entry {source.id} is superseded{by}; {verb} the current one")
+        now = self.now()
+        return replace(
+            source,
+            id=new_id(now),
+            created_at=now,
+            updated_at=now,
+            revision=1,
+            promoted_from_id=source.id,
+            valid_to=None,
+            superseded_by=None,
+            superseded_reason=None,
+            supersedes=(),
+            **changes,
+        )
+
+    def removal(
+        self, gone: Sequence[MemoryEntry], heir: MemoryEntry | None = None
+    ) -> Plan[tuple[MemoryEntry | None, builtins.list[Op[Any]]]]:
+        """The ops that delete ``gone`` and mend the chains they leave (see
+        :mod:`memvault.store.chains`), each at the revision read, in the order of their ids (so
+        concurrent removals lock rows in one order); and ``heir``, the copy that takes the
+        place of a moved entry, linked."""
+        ids = sorted(chains.neighbour_ids(gone))
+        found = (yield from run_all(GetOp(self.tenant, i) for i in ids)) if ids else []
+        changed = chains.unlink(gone, [e for e in found if e is not None], heir)
+        if heir is not None:
+            heir = changed.pop(heir.id, heir)
+        deletes = {e.id: DeleteOp(self.tenant, e.id, expected_revision=e.revision) for e in gone}
+        writes = {**deletes, **{i: self._relinked(e) for i, e in changed.items()}}
+        return heir, [writes[i] for i in sorted(writes)]
+
+    def relink_evicted(self, scope: Scope, evicted: Sequence[str]) -> Plan[None]:
+        """After a FIFO cap deleted the current entries ``evicted`` of ``scope``, the entries
+        they had replaced stay superseded with no successor (a transaction of its own)."""
+        if evicted:
+            yield from retried(lambda: self._orphan(scope, evicted), f"the chains of {scope}")
+
+    def _orphan(self, scope: Scope, evicted: Sequence[str]) -> Plan[None]:
+        found = yield from self.every(Filter(self.tenant, (scope,), superseded="only"))
+        relinks = [self._relinked(e) for e in chains.orphaned(found, evicted)]
+        if relinks:
+            yield from run_all(relinks)
+
+    def _relinked(self, entry: MemoryEntry) -> ReplaceOp:
+        """Store ``entry``'s new links, if it is still at the revision it was read at."""
+        return ReplaceOp(self.tenant, replace(entry, revision=entry.revision + 1), entry.revision)
 
     def every(self, where: Filter, order: Order = "newest") -> Plan[builtins.list[MemoryEntry]]:
         """Every entry ``where`` selects, read page by page."""
@@ -628,44 +711,46 @@ class Planner:
         Scope, provenance and ``promoted_from_id`` never change. Concurrent updates are
         serialised by revision: a lost race is retried on the fresh entry.
         """
-        for attempt in range(UPDATE_ATTEMPTS):
-            if attempt:
-                yield Invoke(time.sleep, (backoff(attempt),), blocking=True)
-            current = self.editable((yield from self.live(entry_id)))
-            now = self.now()
-            changes: dict[str, Any] = {"updated_at": now, "revision": current.revision + 1}
-            if content is not UNSET:
-                changes["content"] = check.content(content, self.settings)
-                self.admit(changes["content"])
-            if tags is not UNSET:
-                changes["tags"] = check.tags(tags, self.settings)
-            if expires_at is not UNSET:
-                changes["expires_at"] = check.expiry(expires_at, None, now)
-            if metadata is not UNSET:
-                changes["metadata"] = check.metadata(metadata, self.settings)
-            updated = replace(current, **changes)
-            chunks = None
-            if updated.content != current.content:
-                (chunks,) = yield from self.index([updated])
-            try:
-                yield from run(ReplaceOp(self.tenant, updated, current.revision, chunks=chunks))
-            except ConflictError:
-                continue
-            return updated
-        raise ConflictError(
-            f"entry {entry_id} kept changing; gave up after {UPDATE_ATTEMPTS} tries"
-        )
+        asked = {"content": content, "tags": tags, "expires_at": expires_at, "metadata": metadata}
+        return (yield from retried(lambda: self._update(entry_id, asked), f"entry {entry_id}"))
+
+    def _update(self, entry_id: str, asked: Mapping[str, Any]) -> Plan[MemoryEntry]:
+        current = self.editable((yield from self.live(entry_id)))
+        now = self.now()
+        changes: dict[str, Any] = {"updated_at": now, "revision": current.revision + 1}
+        if asked["content"] is not UNSET:
+            changes["content"] = check.content(asked["content"], self.settings)
+            self.admit(changes["content"])
+        if asked["tags"] is not UNSET:
+            changes["tags"] = check.tags(asked["tags"], self.settings)
+        if asked["expires_at"] is not UNSET:
+            changes["expires_at"] = check.expiry(asked["expires_at"], None, now)
+        if asked["metadata"] is not UNSET:
+            changes["metadata"] = check.metadata(asked["metadata"], self.settings)
+        updated = replace(current, **changes)
+        chunks = None
+        if updated.content != current.content:
+            (chunks,) = yield from self.index([updated])
+        yield from run(ReplaceOp(self.tenant, updated, current.revision, chunks=chunks))
+        return updated
 
     def delete(self, entry_id: str) -> Plan[bool]:
         """Delete an entry; True if it existed. Deleting a missing entry is not an error.
 
-        Records, sessions and summaries cannot be deleted one by one (ForbiddenError).
+        Its supersession chain is mended in the same transaction: what it replaced now points
+        to its successor (see :mod:`memvault.store.chains`). Records, sessions and summaries
+        cannot be deleted one by one (ForbiddenError).
         """
-        found = yield from run(GetOp(self.tenant, check.entry_id(entry_id)))
+        entry_id = check.entry_id(entry_id)
+        return (yield from retried(lambda: self._delete(entry_id), f"entry {entry_id}"))
+
+    def _delete(self, entry_id: str) -> Plan[bool]:
+        found = yield from run(GetOp(self.tenant, entry_id))
         if found is None:
             return False
-        self.editable(found)
-        return (yield from run(DeleteOp(self.tenant, entry_id)))
+        _, writes = yield from self.removal([self.editable(found)])
+        yield from run_all(writes)
+        return True
 
     def delete_by_scope(self, scope: Scope | str) -> Plan[int]:
         """Delete every entry of exactly this scope (no other scope, no other tenant)."""
@@ -683,28 +768,41 @@ class Planner:
         """Copy an entry into a broader scope (narrow → broad only) with ``promoted_from_id``.
 
         Content and tags may be overridden; category, expiry, metadata and provenance carry over.
+        The copy is current and starts no chain; a superseded entry is refused (ValidationError).
         If the target scope already holds an entry stating the same fact, that entry is returned
         (``duplicate=True``) and no copy is made. With ``delete_original`` the source is removed
-        in the same transaction.
+        in the same transaction (and its chain mended, as :meth:`delete` does).
         """
         target = Scope.coerce(to)
+        content = None if content is None else check.content(content, self.settings)
+        tags = None if tags is None else check.tags(tags, self.settings)
+        return (
+            yield from retried(
+                lambda: self._promote(entry_id, target, delete_original, content, tags),
+                f"entry {entry_id}",
+            )
+        )
+
+    def _promote(
+        self,
+        entry_id: str,
+        target: Scope,
+        delete_original: bool,
+        content: str | None,
+        tags: tuple[str, ...] | None,
+    ) -> Plan[MemoryEntry]:
         source = self.editable((yield from self.live(entry_id)))
         check_promotion(source.scope, target)
-        now = self.now()
-        promoted = replace(
+        promoted = self.copy_of(
             source,
-            id=new_id(now),
+            "promote",
             scope=target,
-            content=source.content if content is None else check.content(content, self.settings),
-            tags=source.tags if tags is None else check.tags(tags, self.settings),
-            created_at=now,
-            updated_at=now,
-            promoted_from_id=source.id,
-            revision=1,
+            content=source.content if content is None else content,
+            tags=source.tags if tags is None else tags,
         )
-        also = []
+        also: builtins.list[Op[Any]] = []
         if delete_original:
-            also.append(DeleteOp(self.tenant, source.id, expected_revision=source.revision))
+            _, also = yield from self.removal([source])
         return (yield from self.put(promoted, duplicates=True, also=also))
 
     def compact(
@@ -722,7 +820,8 @@ class Planner:
 
         All sources must live in ``scope`` (default: their common scope). Tags default to the
         union of the sources' tags. If the callback fails, a CompactionError is raised and nothing
-        changes; with ``delete_sources`` the sources go in the same transaction as the write.
+        changes; with ``delete_sources`` the sources go in the same transaction as the write,
+        their chains mended (as :meth:`delete` does; ConflictError if a source changed meanwhile).
         """
         ids = check.entry_ids("entry_ids", entry_ids)
         if not ids or len(set(ids)) != len(ids):
@@ -754,11 +853,24 @@ class Planner:
         entry = self.editable(self.new_entry(request, now))
         entry = replace(entry, compacted_from_ids=tuple(ids))
         (chunks,) = yield from self.index([entry])
-        ops: list[Op[Any]] = [PutOp(self.tenant, entry, chunks=chunks)]
-        if delete_sources:
-            ops += [DeleteOp(self.tenant, e.id, expected_revision=e.revision) for e in sources]
-        yield from run(*ops)
+        put = PutOp(self.tenant, entry, chunks=chunks)
+        if not delete_sources:
+            yield from run(put)
+        else:
+            subject = f"the chains of {', '.join(ids)}"
+            if not (yield from retried(lambda: self._put_replacing(put, sources), subject)):
+                raise ConflictError(f"entries {', '.join(ids)} changed meanwhile; compact again")
         return entry
+
+    def _put_replacing(self, put: PutOp, sources: Sequence[MemoryEntry]) -> Plan[bool]:
+        """Store ``put`` and delete ``sources``, mending their chains; False if a source
+        changed since it was read (else a race lost to a chain neighbour is retried)."""
+        fresh = yield from run_all(GetOp(self.tenant, e.id) for e in sources)
+        if fresh != list(sources):
+            return False
+        _, removal = yield from self.removal(sources)
+        yield from run(put, *removal)
+        return True
 
     def _compacted_text(
         self, ids: Sequence[str], callback: CompactionCallback, sources: Sequence[MemoryEntry]

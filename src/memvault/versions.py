@@ -5,7 +5,9 @@ and ``superseded_reason``; its successor lists it in ``supersedes``. Default rea
 and prompts leave superseded entries out; ``as_of`` reads what held at an instant;
 :meth:`VersionPlans.history` walks the chain and :meth:`VersionPlans.restore` undoes a
 supersession. A restatement of the same fact is not a change: it merges (see
-:mod:`memvault.store.duplicates`).
+:mod:`memvault.store.duplicates`). Deleting an entry mends its chain (see
+:mod:`memvault.store.chains`). Superseding an entry that is superseded already — by a
+concurrent caller or long ago — raises ConflictError naming its current version.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from typing import Any
 
 from . import validation as check
 from .core import Plan, Planner, run, run_all
-from .errors import NotFoundError, ValidationError
+from .errors import ConflictError, NotFoundError, ValidationError
 from .store import duplicates
-from .store.ops import Filter, GetOp, ReplaceOp
+from .store.ops import ChunkRecord, Filter, GetOp, ReplaceOp
 from .types import MemoryEntry, NewEntry, Provenance, Scope
 
 MAX_CHAIN = 1000
@@ -59,18 +61,37 @@ def reason_text(reason: object) -> str | None:
 
 
 def retire(
-    tenant: str, old: MemoryEntry, successor: MemoryEntry, reason: str | None, now: datetime
+    tenant: str,
+    old: MemoryEntry,
+    successor: MemoryEntry,
+    reason: str | None,
+    now: datetime,
+    *,
+    since: datetime | None = None,
 ) -> ReplaceOp:
-    """The op that marks ``old`` superseded by ``successor`` (checked against its revision)."""
+    """The op that marks ``old`` superseded by ``successor`` (checked against its revision),
+    from ``since`` (default: when the successor's validity began)."""
     retired = replace(
         old,
-        valid_to=max(successor.valid_from, old.valid_from),
+        valid_to=max(successor.valid_from if since is None else since, old.valid_from),
         superseded_by=successor.id,
         superseded_reason=reason,
         updated_at=now,
         revision=old.revision + 1,
     )
     return ReplaceOp(tenant, retired, old.revision)
+
+
+def superseded_error(entry: MemoryEntry, head: MemoryEntry | None) -> ConflictError:
+    """What superseding ``entry``, superseded already, raises: it names the current version."""
+    if head is None:
+        return ConflictError(
+            f"entry {entry.id} was superseded meanwhile and no current version is left; "
+            f"restore {entry.id} to change it"
+        )
+    return ConflictError(
+        f"entry {entry.id} was superseded by {head.id} meanwhile; supersede {head.id}"
+    )
 
 
 class VersionPlans:
@@ -95,8 +116,12 @@ class VersionPlans:
         The new entry takes their scope and category (tags default to the first one's); the old
         ones are kept, hidden from default reads, linked to it with ``reason``, in one
         transaction. If ``content`` restates an old entry, nothing changes and that entry is
-        returned with ``duplicate=True``.
+        returned with ``duplicate=True``; if it restates another current entry of the scope and
+        category, the old ones are retired in favour of that one, returned with
+        ``duplicate=True``. An entry superseded already (by a concurrent caller too) raises
+        ConflictError naming its current version.
         """
+        reason = reason_text(reason)
         olds = yield from self.current(entry_ids)
         scope = olds[0].scope
         if any(old.scope != scope for old in olds):
@@ -117,7 +142,15 @@ class VersionPlans:
         if same is not None:
             self.store.stats.add("near_duplicate")
             return replace(same, duplicate=True)
-        return (yield from self.replace_with(entry, olds, reason_text(reason)))
+        (chunks,) = yield from self.store.index([entry])
+        twin = yield from self.store.twin(entry, chunks)
+        try:
+            if twin is not None:
+                return (yield from self._adopt(twin, olds, reason, entry.valid_from))
+            return (yield from self.replace_with(entry, olds, reason, chunks=chunks))
+        except ConflictError:
+            yield from self.current([old.id for old in olds])  # names a successor, if one won
+            raise
 
     def replace_with(
         self,
@@ -126,18 +159,37 @@ class VersionPlans:
         reason: str | None,
         *,
         cap: tuple[tuple[str, ...], int] | None = None,
+        chunks: tuple[ChunkRecord, ...] | None = None,
     ) -> Plan[MemoryEntry]:
         """Store ``entry`` and retire ``olds`` in its favour, in one transaction."""
         entry = replace(entry, supersedes=tuple(old.id for old in olds))
         now = self.store.now()
         retirements = [retire(self.store.tenant, old, entry, reason, now) for old in olds]
-        stored = yield from self.store.put(entry, cap=cap, also=retirements)
+        stored = yield from self.store.put(entry, cap=cap, also=retirements, chunks=chunks)
         self.store.stats.add("superseded", len(olds))
         return stored
 
+    def _adopt(
+        self, twin: MemoryEntry, olds: Sequence[MemoryEntry], reason: str | None, since: datetime
+    ) -> Plan[MemoryEntry]:
+        """Retire ``olds`` (from ``since``) in favour of ``twin``, a current entry stating the
+        new fact already, in one transaction."""
+        now = self.store.now()
+        linked = replace(
+            twin,
+            supersedes=(*twin.supersedes, *(old.id for old in olds)),
+            revision=twin.revision + 1,
+        )
+        tenant = self.store.tenant
+        retirements = [retire(tenant, old, linked, reason, now, since=since) for old in olds]
+        yield from run(ReplaceOp(tenant, linked, twin.revision), *retirements)
+        self.store.stats.add("near_duplicate")
+        self.store.stats.add("superseded", len(olds))
+        return replace(linked, duplicate=True)
+
     def current(self, entry_ids: str | Sequence[str]) -> Plan[builtins.list[MemoryEntry]]:
-        """The live, current entries with these ids (NotFoundError, or ValidationError for one
-        that is superseded already)."""
+        """The live, current entries with these ids (NotFoundError; ConflictError naming the
+        current version of one that is superseded already)."""
         ids = check.entry_ids("entry_ids", [entry_ids] if isinstance(entry_ids, str) else entry_ids)
         if not ids or len(set(ids)) != len(ids):
             raise ValidationError("supersede needs a non-empty list of distinct entry ids")
@@ -145,10 +197,7 @@ class VersionPlans:
         for entry_id in ids:
             entry = Planner.editable((yield from self.store.live(entry_id)))
             if entry.superseded:
-                raise ValidationError(
-                    f"entry {entry_id} is already superseded by {entry.superseded_by}; "
-                    "supersede the current one"
-                )
+                raise superseded_error(entry, (yield from self._head(entry)))
             found.append(entry)
         return found
 
@@ -172,8 +221,11 @@ class VersionPlans:
         """Undo the supersession of ``entry_id``: it is current again.
 
         By default the update was wrong: the current end of its chain is retired in its favour
-        (kept, linked, reason ``restored``). With ``keep_successor=True`` both facts hold: the
-        successor stays current and no longer claims to replace it.
+        (kept, linked, reason ``restored``); a chain whose current end was deleted has none.
+        With ``keep_successor=True`` both facts hold: the successor stays current and no longer
+        claims to replace it. Where a successor is missing from the chain (expired entries are
+        purged without mending it), the entry of the scope that lists it in ``supersedes``
+        continues the chain.
         """
         entry = yield from self.store.live(entry_id)
         if not entry.superseded:
@@ -192,9 +244,10 @@ class VersionPlans:
         if keep_successor and successor is not None:
             kept = tuple(i for i in successor.supersedes if i != entry.id)
             ops.append(self._relinked(successor, kept, now))
-        head = None if keep_successor else (yield from self._head(successor))
+        head = None if keep_successor else (yield from self._head(entry))
         if head is not None and head.id != entry.id:
-            restored = replace(restored, supersedes=(*entry.supersedes, head.id))
+            kept = tuple(i for i in entry.supersedes if i != head.id)
+            restored = replace(restored, supersedes=(*kept, head.id))
             ops.append(retire(self.store.tenant, head, restored, f"restored {entry.id}", now))
         yield from run(ReplaceOp(self.store.tenant, restored, entry.revision), *ops)
         self.store.stats.add("restored")
@@ -204,13 +257,24 @@ class VersionPlans:
         changed = replace(entry, supersedes=supersedes, updated_at=now, revision=entry.revision + 1)
         return ReplaceOp(self.store.tenant, changed, entry.revision)
 
-    def _head(self, entry: MemoryEntry | None) -> Plan[MemoryEntry | None]:
-        """The current entry at the end of the chain that continues with ``entry``."""
+    def _head(self, entry: MemoryEntry) -> Plan[MemoryEntry | None]:
+        """The current entry at the end of ``entry``'s chain (None if the chain has none)."""
         for _ in range(MAX_CHAIN):
-            if entry is None or not entry.superseded:
-                return entry
-            entry = yield from run(GetOp(self.store.tenant, str(entry.superseded_by)))
+            if not entry.superseded or entry.superseded_by is None:
+                return None if entry.superseded else entry
+            after = yield from run(GetOp(self.store.tenant, entry.superseded_by))
+            if after is None:
+                after = yield from self._claimant(entry)
+            if after is None:
+                return None
+            entry = after
         return None
+
+    def _claimant(self, entry: MemoryEntry) -> Plan[MemoryEntry | None]:
+        """The entry of ``entry``'s scope that lists its missing successor in ``supersedes``."""
+        found = yield from self.store.every(Filter(self.store.tenant, (entry.scope,)))
+        missing = entry.superseded_by
+        return next((e for e in found if missing in e.supersedes and e.id != entry.id), None)
 
     def superseded(
         self, scope: Scope | str, *, since: datetime | None = None, limit: int = 100

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memvault import Memory, NewEntry, Scope
+from memvault import ConflictError, Memory, NewEntry, Scope
 from memvault.config import Settings
 from memvault.store.base import Backend
 from memvault.testing.conformance import MemoryConformance
@@ -158,3 +158,33 @@ def test_concurrent_trims_hold_the_cap_exactly(clean_backend: Backend) -> None:
 
     assert _run_threads(work) == []
     assert memory.count(scope) == 5
+
+
+def test_concurrent_supersedes_of_one_entry_leave_one_current_version(
+    clean_backend: Backend,
+) -> None:
+    memory = Memory(clean_backend)
+    berlin = memory.write("The user lives in Berlin.", scope="user:a", category="fact")
+    winners: list[str] = []
+
+    def work(n: int) -> None:
+        winners.append(memory.supersede(berlin.id, f"The user lives in city number {n}.").id)
+
+    errors = _run_threads(work)
+    assert len(winners) == 1 and len(errors) == THREADS - 1
+    assert all(isinstance(e, ConflictError) for e in errors), errors
+    assert all(f"supersede {winners[0]}" in str(e) for e in errors)
+    assert [e.id for e in memory.retrieve("user:a")] == winners
+
+
+def test_concurrent_deletes_of_a_chain_keep_its_ends_linked(clean_backend: Backend) -> None:
+    memory = Memory(clean_backend, settings=Settings(near_duplicate_threshold=0))
+    chain = [memory.write("The user lives in city 0.", scope="user:a", category="fact")]
+    for n in range(1, THREADS + 2):
+        chain.append(memory.supersede(chain[-1].id, f"The user lives in city {n}."))
+
+    assert _run_threads(lambda n: memory.delete(chain[n + 1].id)) == []
+    first, last = memory.get(chain[0].id), memory.get(chain[-1].id)
+    assert first is not None and last is not None
+    assert (first.superseded_by, last.supersedes) == (last.id, (first.id,))
+    assert [e.id for e in memory.history(first.id)] == [first.id, last.id]

@@ -368,3 +368,13 @@ def test_a_window_too_big_for_one_request_is_cut_to_fit(
         assert memory.stats().get("extraction_failures", 0) == 0
         assert len(json.dumps(server.requests[0]["body"])) <= 20_000
         assert "green tea" in memory.global_memory("alice")[0].content
+
+
+def test_restoring_back_and_forth_keeps_each_link_once(tmp_path: Path, clock: ManualClock) -> None:
+    with _open(tmp_path, clock) as memory:
+        berlin = memory.write("The user lives in Berlin.", scope="user:alice", category="identity")
+        paris = memory.supersede(berlin.id, "The user lives in Paris.", reason="moved")
+        for entry in (berlin, paris, berlin, paris):
+            restored = memory.restore(entry.id)
+            assert len(set(restored.supersedes)) == len(restored.supersedes)
+        assert [e.id for e in memory.retrieve("user:alice")] == [paris.id]

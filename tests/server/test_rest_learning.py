@@ -70,7 +70,8 @@ def test_supersede_by_hand_and_bad_input(api: Client) -> None:
     )
     assert new["supersedes"] == [entry["id"]]
     status, body = api("POST", f"{path}/supersede", {"content": "Uses Oracle"})
-    assert (status, body["error"]["type"]) == (400, "ValidationError")
+    assert (status, body["error"]["type"]) == (409, "ConflictError")
+    assert f"supersede {new['id']}" in body["error"]["message"]
     status, body = api("POST", f"{path}/restore", {"keep_successor": "yes"})
     assert status == 400
     status, body = api("POST", "/v1/sessions/nope/turns", {"user": "hi"})

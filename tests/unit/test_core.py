@@ -9,7 +9,7 @@ import pytest
 from memvault import ConfigError, ConflictError, MemoryEntry, Provenance, Scope, Settings
 from memvault.core import Invoke, Planner, decode_cursor, encode_cursor, merge_provenance
 from memvault.ids import new_id
-from memvault.store.ops import GetOp, PutOp, ReplaceOp
+from memvault.store.ops import DeleteOp, GetOp, PutOp, ReplaceOp
 from memvault.testing import HashEmbedder
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -84,6 +84,19 @@ def test_compact_invokes_the_callback_between_read_and_write() -> None:
     assert isinstance(put, PutOp)
     assert put.entry.compacted_from_ids == ("E1",)
     assert finish(plan, [None]).content == "merged"
+
+
+def test_compact_deleting_its_sources_retries_a_race_but_not_a_changed_source() -> None:
+    plan: Any = planner().compact(["E1"], lambda entries: "merged", delete_sources=True)
+    next(plan)
+    plan.send([entry()])
+    assert embed_step(plan, plan.send("merged")) == (GetOp("t", "E1"),)  # a re-read
+    put, delete = plan.send([entry()])
+    assert isinstance(put, PutOp) and delete == DeleteOp("t", "E1", expected_revision=1)
+    assert isinstance(plan.throw(ConflictError("a neighbour raced")), Invoke)
+    assert plan.send(None) == (GetOp("t", "E1"),)
+    with pytest.raises(ConflictError, match="E1 changed meanwhile; compact again"):
+        plan.send([entry(revision=2)])
 
 
 def test_write_embeds_then_puts_with_the_duplicate_threshold() -> None:

@@ -486,10 +486,12 @@ class LearningPlans:
             puts.append(PutOp(tenant, entry, chunks=entry_chunks, duplicate_threshold=threshold))
             written.append(entry)
         trims = self._caps([p.entry.scope for p in planned])
-        results = yield from run_all([*puts, *retirements, *trims, cursor])
+        results = yield from run_all([*puts, *retirements, *trims.values(), cursor])
         twins = results[: len(puts)]
-        for evicted in results[len(puts) + len(retirements) : -1]:
+        evictions = results[len(puts) + len(retirements) : -1]
+        for scope, evicted in zip(trims, evictions, strict=True):
             self.store.stats.add("evicted", len(evicted))
+            yield from self.store.relink_evicted(scope, evicted)
         merged = yield from run_all(GetOp(tenant, str(twin)) for twin in twins if twin)
         stored = tuple(e for e, twin in zip(written, twins, strict=True) if twin is None)
         self.store.stats.add("written", len(stored))
@@ -512,10 +514,10 @@ class LearningPlans:
                 heads[entry_id] = entry
         return heads
 
-    def _caps(self, scopes: Iterable[Scope]) -> builtins.list[TrimOp]:
+    def _caps(self, scopes: Iterable[Scope]) -> dict[Scope, TrimOp]:
         """The FIFO caps of Global Memory and Session Memory, on the scopes written to."""
         settings = self.store.settings
-        trims = []
+        trims = {}
         for scope in sorted(set(scopes), key=str):
             categories, keep = (
                 (GLOBAL_MEMORY, settings.max_global_memory)
@@ -523,7 +525,7 @@ class LearningPlans:
                 else (SESSION_MEMORY, settings.max_session_memory)
             )
             where = Filter(self.store.tenant, (scope,), categories=categories, superseded="hide")
-            trims.append(TrimOp(where, keep))
+            trims[scope] = TrimOp(where, keep)
         return trims
 
 

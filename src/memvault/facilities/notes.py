@@ -8,10 +8,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from .. import validation as check
-from ..core import Plan, Planner
+from ..core import Plan, Planner, retried
 from ..errors import ForbiddenError, ValidationError
-from ..ids import new_id
-from ..store.ops import DeleteOp
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
 from .model import (
     FINDING,
@@ -171,7 +169,8 @@ class NotePlans:
 
     def pin(self, entry_id: str, *, category: str = "decision") -> Plan[MemoryEntry]:
         """Copy a Session Memory entry or a Finding into its user's Global Memory (the original
-        stays). Refused for private sessions."""
+        stays; the copy is current and starts no chain). Refused for private sessions and for
+        superseded entries."""
         source = yield from self.store.live(entry_id)
         if source.scope.kind is not ScopeKind.SESSION or source.category not in (
             *SESSION_MEMORY,
@@ -186,17 +185,12 @@ class NotePlans:
             if source.category == FINDING
             else Source.PROMOTED_FROM_SESSION_MEMORY
         )
-        now = self.store.now()
-        pinned = replace(
+        pinned = self.store.copy_of(
             source,
-            id=new_id(now),
+            "pin",
             scope=Scope.user(session.user_id),
             category=category,
-            created_at=now,
-            updated_at=now,
-            revision=1,
             expires_at=None,
-            promoted_from_id=source.id,
             provenance=replace(source.provenance, source=origin),
         )
         return (yield from self.store.put(pinned, duplicates=True, cap=self._global_cap))
@@ -204,27 +198,34 @@ class NotePlans:
     def demote(
         self, entry_id: str, session_id: str, *, category: str = "fact"
     ) -> Plan[MemoryEntry]:
-        """Move a Global Memory entry into a session of the same user as Session Memory."""
+        """Move a Global Memory entry into a session of the same user as Session Memory.
+
+        A current entry that replaced others keeps its history: the moved copy takes its place
+        in the chain (and is never merged into a restatement). Superseded entries are refused.
+        """
+        one_of("category", category, SESSION_MEMORY)
+        return (
+            yield from retried(
+                lambda: self._demote(entry_id, session_id, category), f"entry {entry_id}"
+            )
+        )
+
+    def _demote(self, entry_id: str, session_id: str, category: str) -> Plan[MemoryEntry]:
         source = yield from self.store.live(entry_id)
         if source.scope.kind is not ScopeKind.USER or source.category not in GLOBAL_MEMORY:
             raise ValidationError("only Global Memory entries can be demoted")
         session = Session.from_entry((yield from self.sessions.session_entry(session_id)))
         if session.user_id != source.scope.id:
             raise ValidationError(f"session {session_id} belongs to another user")
-        now = self.store.now()
-        moved = replace(
-            source,
-            id=new_id(now),
-            scope=Scope.session(session_id),
-            category=one_of("category", category, SESSION_MEMORY),
-            created_at=now,
-            updated_at=now,
-            revision=1,
-            promoted_from_id=source.id,
+        copy = self.store.copy_of(
+            source, "demote", scope=Scope.session(session_id), category=category
         )
-        delete = DeleteOp(self.store.tenant, source.id, expected_revision=source.revision)
+        moved, removal = yield from self.store.removal([source], heir=copy)
+        assert moved is not None
         cap = (SESSION_MEMORY, self.store.settings.max_session_memory)
-        return (yield from self.store.put(moved, duplicates=True, cap=cap, also=(delete,)))
+        return (
+            yield from self.store.put(moved, duplicates=not moved.supersedes, cap=cap, also=removal)
+        )
 
     # -- helpers ------------------------------------------------------------------------------
 

@@ -154,18 +154,27 @@ def stored_duplicate(backend: Reader, tx: Any, op: PutOp) -> str | None:
     nominate = probe(op)
     if nominate is None:
         return None
-    candidates = backend.op_search(tx, nominate)
-    above = np.flatnonzero(candidates.dense >= op.duplicate_threshold)
-    best = above[np.argsort(-candidates.dense[above], kind="stable")][:CANDIDATES]
-    for entry_id in (str(candidates.entry_ids[i]) for i in best):
-        existing = backend.op_get(tx, GetOp(op.tenant, entry_id))
-        if (
-            existing is not None
-            and existing.category == op.entry.category
-            and restates(existing.content, op.entry.content)
-        ):
+    for entry_id in nominees(backend.op_search(tx, nominate), op.duplicate_threshold):
+        if same_fact(backend.op_get(tx, GetOp(op.tenant, entry_id)), op.entry):
             return entry_id
     return None
+
+
+def nominees(candidates: Candidates, threshold: float) -> list[str]:
+    """The ids of the probe's candidates with cosine >= ``threshold``, closest first (at most
+    :data:`CANDIDATES`)."""
+    above = np.flatnonzero(candidates.dense >= threshold)
+    best = above[np.argsort(-candidates.dense[above], kind="stable")][:CANDIDATES]
+    return [str(candidates.entry_ids[i]) for i in best]
+
+
+def same_fact(existing: MemoryEntry | None, entry: MemoryEntry) -> bool:
+    """Whether ``entry`` restates ``existing``, an entry of the same category."""
+    return (
+        existing is not None
+        and existing.category == entry.category
+        and restates(existing.content, entry.content)
+    )
 
 
 def earlier_duplicates(

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..config import Settings
-from ..errors import BackendError
+from ..errors import BackendError, ConflictError
 from ..retrieval.candidates import Candidates
 from . import migrations, ops
 from .base import Backend, Capabilities
@@ -170,6 +170,8 @@ class PostgresBackend(SqlOps, Backend):
         try:
             with self._pool.connection() as conn, conn.transaction():
                 return [self.execute(conn, op) for op in ops_]
+        except psycopg.errors.TransactionRollback as exc:  # a deadlock or serialisation loss
+            raise ConflictError(f"PostgreSQL store: a concurrent transaction won: {exc}") from exc
         except psycopg.Error as exc:
             raise BackendError(f"PostgreSQL store: {exc}") from exc
 

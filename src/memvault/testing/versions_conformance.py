@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from ..errors import NotFoundError, ValidationError
+from ..config import Settings
+from ..errors import ConflictError, NotFoundError, ValidationError
 from ..types import MemoryEntry
 from . import ManualClock
 
@@ -22,8 +25,32 @@ def _moved(memory: Any, clock: ManualClock) -> tuple[MemoryEntry, MemoryEntry]:
     return memory.get(berlin.id), paris
 
 
+def _rome(memory: Any, clock: ManualClock) -> tuple[MemoryEntry, MemoryEntry, MemoryEntry]:
+    """Berlin, superseded by Paris, superseded by Rome (a day apart)."""
+    berlin, paris = _moved(memory, clock)
+    clock.advance(days=1)
+    rome = memory.supersede(paris.id, "The user lives in Rome.", reason="moved again")
+    return memory.get(berlin.id), memory.get(paris.id), rome
+
+
+def _global_move(memory: Any, clock: ManualClock) -> tuple[MemoryEntry, MemoryEntry]:
+    """Berlin, then Paris superseding it, in alice's Global Memory."""
+    berlin = memory.add_global_memory("alice", "The user lives in Berlin.", category="identity")
+    clock.advance(days=1)
+    paris = memory.supersede(berlin.id, "The user lives in Paris.", reason="the user moved")
+    return memory.get(berlin.id), paris
+
+
 def _contents(entries: Any) -> list[str]:
     return [e.content for e in entries]
+
+
+def _ids(entries: Any) -> list[str]:
+    return [e.id for e in entries]
+
+
+def _compacted(entries: Any) -> str:
+    return "The user lived in Paris for a while."
 
 
 class VersionConformance:
@@ -111,8 +138,8 @@ class VersionConformance:
         assert memory.get(rome.id).superseded_by == berlin.id
 
     def test_only_current_entries_can_be_superseded(self, memory: Any, clock: ManualClock) -> None:
-        berlin, _ = _moved(memory, clock)
-        with pytest.raises(ValidationError):
+        berlin, paris = _moved(memory, clock)
+        with pytest.raises(ConflictError, match=f"superseded by {paris.id} meanwhile"):
             memory.supersede(berlin.id, "The user lives in Oslo.")
         with pytest.raises(NotFoundError):
             memory.supersede("no-such-id", "anything")
@@ -153,3 +180,121 @@ class VersionConformance:
         assert review[0].reason == "taste changed"
         assert [s.entry.id for s in memory.superseded(USER, since=later)] == [tea.id]
         assert memory.superseded("user:nobody") == []
+
+    def test_superseding_an_old_version_names_the_current_one(
+        self, memory: Any, clock: ManualClock
+    ) -> None:
+        berlin, paris, rome = _rome(memory, clock)
+        for old in (berlin, paris):
+            with pytest.raises(ConflictError, match=f"supersede {rome.id}$"):
+                memory.supersede(old.id, "The user lives in Oslo.")
+        memory.delete(rome.id)
+        with pytest.raises(ConflictError, match="no current version is left"):
+            memory.supersede(paris.id, "The user lives in Oslo.")
+        assert memory.retrieve(USER) == []
+
+    def test_superseding_by_a_fact_stored_already_links_to_it(
+        self, memory: Any, clock: ManualClock
+    ) -> None:
+        berlin = memory.write("The user lives in Berlin.", scope=USER, category="fact")
+        paris = memory.write("The user lives in Paris.", scope=USER, category="fact")
+        clock.advance(days=1)
+        same = memory.supersede(berlin.id, "The user lives in Paris.", reason="the user moved")
+        assert same.id == paris.id and same.duplicate and same.supersedes == (berlin.id,)
+        assert _ids(memory.retrieve(USER)) == [paris.id]
+        retired = memory.get(berlin.id)
+        assert (retired.superseded_by, retired.superseded_reason) == (paris.id, "the user moved")
+        assert retired.valid_to == clock()
+        assert _ids(memory.history(berlin.id)) == [berlin.id, paris.id]
+
+    # -- copies and deletions keep chains whole ------------------------------------------------
+
+    def test_copies_are_current_and_start_no_chain(self, memory: Any, clock: ManualClock) -> None:
+        berlin, paris = _moved(memory, clock)
+        promoted = memory.promote(paris.id, "org:acme")
+        assert not promoted.superseded and promoted.supersedes == ()
+        assert memory.get(promoted.id) == promoted
+        with pytest.raises(ValidationError, match=f"superseded by {paris.id}; promote the"):
+            memory.promote(berlin.id, "org:acme")
+        session = memory.create_session("alice")
+        note = memory.add_session_memory(session.id, "The user works in Lyon.")
+        moved = memory.supersede(note.id, "The user works in Nice.")
+        pinned = memory.pin(moved.id)
+        assert not pinned.superseded and pinned.supersedes == ()
+        with pytest.raises(ValidationError, match="pin the current one"):
+            memory.pin(note.id)
+
+    def test_demote_moves_a_chain_with_its_current_version(
+        self, memory: Any, clock: ManualClock
+    ) -> None:
+        berlin, paris = _global_move(memory, clock)
+        session = memory.create_session("alice")
+        with pytest.raises(ValidationError, match="demote the current one"):
+            memory.demote(berlin.id, session.id)
+        moved = memory.demote(paris.id, session.id)
+        assert moved.supersedes == (berlin.id,) and not moved.superseded
+        assert memory.get(paris.id) is None
+        assert memory.get(berlin.id).superseded_by == moved.id
+        assert _ids(memory.history(berlin.id)) == [berlin.id, moved.id]
+        memory.restore(berlin.id)
+        assert _ids(memory.global_memory("alice")) == [berlin.id]
+        assert memory.session_memory(session.id) == []
+        assert memory.get(moved.id).superseded_by == berlin.id
+
+    @pytest.mark.parametrize("how", ["delete", "compact"])
+    def test_removing_a_middle_version_links_its_neighbours(
+        self, memory: Any, clock: ManualClock, how: str
+    ) -> None:
+        berlin, paris, rome = _rome(memory, clock)
+        if how == "delete":
+            assert memory.delete(paris.id)
+        else:
+            memory.compact([paris.id], _compacted, delete_sources=True)
+        assert memory.get(berlin.id).superseded_by == rome.id
+        assert memory.get(berlin.id).superseded_reason == "the user moved"
+        assert memory.get(rome.id).supersedes == (berlin.id,)
+        assert _ids(memory.history(berlin.id)) == [berlin.id, rome.id]
+        memory.restore(berlin.id)
+        current = set(_ids(memory.retrieve(USER)))  # a compaction is current too
+        assert berlin.id in current and rome.id not in current
+        assert memory.get(rome.id).superseded_by == berlin.id
+
+    @pytest.mark.parametrize("how", ["delete", "promote"])
+    def test_removing_the_current_version_leaves_the_chain_without_one(
+        self, memory: Any, clock: ManualClock, how: str
+    ) -> None:
+        berlin, paris = _moved(memory, clock)
+        if how == "delete":
+            memory.delete(paris.id)
+        else:
+            memory.promote(paris.id, "org:acme", delete_original=True)
+        orphan = memory.get(berlin.id)
+        assert orphan.superseded and orphan.valid_to == berlin.valid_to
+        assert (orphan.superseded_by, orphan.superseded_reason) == (None, "the user moved")
+        assert memory.retrieve(USER) == []
+        assert [s.successor for s in memory.superseded(USER)] == [None]
+        memory.restore(berlin.id)
+        assert _ids(memory.retrieve(USER)) == [berlin.id]
+
+    def test_eviction_by_a_cap_leaves_the_chain_without_a_current_version(
+        self, make_memory: Callable[..., Any], clock: ManualClock
+    ) -> None:
+        memory = make_memory(settings=Settings(max_global_memory=2))
+        berlin, paris = _global_move(memory, clock)
+        for fact in ("Prefers green tea", "Prefers dark mode"):
+            clock.advance(minutes=1)
+            memory.add_global_memory("alice", fact)
+        assert memory.get(paris.id) is None
+        assert memory.get(berlin.id).superseded_by is None
+        assert not memory.restore(berlin.id).superseded
+
+    def test_restore_finds_the_current_version_past_a_purged_one(
+        self, memory: Any, clock: ManualClock
+    ) -> None:
+        berlin, paris, rome = _rome(memory, clock)
+        memory.update(paris.id, expires_at=clock() + timedelta(hours=1))
+        clock.advance(hours=2)
+        assert memory.purge_expired() == 1
+        memory.restore(berlin.id)
+        assert _ids(memory.retrieve(USER)) == [berlin.id]
+        assert memory.get(rome.id).superseded_by == berlin.id

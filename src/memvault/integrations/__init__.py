@@ -1,0 +1,1 @@
+"""memvault where agents live: an MCP server, a LangGraph store."""
