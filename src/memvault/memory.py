@@ -193,6 +193,12 @@ class _Base:
         return self._backend
 
     @property
+    def planners(self) -> Planners:
+        """The planners behind the operations (internal): integrations compose their own plans
+        on them and run those with :func:`run_blocking` or :func:`run_awaiting`."""
+        return self._planners
+
+    @property
     def settings(self) -> Settings:
         return self._planners.store.settings
 

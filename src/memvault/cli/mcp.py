@@ -1,0 +1,81 @@
+"""``memvault mcp``: memvault as an MCP server, over stdio or streamable HTTP (needs
+``memvault[mcp]``; see docs/mcp.md)."""
+
+from __future__ import annotations
+
+import click
+
+from ..config import Settings
+from ..memory import AsyncMemory
+from .app import cli
+
+
+@cli.command("mcp")
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio: for a client that starts memvault itself (Claude Desktop, IDEs); "
+    "http: streamable HTTP at http://HOST:PORT/mcp.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (http).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8766,
+    show_default=True,
+    help="Port to listen on (http).",
+)
+@click.option("--store", help="Store URL or path (default: memvault's --store or MEMVAULT_STORE).")
+@click.option("--tenant", help="Tenant to act in (default: memvault's --tenant or 'default').")
+@click.option(
+    "--allow-anonymous",
+    is_flag=True,
+    help="Serve a non-loopback address without API keys (all clients share one tenant).",
+)
+@click.option(
+    "--log-level",
+    default="warning",
+    show_default=True,
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    help="How much the server logs (on stderr).",
+)
+@click.pass_context
+def mcp(
+    ctx: click.Context,
+    transport: str,
+    host: str,
+    port: int,
+    store: str | None,
+    tenant: str | None,
+    allow_anonymous: bool,
+    log_level: str,
+) -> None:
+    """Serve memory to MCP clients: tools to remember, recall, forget, list, pin and demote,
+    log turns, get a session's system prompt and context; resources for Global Memory and a
+    session's notes (see docs/mcp.md).
+
+    Over stdio the server acts in one tenant. Over http, with MEMVAULT_API_KEYS (tenant:key,…)
+    every request needs 'Authorization: Bearer KEY' and the key picks the tenant; without keys
+    it only listens on loopback, unless --allow-anonymous. Requests must name a loopback host,
+    the --host address or one of MEMVAULT_ALLOWED_HOSTS; web pages may call it only from
+    MEMVAULT_ALLOWED_ORIGINS.
+    """
+    from ..integrations import mcp as server  # ConfigError without the 'mcp' extra
+
+    settings = Settings.from_env()
+    if transport == "http":
+        server.http_rules(settings, host, allow_anonymous)  # refuse before opening the store
+    memory = AsyncMemory(
+        store or ctx.meta.get("memvault.store") or settings.store_url(),
+        tenant=tenant or ctx.meta.get("memvault.tenant"),
+        settings=settings,
+    )
+    ctx.call_on_close(memory.close)  # waits for pending extractions
+    if transport == "stdio":
+        server.serve_stdio(memory, log_level)
+    else:
+        server.serve_http(
+            memory, host=host, port=port, allow_anonymous=allow_anonymous, log_level=log_level
+        )

@@ -1,0 +1,403 @@
+"""``memvault mcp`` as MCP clients use it: the SDK's own ``Client`` against a real process, over
+stdio and over streamable HTTP (the packaged embedding model, a SQLite file, the heuristic
+extractor)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("mcp")
+
+import httpx2  # the MCP SDK's HTTP client
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, TextContent, TextResourceContents
+
+from memvault import Memory
+
+KEY_A, KEY_B = "tenant-a-key-0123456789", "tenant-b-key-0123456789"
+TOOLS = {
+    "remember",
+    "remember_turn",
+    "recall",
+    "forget",
+    "list_memories",
+    "pin",
+    "demote",
+    "get_system_prompt",
+    "get_context",
+    "create_session",
+    "list_sessions",
+}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+pytestmark = pytest.mark.slow
+
+
+def drive(scenario: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    asyncio.run(scenario())
+
+
+def server_env(home: Path, **extra: str) -> dict[str, str]:
+    return {**os.environ, "MEMVAULT_HOME": str(home), "MEMVAULT_EMBED_THREADS": "1", **extra}
+
+
+def stdio_client(store: str, home: Path, *options: str) -> Client:
+    """A client that starts ``memvault mcp --store STORE OPTIONS`` and talks over its stdio."""
+    command = ["-m", "memvault", "mcp", "--store", store, *options]
+    params = StdioServerParameters(command=sys.executable, args=command, env=server_env(home))
+    return Client(params)
+
+
+@asynccontextmanager
+async def http_client(url: str, key: str | None) -> AsyncIterator[Client]:
+    """A streamable HTTP client of ``url``, sending ``key`` as a Bearer key."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    timeout = httpx2.Timeout(30, read=120)
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
+
+
+def text(result: CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+async def ok(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    """Call a tool that must succeed; its structured content."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text(result)
+    data: dict[str, Any] | None = result.structured_content
+    assert data is not None and text(result)
+    return data
+
+
+async def error(client: Client, tool: str, **arguments: Any) -> str:
+    """Call a tool that must fail; its error text."""
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, text(result)
+    assert "Traceback" not in text(result)
+    return text(result)
+
+
+async def read(client: Client, uri: str) -> str:
+    (contents,) = (await client.read_resource(uri)).contents
+    assert isinstance(contents, TextResourceContents)
+    return contents.text
+
+
+# -- stdio --------------------------------------------------------------------------------------
+
+
+def test_stdio_lists_described_tools_and_resource_templates(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with stdio_client(str(tmp_path / "m.db"), tmp_path) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            assert set(tools) == TOOLS
+            for tool in tools.values():
+                assert tool.description and len(tool.description) > 60, tool.name
+                assert tool.input_schema["type"] == "object"
+            assert "Example" in (tools["remember"].description or "")
+            assert "user:<user_id>" in (client.instructions or "")
+            scope = tools["recall"].input_schema["properties"]["scope"]
+            assert "user:alice" in scope["examples"] and "session:" in scope["description"]
+            templates = (await client.list_resource_templates()).resource_templates
+            assert {t.uri_template for t in templates} == {
+                "memvault://users/{user_id}/global-memory",
+                "memvault://sessions/{session_id}/notes",
+            }
+
+    drive(scenario)
+
+
+def test_stdio_remember_recall_list_forget(tmp_path: Path) -> None:
+    store = str(tmp_path / "m.db")
+
+    async def scenario() -> None:
+        async with stdio_client(store, tmp_path, "--tenant", "acme") as client:
+            tea = await ok(client, "remember", content="Maya drinks green tea", scope="user:maya")
+            home = await ok(client, "remember", content="Maya lives in Lisbon", scope="user:maya")
+            again = await ok(client, "remember", content="Maya drinks green tea", scope="user:maya")
+            assert again["id"] == tea["id"] and again["duplicate"] is True
+            hits = await ok(client, "recall", query="what does she drink", scope="user:maya")
+            assert hits["hits"][0]["id"] == tea["id"]
+            assert (await ok(client, "recall", query="tea", scope="user:other"))["hits"] == []
+            first = await ok(client, "list_memories", scope="user:maya", limit=1)
+            assert len(first["entries"]) == 1 and first["next_cursor"]
+            rest = await ok(
+                client, "list_memories", scope="user:maya", limit=1, cursor=first["next_cursor"]
+            )
+            assert [first["entries"][0]["id"], rest["entries"][0]["id"]] == [home["id"], tea["id"]]
+            assert rest["next_cursor"] is None
+            assert (await ok(client, "forget", memory_id=tea["id"]))["deleted"] is True
+            assert (await ok(client, "forget", memory_id=tea["id"]))["deleted"] is False
+            left = await ok(client, "recall", query="green tea", scope="user:maya")
+            assert tea["id"] not in [hit["id"] for hit in left["hits"]]
+
+    drive(scenario)
+    with Memory(store, tenant="acme") as memory:  # --tenant decided where it was written
+        assert [e.content for e in memory.retrieve("user:maya")] == ["Maya lives in Lisbon"]
+    with Memory(store) as memory:
+        assert memory.count() == 0
+
+
+def test_stdio_turn_teaches_the_prompt_and_pin_demote_move_it(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with stdio_client(str(tmp_path / "m.db"), tmp_path) as client:
+            session = await ok(client, "create_session", user_id="alice", title="Settings")
+            sid = session["id"]
+            listed = await ok(client, "list_sessions", user_id="alice")
+            assert [s["id"] for s in listed["sessions"]] == [sid]
+            turn = await client.call_tool(
+                "remember_turn",
+                {"session_id": sid, "user": "I prefer dark mode.", "assistant": "Noted!"},
+            )
+            assert not turn.is_error and "Global Memory: [preference]" in text(turn)
+            assert turn.structured_content is not None
+            (learned,) = turn.structured_content["learned"]["stored"]
+            prompt = await ok(client, "get_system_prompt", session_id=sid, base="Be brief.")
+            assert prompt["prompt"].startswith("Be brief.")
+            assert "[user-stated] [preference] The user prefers dark mode." in prompt["prompt"]
+            context = await ok(client, "get_context", session_id=sid, recall=True)
+            assert context["messages"][-1] == {"role": "assistant", "content": "Noted!"}
+            assert "dark mode" in context["messages"][0]["content"]  # the relevant memories
+
+            global_uri = "memvault://users/alice/global-memory"
+            notes_uri = f"memvault://sessions/{sid}/notes"
+            assert "The user prefers dark mode." in await read(client, global_uri)
+            moved = await ok(client, "demote", memory_id=learned["id"], session_id=sid)
+            assert moved["scope"] == f"session:{sid}" and moved["category"] == "fact"
+            assert "dark mode" not in await read(client, global_uri)
+            assert f"[fact] The user prefers dark mode. (id {moved['id']}" in await read(
+                client, notes_uri
+            )
+            pinned = await ok(client, "pin", memory_id=moved["id"], category="preference")
+            assert pinned["scope"] == "user:alice" and pinned["category"] == "preference"
+            assert "The user prefers dark mode." in await read(client, global_uri)
+
+    drive(scenario)
+
+
+def test_stdio_bad_arguments_are_error_results(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with stdio_client(str(tmp_path / "m.db"), tmp_path) as client:
+            assert "limit" in await error(client, "recall", query="x", scope="user:a", limit=0)
+            assert "scope" in await error(client, "recall", query="x")
+            assert "InvalidScopeError: malformed scope 'alice'" in await error(
+                client, "remember", content="x y z", scope="alice"
+            )
+            assert "SessionNotFoundError: session not found: nope" in await error(
+                client, "get_system_prompt", session_id="nope"
+            )
+            session = await ok(client, "create_session", user_id="bo")
+            turn = await ok(client, "remember_turn", session_id=session["id"], user="Hello")
+            record = turn["records"][0]["id"]
+            assert "ForbiddenError" in await error(client, "forget", memory_id=record)
+            assert "ValidationError" in await error(
+                client, "pin", memory_id=record, category="preference"
+            )
+            assert "Unknown tool" in await error(client, "no_such_tool")
+            with pytest.raises(MCPError, match="session not found"):
+                await client.read_resource("memvault://sessions/nope/notes")
+            # the server is still serving
+            await ok(client, "remember", content="Bo likes chess", scope="user:bo")
+
+    drive(scenario)
+
+
+def test_the_readme_example_runs_and_docs_mcp_shows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text("utf-8")
+    block = re.search(r"## MCP server.*?```python\n(.*?)```", readme, re.S)
+    assert block, "README has no MCP example"
+    assert block[1] in (root / "docs" / "mcp.md").read_text("utf-8")
+    monkeypatch.chdir(tmp_path)  # its store: memory.db, here
+    bin_dir = str(Path(sys.executable).parent)  # where the memvault command is installed
+    monkeypatch.setenv("PATH", os.pathsep.join([bin_dir, os.environ.get("PATH", "")]))
+    exec(compile(block[1], "README MCP example", "exec"), {})
+    assert "Alice prefers dark mode (id " in capsys.readouterr().out
+    assert (tmp_path / "memory.db").exists()
+
+
+def test_a_crash_reaches_the_client_as_a_bare_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process: an unexpected exception is not a memvault error; its text stays on the server."""
+    from memvault import AsyncMemory
+    from memvault.integrations.mcp import Tenancy, build_server
+    from memvault.testing import HashEmbedder
+
+    async def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("secret detail")
+
+    async def scenario() -> None:
+        memory = AsyncMemory(":memory:", embedder=HashEmbedder())
+        monkeypatch.setattr(memory, "search", broken)
+        try:
+            async with Client(build_server(Tenancy(memory), "CRITICAL")) as client:
+                failed = await error(client, "recall", query="x", scope="user:a")
+                assert failed == "Error executing tool recall"
+                await ok(client, "remember", content="still serving", scope="user:a")
+        finally:
+            await memory.aclose()
+
+    drive(scenario)
+
+
+# -- streamable HTTP ----------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, alive: Callable[[], bool], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline or not alive():
+                raise
+            time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``memvault mcp --transport http`` with keys for tenants a and b; its URL."""
+    root = tmp_path_factory.mktemp("mcp-http")
+    port = free_port()
+    command = [sys.executable, "-m", "memvault", "mcp", "--transport", "http"]
+    command += ["--port", str(port), "--store", str(root / "m.db")]
+    env = server_env(root, MEMVAULT_API_KEYS=f"a:{KEY_A},b:{KEY_B}")
+    log = root / "server.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+        try:
+            wait_for_port(port, alive=lambda: process.poll() is None)
+            yield f"http://127.0.0.1:{port}/mcp"
+        except Exception:
+            print(log.read_text())
+            raise
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    assert "Traceback" not in log.read_text(), log.read_text()  # no tool crashed
+
+
+def test_http_tools_work_in_the_key_s_tenant(http_server: str) -> None:
+    async def scenario() -> None:
+        async with http_client(http_server, KEY_A) as client:
+            assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
+            plan = await ok(client, "remember", content="Launch is in May", scope="org:acme")
+            hits = await ok(client, "recall", query="when is the launch", scope="org:acme")
+            assert hits["hits"][0]["id"] == plan["id"]
+            session = await ok(client, "create_session", user_id="zoe")
+            await ok(client, "remember_turn", session_id=session["id"], user="I prefer tabs.")
+            prompt = await ok(client, "get_system_prompt", session_id=session["id"])
+            assert "The user prefers tabs." in prompt["prompt"]
+            assert "prefers tabs" in await read(client, "memvault://users/zoe/global-memory")
+        async with http_client(http_server, KEY_B) as client:
+            assert (await ok(client, "recall", query="launch", scope="org:acme"))["hits"] == []
+            assert (await ok(client, "list_memories", scope="org:acme"))["entries"] == []
+            assert (await ok(client, "forget", memory_id=plan["id"]))["deleted"] is False
+            assert "session not found" in await error(
+                client, "get_system_prompt", session_id=session["id"]
+            )
+            assert "tabs" not in await read(client, "memvault://users/zoe/global-memory")
+        async with http_client(http_server, KEY_A) as client:  # still there for tenant a
+            assert (await ok(client, "list_memories", scope="org:acme"))["entries"]
+
+    drive(scenario)
+
+
+@pytest.mark.parametrize("key", [None, "not-a-known-key-0123456789", KEY_A[:-1]])
+def test_http_refuses_requests_without_a_known_key(http_server: str, key: str | None) -> None:
+    headers = {**ACCEPT, **({"Authorization": f"Bearer {key}"} if key else {})}
+    answer = httpx.post(http_server, json=INITIALIZE, headers=headers)
+    assert answer.status_code == 401
+    assert answer.headers["www-authenticate"] == "Bearer"
+    assert answer.json()["error"]["type"] == "Unauthorized"
+
+    async def scenario() -> None:
+        async with http_client(http_server, key):
+            pass
+
+    with pytest.raises(ExceptionGroup) as refused:  # the SDK's client cannot even connect
+        drive(scenario)
+    assert refused.group_contains(MCPError, match="error response")
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Origin": "https://evil.example"}, 403),
+        ({"Origin": "http://localhost:9999"}, 403),
+        ({"Sec-Fetch-Site": "cross-site"}, 403),
+        ({"Host": "rebound.evil.example"}, 421),
+        ({"Content-Type": "text/plain"}, 415),
+    ],
+)
+def test_http_refuses_what_a_browser_could_forge(
+    http_server: str, headers: dict[str, str], status: int
+) -> None:
+    sent = {**ACCEPT, "Authorization": f"Bearer {KEY_A}", **headers}
+    content = httpx.Request("POST", http_server, json=INITIALIZE).content
+    answer = httpx.post(http_server, content=content, headers=sent)
+    assert answer.status_code == status, answer.text
+    assert answer.headers.get("mcp-session-id") is None
+    honest = {**ACCEPT, "Authorization": f"Bearer {KEY_A}", "Content-Type": "application/json"}
+    assert httpx.post(http_server, content=content, headers=honest).status_code == 200
+
+
+# -- the command --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "memory.example.com"])
+def test_http_refuses_a_public_address_without_keys(run: Callable[..., Any], host: str) -> None:
+    result = run("mcp", "--transport", "http", "--host", host, code=2)
+    assert f"refusing to serve {host} without API keys" in result.output
+    assert "MEMVAULT_API_KEYS" in result.output and "--allow-anonymous" in result.output
+
+
+def test_a_clear_message_without_the_mcp_extra(
+    run: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memvault.integrations
+
+    for name in [name for name in sys.modules if name.split(".")[0] in {"mcp", "mcp_types"}]:
+        monkeypatch.setitem(sys.modules, name, None)  # as if the extra were not installed
+    monkeypatch.delitem(sys.modules, "memvault.integrations.mcp", raising=False)
+    monkeypatch.delattr(memvault.integrations, "mcp", raising=False)
+    result = run("mcp", code=2)
+    assert "the MCP server needs the 'mcp' extra" in result.output
+    assert "memvault[mcp]" in result.output and "Traceback" not in result.output
