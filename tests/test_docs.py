@@ -42,3 +42,16 @@ def test_facilities_example_runs(
         "- [user-stated] [decision] Osaka sold 1850 units in week 10 (promoted from Finding" in out
     )
     assert "Message(role='user', content='[" in out
+
+
+def test_learning_example_runs(
+    isolated_environment: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"## Learning from conversations.*?```python\n(.*?)```", text, re.S)
+    assert block, "README has no learning example"
+    exec(compile(block[1], "README learning example", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert "preference | The user prefers dark mode." in out
+    assert "identity | The user lives in Paris." in out
+    assert out[-1] == "The user lives in Berlin. -> The user lives in Paris."
