@@ -1,6 +1,9 @@
 """The README stays true: its quick start runs, offline, as written."""
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,3 +58,28 @@ def test_learning_example_runs(
     assert "preference | The user prefers dark mode." in out
     assert "identity | The user lives in Paris." in out
     assert out[-1] == "The user lives in Berlin. -> The user lives in Paris."
+
+
+def test_several_processes_share_one_server(tmp_path: Path) -> None:
+    """The README's two agents, each in a process of its own, on a real ``memvault serve``."""
+    from .remote.conftest import memvault_serve
+
+    text = README.read_text(encoding="utf-8")
+    section = re.search(r"## Share one server from several processes\n(.*?)\n## ", text, re.S)
+    assert section, "README has no section on sharing a server"
+    writer, reader = re.findall(r"```python\n(.*?)```", section[1], re.S)
+    key = "readme-key-0123456789abcdef"
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    with memvault_serve(tmp_path, f"acme:{key}") as url:
+        outputs = [
+            subprocess.run(
+                [sys.executable, "-c", code.replace("http://127.0.0.1:8765", url)],
+                env=environment | {"MEMORY_KEY": key},
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=True,
+            ).stdout
+            for code in (writer, reader)
+        ]
+    assert outputs == ["", "Alice prefers green tea\n"]

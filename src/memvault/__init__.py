@@ -32,6 +32,7 @@ from .facilities.model import Finding, Record, Session, Source, trust_tag
 from .llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest
 from .llm.tasks import LLMCompaction, LLMSummarizer
 from .memory import AsyncMemory, Memory
+from .rest import AsyncRemoteMemory, RemoteMemory
 from .types import (
     ItemResult,
     MemoryEntry,
@@ -59,6 +60,7 @@ __all__ = [
     "LLMSummarizer",
     "TurnResult",
     "AsyncMemory",
+    "AsyncRemoteMemory",
     "BackendError",
     "CapabilityError",
     "ClosedError",
@@ -90,6 +92,7 @@ __all__ = [
     "Page",
     "Provenance",
     "Record",
+    "RemoteMemory",
     "SchemaError",
     "Session",
     "SessionNotFoundError",

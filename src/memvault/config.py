@@ -16,6 +16,7 @@ from .validation import encodable
 
 ENV_PREFIX = "MEMVAULT_"
 EXTRACTION_MODES = ("auto", "llm", "heuristic", "off")
+LOG_FORMATS = ("text", "json")
 
 
 def default_home() -> Path:
@@ -111,6 +112,10 @@ class Settings:
             "comma-separated; empty: no cross-site request is served"
         },
     )
+    log_format: str = field(
+        default="text",
+        metadata={"doc": "REST server logs: text (readable lines) or json (a JSON object a line)"},
+    )
     embed_threads: int = field(
         default=0,
         metadata={
@@ -172,6 +177,8 @@ class Settings:
                 raise ConfigError(f"setting {f.name} must be an integer >= {least}, got {value!r}")
         if not (math.isfinite(self.llm_timeout_s) and self.llm_timeout_s > 0):
             raise ConfigError("setting llm_timeout_s must be a positive number of seconds")
+        if self.log_format not in LOG_FORMATS:
+            raise ConfigError(f"setting log_format must be one of {', '.join(LOG_FORMATS)}")
         if self.extraction not in EXTRACTION_MODES:
             raise ConfigError(f"setting extraction must be one of {', '.join(EXTRACTION_MODES)}")
         if not 0 <= self.near_duplicate_threshold <= 1:

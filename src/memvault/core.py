@@ -14,6 +14,7 @@ exactly once.
 from __future__ import annotations
 
 import base64
+import bisect
 import builtins
 import inspect
 import json
@@ -151,6 +152,20 @@ def retried(attempt: Callable[[], Plan[T]], subject: str) -> Plan[T]:
     raise ConflictError(f"{subject} kept changing; gave up after {UPDATE_ATTEMPTS} tries")
 
 
+def summarised(
+    ids: Sequence[str], callback: CompactionCallback, sources: Sequence[MemoryEntry]
+) -> Plan[Any]:
+    """What a compaction ``callback`` returns for ``sources`` (a thread runs a blocking one
+    under the async driver); CompactionError if it raises."""
+    asynchronous = inspect.iscoroutinefunction(callback) or inspect.iscoroutinefunction(
+        getattr(callback, "__call__", None)  # noqa: B004  (an object with an async __call__)
+    )
+    try:
+        return (yield from call(callback, tuple(sources), blocking=not asynchronous))
+    except Exception as exc:
+        raise CompactionError(ids, f"the callback raised {type(exc).__name__}: {exc}") from exc
+
+
 class _Unset:
     def __repr__(self) -> str:
         return "UNSET"
@@ -203,11 +218,35 @@ def decode_cursor(cursor: str, order: str) -> tuple[datetime, str]:
     return when, str(entry_id)
 
 
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+"""Upper bounds, in seconds, of the latency histograms :class:`Stats` keeps (then +Inf)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """A latency histogram: how many durations fell in each bucket of ``LATENCY_BUCKETS``
+    (at most its bound; the last bucket is +Inf), and their sum in seconds."""
+
+    buckets: tuple[int, ...] = (0,) * (len(LATENCY_BUCKETS) + 1)
+    seconds: float = 0.0
+
+    @property
+    def count(self) -> int:
+        return sum(self.buckets)
+
+    def plus(self, seconds: float) -> Timing:
+        slot = bisect.bisect_left(LATENCY_BUCKETS, seconds)
+        buckets = (*self.buckets[:slot], self.buckets[slot] + 1, *self.buckets[slot + 1 :])
+        return Timing(buckets, self.seconds + seconds)
+
+
 class Stats:
-    """Thread-safe counters of what the write filters and searches did."""
+    """Thread-safe counters of what the write filters and searches did, and latency
+    histograms (``search``, ``embedding``)."""
 
     def __init__(self) -> None:
         self._counts: Counter[str] = Counter()
+        self._timings: dict[str, Timing] = {}
         self._lock = threading.Lock()
 
     def add(self, name: str, amount: int = 1) -> None:
@@ -215,9 +254,18 @@ class Stats:
             with self._lock:
                 self._counts[name] += amount
 
+    def observe(self, name: str, seconds: float) -> None:
+        """Count one duration of ``name`` in its histogram."""
+        with self._lock:
+            self._timings[name] = self._timings.get(name, Timing()).plus(seconds)
+
     def snapshot(self) -> dict[str, int]:
         with self._lock:
             return dict(self._counts)
+
+    def timings(self) -> dict[str, Timing]:
+        with self._lock:
+            return dict(self._timings)
 
 
 def metadata_filter(metadata: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
@@ -273,7 +321,9 @@ class Planner:
 
     def _embed(self, texts: Sequence[str]) -> Plan[Any]:
         """Embed texts in one blocking step; the embedder's answer is checked, not trusted."""
+        started = time.perf_counter()
         vectors: Any = yield from call(self.embedder.embed, list(texts), blocking=True)
+        self.stats.observe("embedding", time.perf_counter() - started)
         expected = (len(texts), self.embedder.dimension)
         if getattr(vectors, "shape", None) != expected:
             raise ConfigError(
@@ -573,6 +623,8 @@ class Planner:
             except (ValidationError, ForbiddenError) as exc:
                 if strict:
                     raise restated(exc, f"item {index}", index) from exc
+                if not isinstance(exc, FilteredError):  # the filters count their own
+                    self.stats.add("refused")
                 results.append(ItemResult.refusal(index, exc))
         outcomes = yield from self._put_batch(entries)
         fate = iter(outcomes)
@@ -823,6 +875,36 @@ class Planner:
         changes; with ``delete_sources`` the sources go in the same transaction as the write,
         their chains mended (as :meth:`delete` does; ConflictError if a source changed meanwhile).
         """
+        sources = yield from self.compaction_sources(entry_ids, scope)
+        ids = [e.id for e in sources]
+        target = sources[0].scope if scope is None else Scope.coerce(scope)
+        text = yield from self._compacted_text(ids, callback, sources)
+        merged = {tag: None for e in sources for tag in e.tags}
+        request = NewEntry(
+            text,
+            target,
+            tags=tuple(merged) if tags is None else tags,
+            category=category,
+            metadata=metadata,
+            provenance=merge_provenance(sources),
+        )
+        entry = self.editable(self.new_entry(request, self.now()))
+        entry = replace(entry, compacted_from_ids=tuple(ids))
+        (chunks,) = yield from self.index([entry])
+        put = PutOp(self.tenant, entry, chunks=chunks)
+        if not delete_sources:
+            yield from run(put)
+        else:
+            subject = f"the chains of {', '.join(ids)}"
+            if not (yield from retried(lambda: self._put_replacing(put, sources), subject)):
+                raise ConflictError(f"entries {', '.join(ids)} changed meanwhile; compact again")
+        return entry
+
+    def compaction_sources(
+        self, entry_ids: Sequence[str], scope: Scope | str | None = None
+    ) -> Plan[builtins.list[MemoryEntry]]:
+        """The entries :meth:`compact` would merge, checked: distinct, live, editable, all in
+        ``scope`` (default: the first one's)."""
         ids = check.entry_ids("entry_ids", entry_ids)
         if not ids or len(set(ids)) != len(ids):
             raise ValidationError("compact needs a non-empty list of distinct entry ids")
@@ -840,27 +922,7 @@ class Planner:
                 f"all compacted entries must be in the target scope {target}; "
                 f"not: {', '.join(strays)}"
             )
-        text = yield from self._compacted_text(ids, callback, sources)
-        merged = {tag: None for e in sources for tag in e.tags}
-        request = NewEntry(
-            text,
-            target,
-            tags=tuple(merged) if tags is None else tags,
-            category=category,
-            metadata=metadata,
-            provenance=merge_provenance(sources),
-        )
-        entry = self.editable(self.new_entry(request, now))
-        entry = replace(entry, compacted_from_ids=tuple(ids))
-        (chunks,) = yield from self.index([entry])
-        put = PutOp(self.tenant, entry, chunks=chunks)
-        if not delete_sources:
-            yield from run(put)
-        else:
-            subject = f"the chains of {', '.join(ids)}"
-            if not (yield from retried(lambda: self._put_replacing(put, sources), subject)):
-                raise ConflictError(f"entries {', '.join(ids)} changed meanwhile; compact again")
-        return entry
+        return sources
 
     def _put_replacing(self, put: PutOp, sources: Sequence[MemoryEntry]) -> Plan[bool]:
         """Store ``put`` and delete ``sources``, mending their chains; False if a source
@@ -875,13 +937,7 @@ class Planner:
     def _compacted_text(
         self, ids: Sequence[str], callback: CompactionCallback, sources: Sequence[MemoryEntry]
     ) -> Plan[str]:
-        asynchronous = inspect.iscoroutinefunction(callback) or inspect.iscoroutinefunction(
-            getattr(callback, "__call__", None)  # noqa: B004  (an object with an async __call__)
-        )
-        try:
-            text = yield from call(callback, tuple(sources), blocking=not asynchronous)
-        except Exception as exc:
-            raise CompactionError(ids, f"the callback raised {type(exc).__name__}: {exc}") from exc
+        text = yield from summarised(ids, callback, sources)
         try:
             return check.content(text, self.settings)
         except ValidationError as exc:
@@ -981,6 +1037,7 @@ class Planner:
         self, query: str, where: Filter, spec: RankSpec, now: datetime
     ) -> Plan[builtins.list[SearchHit]]:
         """Search the entries ``where`` selects and rank them by ``spec``."""
+        started = time.perf_counter()
         terms = text.query_terms(query)
         vectors = yield from self._embed([query])
         depth = min(self.settings.ann_candidates, max(spec.limit * 10, 100))
@@ -998,6 +1055,7 @@ class Planner:
         found = yield from run_all(
             GetOp(self.tenant, str(candidates.entry_ids[r.index])) for r in ranked
         )
+        self.stats.observe("search", time.perf_counter() - started)
         return [
             SearchHit(entry, r.score, r.components)
             for r, entry in zip(ranked, found, strict=True)

@@ -27,8 +27,8 @@ these *types* (never their message text) into HTTP statuses and CLI messages::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 
 class MemvaultError(Exception):
@@ -156,3 +156,35 @@ def restated(error: E, subject: str, item: int | None = None) -> E:
     again.args = (f"{subject}: {error}",)
     again.item = item
     return again
+
+
+DETAILS = ("reason", "entry_id", "source_entry_ids", "item", "backend", "capability")
+"""What an error may carry besides its message (the REST server sends it along)."""
+
+
+def details(error: MemvaultError) -> dict[str, Any]:
+    """The data ``error`` carries besides its message, JSON-ready."""
+    found = {name: getattr(error, name, None) for name in DETAILS}
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in found.items() if v is not None}
+
+
+def named(kind: str) -> type[MemvaultError] | None:
+    """The error class of this module called ``kind`` (None: no such class)."""
+    found = globals().get(kind)
+    is_error = isinstance(found, type) and issubclass(found, MemvaultError)
+    return found if is_error else None
+
+
+def rebuilt(kind: type[E], message: str, data: Mapping[str, Any] | None = None) -> E:
+    """An error of type ``kind`` saying ``message`` with the data of :func:`details`: the
+    error as it was raised where it was sent from."""
+    error = kind.__new__(kind)
+    error.args = (message,)
+    data = data or {}
+    if issubclass(kind, NotFoundError):
+        setattr(error, "entry_id", data.get("entry_id", ""))  # noqa: B010 (E has none)
+    for name in DETAILS:
+        if name in data:
+            value = data[name]
+            setattr(error, name, tuple(value) if isinstance(value, list) else value)
+    return error

@@ -11,23 +11,26 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, Self, TypeVar, cast, get_args
+from typing import Any, ClassVar, Concatenate, ParamSpec, Self, TypeVar, cast
 
 from . import validation as check
 from .config import Settings
 from .context.plans import ContextPlans
-from .core import Invoke, Plan, Planner, Step, utc_now
+from .core import Plan, Planner, utc_now
+from .drivers import described, drive_awaiting, drive_blocking, name_operations
 from .embeddings import Embedder, default_embedder
-from .errors import ValidationError
+from .errors import ConfigError
 from .extraction.plans import Extraction, LearningPlans, TurnResult, extractor_mode
 from .extraction.worker import Failure, Learner
 from .facilities.notes import NotePlans
 from .facilities.sessions import SessionPlans
 from .llm.base import ChatModel, chat_model_from_settings
+from .rest.client import AsyncRemoteMemory, RemoteMemory
+from .rest.codec import is_server_url
 from .store.base import Backend
 from .store.registry import open_backend
 from .versions import VersionPlans
@@ -37,79 +40,14 @@ T = TypeVar("T")
 PlannerT = TypeVar("PlannerT")
 
 
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    value: Any = None
-    error: Exception | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Finished:
-    value: Any
-
-
-def _resume(plan: Plan[Any], outcome: _Outcome) -> Step | _Finished:
-    """Feed the last step's outcome to the plan; return its next step or its result."""
-    try:
-        if outcome.error is not None:
-            return plan.throw(outcome.error)
-        return plan.send(outcome.value)
-    except StopIteration as stop:
-        return _Finished(stop.value)
-
-
-def _call_blocking(step: Invoke) -> Any:
-    result = step.fn(*step.args)
-    if not inspect.isawaitable(result):
-        return result
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_awaited(result))
-    if inspect.iscoroutine(result):
-        result.close()
-    raise ValidationError(
-        "an async callback cannot run inside a running event loop; use AsyncMemory"
-    )
-
-
-async def _awaited(value: Any) -> Any:
-    return await value
-
-
-async def _direct(fn: Callable[..., Any], *args: Any) -> Any:
-    return fn(*args)
-
-
 def run_blocking(plan: Plan[T], backend: Backend) -> T:
     """Run a plan to completion with blocking calls."""
-    step = _resume(plan, _Outcome())
-    while not isinstance(step, _Finished):
-        try:
-            value = _call_blocking(step) if isinstance(step, Invoke) else backend.batch(step)
-            outcome = _Outcome(value)
-        except Exception as exc:
-            outcome = _Outcome(error=exc)
-        step = _resume(plan, outcome)
-    return cast(T, step.value)
+    return drive_blocking(plan, backend.batch)
 
 
 async def run_awaiting(plan: Plan[T], backend: Backend) -> T:
     """Run a plan to completion, awaiting the backend and async callbacks."""
-    step = _resume(plan, _Outcome())
-    while not isinstance(step, _Finished):
-        try:
-            if isinstance(step, Invoke):
-                call = asyncio.to_thread if step.blocking else _direct
-                value = await call(step.fn, *step.args)
-                value = await value if inspect.isawaitable(value) else value
-            else:
-                value = await backend.abatch(step)
-            outcome = _Outcome(value)
-        except Exception as exc:
-            outcome = _Outcome(error=exc)
-        step = _resume(plan, outcome)
-    return cast(T, step.value)
+    return await drive_awaiting(plan, backend.abatch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +87,16 @@ _PART = {
 class _Base:
     """What both drivers share: opening the store, tenancy, closing."""
 
+    _remote: ClassVar[Callable[..., Any]]
+    """What a memvault server's URL opens instead (:mod:`memvault.rest.client`)."""
+
+    def __new__(cls, store: str | Backend | None = None, *args: Any, **options: Any) -> Self:
+        """The URL of a memvault server (``http://…``) opens a remote memory: a sibling class
+        with the same operations, not an instance of this one."""
+        if is_server_url(store):
+            return cast(Self, cls._remote(store, *args, **options))
+        return super().__new__(cls)
+
     def __init__(
         self,
         store: str | Backend | None = None,
@@ -159,7 +107,14 @@ class _Base:
         embedder: Embedder | None = None,
         check_embedding: bool = True,
         llm: ChatModel | None = None,
+        api_key: str | Sequence[str] | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
     ) -> None:
+        if (api_key, timeout, retries) != (None, None, None):
+            raise ConfigError(
+                "api_key, timeout and retries apply to a memvault server's URL (http://…) only"
+            )
         settings = settings if settings is not None else Settings.from_env()
         self._chat, self._owns_chat = llm, False
         self._learner, self._owns_learner = Learner(), True
@@ -301,15 +256,6 @@ def _owner(plan: Callable[..., Any]) -> str:
     return owner
 
 
-def _described(operation: Callable[..., Any], plan: Callable[..., Any]) -> None:
-    """Make an operation introspect as what it is: the plan's parameters and docstring, and
-    the plan's result as its return type (not ``Plan[…]``)."""
-    signature = inspect.signature(plan, eval_str=True)
-    result = get_args(signature.return_annotation)[-1]
-    operation.__signature__ = signature.replace(return_annotation=result)  # type: ignore[attr-defined]
-    operation.__memvault_operation__ = True  # type: ignore[attr-defined]
-
-
 Then = Callable[[Any, Any], Any]
 """What a driver does with an operation's result before returning it (``then(self, result)``)."""
 
@@ -330,7 +276,7 @@ def _blocking(
         result = run_blocking(plan(self._planners.of(owner), *args, **kwargs), self._backend)
         return cast(T, then(self, result))
 
-    _described(operation, plan)
+    described(operation, plan)
     return operation
 
 
@@ -346,29 +292,21 @@ def _awaitable(
         plan_run = plan(self._planners.of(owner), *args, **kwargs)
         return cast(T, then(self, await run_awaiting(plan_run, self._backend)))
 
-    _described(operation, plan)
+    described(operation, plan)
     return operation
 
 
-C = TypeVar("C", bound=type)
-
-
-def _operations(cls: C) -> C:
-    """Name each bound operation after the class it is bound on (``Memory.write``)."""
-    for name, value in vars(cls).items():
-        if getattr(value, "__memvault_operation__", False):
-            value.__qualname__ = f"{cls.__qualname__}.{name}"
-            value.__module__ = cls.__module__
-    return cls
-
-
-@_operations
+@name_operations
 class Memory(_Base):
     """A scoped memory store (blocking API). ``Memory()`` opens the default SQLite file.
 
     ``store`` is a URL (``sqlite:///path.db``, ``:memory:``, ``memory://``), a path, or a
-    :class:`~memvault.store.Backend`.
+    :class:`~memvault.store.Backend` — or a memvault server's URL (``http://host:8765``, with
+    ``api_key=``, ``timeout=``, ``retries=``), which gives a
+    :class:`~memvault.rest.client.RemoteMemory` (docs/remote.md).
     """
+
+    _remote = RemoteMemory
 
     write = _blocking(Planner.write)
     write_many = _blocking(Planner.write_many)
@@ -431,9 +369,12 @@ class Memory(_Base):
         self.close()
 
 
-@_operations
+@name_operations
 class AsyncMemory(_Base):
-    """The same store with an ``async`` API; use ``async with AsyncMemory(...) as memory``."""
+    """The same store with an ``async`` API; use ``async with AsyncMemory(...) as memory``.
+    A memvault server's URL gives an :class:`~memvault.rest.client.AsyncRemoteMemory`."""
+
+    _remote = AsyncRemoteMemory
 
     write = _awaitable(Planner.write)
     write_many = _awaitable(Planner.write_many)

@@ -175,6 +175,10 @@ def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
+def _time(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryEntry:
     """One stored memory. Returned by the store; never built by hand except in backends."""
@@ -245,6 +249,32 @@ class MemoryEntry:
             "supersedes": list(self.supersedes),
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryEntry:
+        """The entry of :meth:`to_dict` (and ``duplicate``, which a write's answer adds)."""
+        return cls(
+            id=data["id"],
+            scope=Scope.parse(data["scope"]),
+            content=data["content"],
+            created_at=datetime.fromisoformat(data["created_at"]),
+            updated_at=datetime.fromisoformat(data["updated_at"]),
+            valid_from=datetime.fromisoformat(data["valid_from"]),
+            tags=tuple(data["tags"]),
+            category=data["category"],
+            expires_at=_time(data["expires_at"]),
+            promoted_from_id=data["promoted_from_id"],
+            compacted_from_ids=tuple(data["compacted_from_ids"]),
+            metadata=data["metadata"],
+            provenance=Provenance.from_dict(data["provenance"]),
+            revision=data["revision"],
+            context=data["context"],
+            valid_to=_time(data["valid_to"]),
+            superseded_by=data["superseded_by"],
+            superseded_reason=data["superseded_reason"],
+            supersedes=tuple(data["supersedes"]),
+            duplicate=bool(data.get("duplicate", False)),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class NewEntry:
@@ -269,6 +299,14 @@ class Page:
     entries: tuple[MemoryEntry, ...]
     next_cursor: str | None
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"entries": [e.to_dict() for e in self.entries], "next_cursor": self.next_cursor}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Page:
+        entries = tuple(MemoryEntry.from_dict(e) for e in data["entries"])
+        return cls(entries, data["next_cursor"])
+
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
@@ -280,6 +318,10 @@ class SearchHit:
 
     def to_dict(self) -> dict[str, Any]:
         return {"score": self.score, "components": dict(self.components), **self.entry.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SearchHit:
+        return cls(MemoryEntry.from_dict(data), data["score"], dict(data["components"]))
 
 
 class Outcome(StrEnum):
@@ -318,6 +360,18 @@ class ItemResult:
         if self.outcome is Outcome.MERGED and self.entry is not None:
             result["merged_into"] = self.entry.id
         return result | {"entry": None if self.entry is None else self.entry.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ItemResult:
+        """The item of :meth:`to_dict`; a merged item's entry has ``duplicate`` set."""
+        outcome = Outcome(data["outcome"])
+        found = data.get("entry")
+        entry = None
+        if found is not None:
+            entry = replace(MemoryEntry.from_dict(found), duplicate=outcome is Outcome.MERGED)
+        return cls(
+            data["index"], outcome, entry=entry, error=data.get("error"), reason=data.get("reason")
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,3 +412,7 @@ class WriteReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.counts(), "items": [item.to_dict() for item in self.items]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WriteReport:
+        return cls(tuple(ItemResult.from_dict(item) for item in data["items"]))

@@ -48,6 +48,16 @@ class Supersession:
             "at": self.at.isoformat(),
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Supersession:
+        successor = data["successor"]
+        return cls(
+            MemoryEntry.from_dict(data["entry"]),
+            None if successor is None else MemoryEntry.from_dict(successor),
+            data["reason"],
+            datetime.fromisoformat(data["at"]),
+        )
+
 
 def reason_text(reason: object) -> str | None:
     """A supersession reason: None, or one line of at most 500 characters."""

@@ -139,7 +139,7 @@ def test_the_served_app_reads_its_guard_from_the_environment(
     monkeypatch.setenv(BOUND_HOST_ENV, "10.0.0.7")
     app = app_from_env()
     try:
-        (guard,) = [m.kwargs["guard"] for m in app.user_middleware]
+        (guard,) = [m.kwargs["guard"] for m in app.user_middleware if "guard" in m.kwargs]
         assert guard == Guard.parse("memory.example.com", "https://app.example.com", "10.0.0.7")
     finally:
         app.state.memory.close()

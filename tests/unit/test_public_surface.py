@@ -11,7 +11,7 @@ import pytest
 import memvault.store
 from memvault.store.base import AnyOp
 
-PUBLIC = ["memvault", "memvault.store", "memvault.embeddings", "memvault.testing"]
+PUBLIC = ["memvault", "memvault.store", "memvault.embeddings", "memvault.testing", "memvault.rest"]
 
 
 @pytest.mark.parametrize("name", PUBLIC)

@@ -1,4 +1,5 @@
-"""The REST server's pure parts: API keys, request fields, loopback detection."""
+"""The REST server's pure parts: API keys, request fields (memvault.rest.fields), loopback
+detection."""
 
 from dataclasses import replace
 from datetime import timedelta
@@ -7,8 +8,7 @@ import pytest
 
 from memvault.cli.serve import is_loopback
 from memvault.errors import ConfigError, ValidationError
-from memvault.server.auth import KeyRing
-from memvault.server.payload import (
+from memvault.rest.fields import (
     FLAG,
     INTEGER,
     SECONDS,
@@ -18,6 +18,7 @@ from memvault.server.payload import (
     fields,
     query_fields,
 )
+from memvault.server.auth import KeyRing
 
 KEY = "k" * 16
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import secrets
 
 import click
 
-from ..config import Settings
+from ..config import LOG_FORMATS, Settings
 from ..errors import ConfigError
 from ..memory import Memory
 from .app import cli
@@ -61,11 +62,22 @@ def is_loopback(host: str) -> bool:
     default="info",
     show_default=True,
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
-    help="How much the server logs.",
+    help="How much the server logs (info: a line per request).",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(LOG_FORMATS),
+    help="Log lines as text or as JSON objects (default: MEMVAULT_LOG_FORMAT, else text).",
 )
 @click.pass_context
 def serve(
-    ctx: click.Context, host: str, port: int, workers: int, allow_anonymous: bool, log_level: str
+    ctx: click.Context,
+    host: str,
+    port: int,
+    workers: int,
+    allow_anonymous: bool,
+    log_level: str,
+    log_format: str | None,
 ) -> None:
     """Serve the store over HTTP (JSON API under /v1; see docs/server.md).
 
@@ -73,6 +85,7 @@ def serve(
     and the key picks the tenant. Without keys the server only listens on loopback, unless
     --allow-anonymous. Requests must name a loopback host, the --host address or one of
     MEMVAULT_ALLOWED_HOSTS; web pages may call it only from MEMVAULT_ALLOWED_ORIGINS.
+    Prometheus metrics at /metrics, health at /healthz and /readyz (docs/operations.md).
     """
     try:
         import uvicorn
@@ -80,6 +93,8 @@ def serve(
         from ..server.app import BOUND_HOST_ENV
         from ..server.auth import KeyRing
         from ..server.guard import Guard
+        from ..server.logs import logging_config
+        from ..server.ui import SECRET_ENV as UI_SECRET_ENV
     except ImportError:
         click.echo(
             "Error: the server needs the 'server' extra: in the clone, "
@@ -107,6 +122,7 @@ def serve(
             )
     share_cores(settings, workers)
     os.environ[BOUND_HOST_ENV] = host  # the app (in every worker) accepts it as a Host name
+    os.environ.setdefault(UI_SECRET_ENV, secrets.token_urlsafe(32))  # one for all workers
     uvicorn.run(
         "memvault.server.app:app_from_env",
         factory=True,
@@ -114,4 +130,6 @@ def serve(
         port=port,
         workers=workers,
         log_level=log_level,
+        log_config=logging_config(log_format or settings.log_format, log_level),
+        access_log=False,  # the app logs each request once, with its id (docs/operations.md)
     )

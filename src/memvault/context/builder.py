@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta, tzinfo
 from typing import Any
@@ -46,6 +46,10 @@ class Message:
         }
         return {k: v for k, v in fields.items() if v is not None}
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Message:
+        return cls(data["role"], data["content"], data.get("name"), data.get("tool_call_id"))
+
 
 @dataclass(frozen=True, slots=True)
 class ContextWindow:
@@ -72,6 +76,18 @@ class ContextWindow:
             "summaries_made": self.summaries_made,
             "summaries_cached": self.summaries_cached,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ContextWindow:
+        return cls(
+            tuple(Message.from_dict(m) for m in data["messages"]),
+            data["tokens"],
+            data["verbatim"],
+            data["summarized"],
+            data["omitted"],
+            data["summaries_made"],
+            data["summaries_cached"],
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, tzinfo
 from typing import Any
@@ -62,6 +62,12 @@ class HierarchicalContext:
             "messages": [m.to_dict() for m in self.messages],
             "window": self.window.to_dict(),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> HierarchicalContext:
+        """The context of :meth:`to_dict` (its ``messages`` follow from the rest)."""
+        relevant = tuple(SearchHit.from_dict(h) for h in data["relevant"])
+        return cls(relevant, ContextWindow.from_dict(data["window"]), data["tokens"])
 
 
 def relevant_line(hit: SearchHit) -> str:

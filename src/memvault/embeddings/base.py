@@ -25,6 +25,14 @@ class Embedder(ABC):
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         """Embed at most ``batch_size`` texts; return an array of shape (len(texts), dimension)."""
 
+    def load(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Load now what the first embedding would load (a model); by default nothing."""
+
+    @property
+    def loaded(self) -> bool:
+        """Whether embedding would load nothing first (a server warms up until it is)."""
+        return True
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed any number of texts, in batches."""
         if not texts:

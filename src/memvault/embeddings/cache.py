@@ -24,10 +24,19 @@ class CachedEmbedder(Embedder):
         self._cache: OrderedDict[tuple[str, bytes], Vectors] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
+        """Texts not embedded: found in the cache, or repeated within one call."""
         self.misses = 0
+        """Texts the inner embedder embedded."""
 
     def _key(self, text: str) -> tuple[str, bytes]:
         return (self.name, hashlib.sha256(text.encode("utf-8")).digest())
+
+    def load(self) -> None:
+        self.inner.load()
+
+    @property
+    def loaded(self) -> bool:
+        return self.inner.loaded
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         return self.embed(texts)
@@ -40,13 +49,13 @@ class CachedEmbedder(Embedder):
                 if key in self._cache:
                     self._cache.move_to_end(key)
                     found[key] = self._cache[key]
-        missing = list(dict.fromkeys(k for k in keys if k not in found))
-        self.hits += len(keys) - len(missing)
+            missing = list(dict.fromkeys(k for k in keys if k not in found))
+            self.hits += len(keys) - len(missing)
         if missing:
             index = {key: i for i, key in enumerate(keys)}
             fresh = self.inner.embed([texts[index[key]] for key in missing])
-            self.misses += len(missing)
             with self._lock:
+                self.misses += len(missing)
                 for key, vector in zip(missing, fresh, strict=True):
                     found[key] = vector
                     self._cache[key] = vector

@@ -119,6 +119,13 @@ class LocalEmbedder(Embedder):
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         return options
 
+    def load(self) -> None:
+        self._load()
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded is not None
+
     def _load(self) -> tuple[Any, Any]:
         """Verify and load the model and tokenizer, once (the first embedding pays for it)."""
         with self._lock:

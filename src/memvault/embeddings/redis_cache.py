@@ -9,6 +9,7 @@ counted in ``errors``) and the model embeds the texts.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,10 +40,18 @@ class RedisCachedEmbedder(Embedder):
         self.ttl_seconds = ttl_seconds
         self.prefix = prefix
         self.hits = self.misses = self.errors = 0
+        self._lock = threading.Lock()  # guards the counters
 
     def _key(self, text: str) -> str:
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         return f"{self.prefix}:{self.name}:{digest}"
+
+    def load(self) -> None:
+        self.inner.load()
+
+    @property
+    def loaded(self) -> bool:
+        return self.inner.loaded
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         return self.embed(texts)
@@ -51,7 +60,8 @@ class RedisCachedEmbedder(Embedder):
         try:
             return list(self.client.mget(keys))
         except Exception:  # any Redis failure: work without the cache
-            self.errors += 1
+            with self._lock:
+                self.errors += 1
             return [None] * len(keys)
 
     def _store(self, keys: list[str], vectors: Vectors) -> None:
@@ -61,7 +71,8 @@ class RedisCachedEmbedder(Embedder):
                     pipe.set(key, vector.astype(np.float32).tobytes(), ex=self.ttl_seconds)
                 pipe.execute()
         except Exception:
-            self.errors += 1
+            with self._lock:
+                self.errors += 1
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:
@@ -74,8 +85,9 @@ class RedisCachedEmbedder(Embedder):
             if isinstance(raw, bytes) and len(raw) == size
         }
         missing = [i for i in range(len(texts)) if i not in found]
-        self.hits += len(found)
-        self.misses += len(missing)
+        with self._lock:
+            self.hits += len(found)
+            self.misses += len(missing)
         if missing:
             fresh = self.inner.embed([texts[i] for i in missing])
             self._store([keys[i] for i in missing], fresh)

@@ -67,6 +67,11 @@ class TurnResult:
             "redactions": dict(self.redactions),
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TurnResult:
+        records = tuple(Record.from_dict(r) for r in data["records"])
+        return cls(data["session_id"], records, data["extraction"], data["redactions"])
+
 
 @dataclass(frozen=True, slots=True)
 class Dropped:
@@ -77,6 +82,10 @@ class Dropped:
 
     def to_dict(self) -> dict[str, str]:
         return {"fact": self.fact, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Dropped:
+        return cls(data["fact"], data["reason"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +136,23 @@ class Extraction:
             "turns": self.turns,
             "skipped": self.skipped,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Extraction:
+        """The extraction of :meth:`to_dict`; the LLM's replies carry their accounting, not
+        their text (which :meth:`to_dict` leaves out)."""
+        return cls(
+            data["session_id"],
+            data["extractor"],
+            tuple(MemoryEntry.from_dict(e) for e in data["stored"]),
+            tuple(MemoryEntry.from_dict(e) for e in data["merged"]),
+            tuple(data["superseded"]),
+            tuple(Dropped.from_dict(d) for d in data["dropped"]),
+            tuple(ChatReply.from_dict(r) for r in data["llm"]),
+            data["redactions"],
+            data["turns"],
+            data["skipped"],
+        )
 
 
 def extractor_mode(settings: Settings, chat: ChatModel | None) -> str:

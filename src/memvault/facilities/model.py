@@ -106,7 +106,22 @@ class Session:
             "has_data": self.has_data,
             "profile": self.profile,
             "metadata": dict(self.metadata),
+            "entry_id": self.entry_id,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Session:
+        return cls(
+            data["id"],
+            data["user_id"],
+            data["title"],
+            data["private"],
+            datetime.fromisoformat(data["created_at"]),
+            data["has_data"],
+            data["profile"],
+            data["metadata"],
+            data.get("entry_id", ""),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +163,19 @@ class Record:
             "call_id": self.call_id,
             "object_ids": list(self.object_ids),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Record:
+        return cls(
+            data["id"],
+            data["session_id"],
+            data["role"],
+            data["content"],
+            datetime.fromisoformat(data["created_at"]),
+            data["tool_name"],
+            data["call_id"],
+            tuple(data["object_ids"]),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +225,21 @@ class Finding:
             "tool_originated": self.tool_originated,
             "duplicate": self.duplicate,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Finding:
+        """The finding of :meth:`to_dict` (its derived ``created_label`` and ``trust`` aside)."""
+        return cls(
+            data["id"],
+            data["entry_id"],
+            data["session_id"],
+            data["content"],
+            tuple(data["tags"]),
+            datetime.fromisoformat(data["created_at"]),
+            data["source"],
+            data["tool_originated"],
+            data["duplicate"],
+        )
 
 
 def finding_id(created_at: datetime, sequence: int, suffix: str) -> str:

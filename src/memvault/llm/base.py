@@ -9,7 +9,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal, Self
 from urllib.parse import urlsplit
@@ -73,6 +73,12 @@ class ChatReply:
         """The accounting of the reply (not its text), for reports and logs."""
         found = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "text"}
         return found | {"latency_ms": round(self.latency_ms, 3)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], text: str = "") -> ChatReply:
+        """The reply of :meth:`to_dict`, with ``text`` (which it leaves out)."""
+        known = {f.name for f in fields(cls)} - {"text"}
+        return cls(text=text, **{k: v for k, v in data.items() if k in known})
 
 
 def estimate_tokens(text: str) -> int:
@@ -150,6 +156,18 @@ class Usage:
             for purpose, n in sorted(self._fallbacks.items()):
                 counts[f"llm_fallbacks_{purpose}" if purpose else "llm_fallbacks"] = n
             return counts
+
+    def by_purpose(self) -> dict[str, dict[str, float]]:
+        """Each purpose's counters, unrounded: the ``USAGE_FIELDS`` and ``fallbacks``."""
+        with self._lock:
+            purposes = sorted({p for p in (*self._tallies, *self._fallbacks) if p})
+            return {purpose: self._counters(purpose) for purpose in purposes}
+
+    def _counters(self, purpose: str) -> dict[str, float]:
+        """One purpose's counters (the caller holds the lock)."""
+        tally = self._tallies.get(purpose, _Tally())
+        found: dict[str, float] = {name: getattr(tally, name) for name in USAGE_FIELDS}
+        return found | {"fallbacks": self._fallbacks[purpose]}
 
     def _both(self, purpose: str) -> tuple[_Tally, _Tally]:
         """The overall tally and the purpose's (the caller holds the lock)."""

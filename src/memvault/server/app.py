@@ -2,11 +2,13 @@
 
 Errors are translated here, by type, into HTTP statuses with a JSON body
 ``{"error": {"type": …, "message": …}}``; nothing below this module knows about HTTP. Every
-request first passes the :class:`~.guard.Guard` (Host, Origin, content type; CORS headers).
+request gets an id and is timed and logged (:mod:`.observe`), then passes the
+:class:`~.guard.Guard` (Host, Origin, content type; CORS headers).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -41,11 +43,13 @@ from ..errors import (
     MemvaultError,
     NotFoundError,
     ValidationError,
+    details,
 )
 from ..memory import AsyncMemory
-from . import facilities, learning, store
+from . import facilities, learning, store, ui
 from .auth import KeyRing
 from .guard import Guard
+from .observe import ObserveMiddleware, healthz, readyz, warm_up
 from .request import HttpError
 from .routes import Call, Route, openapi
 
@@ -116,12 +120,10 @@ def endpoint(route: Route) -> Callable[[Request], Awaitable[JSONResponse]]:
             return JSONResponse(body, status)
         except HttpError as exc:
             return error_response(exc.status, exc.kind, str(exc))
-        except FilteredError as exc:
-            return error_response(422, type(exc).__name__, str(exc), reason=exc.reason)
-        except MemvaultError as exc:
-            return error_response(status_of(exc), type(exc).__name__, str(exc))
+        except MemvaultError as exc:  # with what it carries: a filter's reason, an id…
+            return error_response(status_of(exc), type(exc).__name__, str(exc), **details(exc))
         except Exception:
-            log.exception("unexpected error in %s %s", request.method, request.url.path)
+            log.exception("unexpected error in %s %s", request.method, route.path)  # no ids
             return error_response(500, "InternalError", "internal error; see the server log")
 
     return run
@@ -146,7 +148,7 @@ class GuardMiddleware:
             await self.app(scope, receive, send)
             return
         method, headers = scope["method"], Headers(scope=scope)
-        refusal = self.guard.refusal(method, headers)
+        refusal = self.guard.refusal(method, headers, ui.page_origin(scope))
         preflight = self.guard.preflight(method, headers)
         if refusal is None and preflight is not None:
             await Response(status_code=204, headers=preflight)(scope, receive, send)
@@ -196,6 +198,7 @@ def create_app(
     allowed_origins: str = "",
     bound_host: str | None = None,
     owns_memory: bool = False,
+    ui_secret: str | None = None,
 ) -> Starlette:
     """The ASGI app serving ``memory``. With ``api_keys`` (``tenant:key,…``) every request
     needs a Bearer key, which selects its tenant; without, all requests act in the memory's
@@ -204,31 +207,44 @@ def create_app(
     The ``Host`` header must be a loopback name, ``bound_host`` (the address listened on; an
     all-interfaces address accepts any IP address) or one of ``allowed_hosts`` (comma-separated,
     ``*``: any); web pages may call only from ``allowed_origins`` (comma-separated origins,
-    which alone get CORS headers).
+    which alone get CORS headers). ``ui_secret`` signs the web inspector's cookies (``/ui``,
+    ``docs/inspector.md``; random when None).
     """
+    from .metrics import AppMetrics, metrics  # prometheus_client: [server], not [mcp]
+
     keys = KeyRing.parse(api_keys)
     guard = Guard.parse(allowed_hosts, allowed_origins, bound_host)
+    observed = AppMetrics(memory, keys)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        warming = asyncio.create_task(warm_up(memory.embedder))
         try:
             yield
         finally:
+            await warming
             if owns_memory:
                 memory.close()
 
     routes = [
         Path("/health", health, methods=["GET"]),
+        Path("/healthz", healthz, methods=["GET"]),
+        Path("/readyz", readyz, methods=["GET"]),
+        Path("/metrics", metrics, methods=["GET"]),
         Path("/openapi.json", openapi_document, methods=["GET"]),
         *(Path(r.path, endpoint(r), methods=[r.method]) for r in ROUTES),
+        *ui.routes(ui_secret),
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(GuardMiddleware, guard=guard)],
+        middleware=[
+            Middleware(ObserveMiddleware, observe=observed.observe_request),
+            Middleware(GuardMiddleware, guard=guard),
+        ],
         exception_handlers={HTTPException: http_error},
         lifespan=lifespan,
     )
-    app.state.memory, app.state.keys = memory, keys
+    app.state.memory, app.state.keys, app.state.metrics = memory, keys, observed
     app.state.max_request_bytes = max_request_bytes
     return app
 
@@ -246,6 +262,7 @@ def app_from_env() -> Starlette:
             allowed_hosts=settings.allowed_hosts,
             allowed_origins=settings.allowed_origins,
             bound_host=os.environ.get(BOUND_HOST_ENV),
+            ui_secret=os.environ.get(ui.SECRET_ENV),
             owns_memory=True,
         )
     except BaseException:

@@ -51,11 +51,18 @@ class KeyRing:
     def tenant_for(self, authorization: str | None) -> str | None:
         """The tenant of a ``Bearer`` header's key, or None when it names no known key."""
         scheme, _, key = (authorization or "").partition(" ")
-        if scheme.lower() != "bearer" or not key.strip():
+        if scheme.lower() != "bearer":
+            return None
+        found = self.lookup(key)
+        return None if found is None else found[1]
+
+    def lookup(self, key: str) -> tuple[bytes, str] | None:
+        """The digest and tenant of ``key``, or None when it is no known key."""
+        if not key.strip():
             return None
         digest = _digest(key.strip())
         found = None
         for known, tenant in self.tenants:  # compare with every key: no early exit
             if hmac.compare_digest(known, digest):
-                found = tenant
+                found = (known, tenant)
         return found

@@ -4,25 +4,12 @@ demote, and the prompt and context an agent sends to its LLM."""
 from __future__ import annotations
 
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import ValidationError
 from ..memory import AsyncMemory
-from .payload import FLAG, INTEGER, OBJECT, TAG_PARAM, TEXT, TEXTS, TIMESTAMP, Field
+from ..rest import endpoints as api
 from .routes import Answer, Call, Route
 from .store import written
-
-
-def _zone(name: str, value: Any) -> ZoneInfo:
-    if not isinstance(value, str):
-        raise ValidationError(f"{name} must be a time zone name such as UTC")
-    try:
-        return ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValidationError(f"{name}: unknown time zone {value!r}, e.g. UTC") from None
-
-
-ZONE = Field({"type": "string", "examples": ["UTC", "Europe/Paris"]}, _zone)
 
 
 async def create_session(memory: AsyncMemory, call: Call) -> Answer:
@@ -47,8 +34,8 @@ async def change_session(memory: AsyncMemory, call: Call) -> Answer:
         raise ValidationError("nothing to change; give title or has_data")
     if "title" in args:
         await memory.rename_session(session_id, args["title"])
-    if "has_data" in args:
-        await memory.set_data_loaded(session_id, args["has_data"])
+    if "loaded" in args:
+        await memory.set_data_loaded(session_id, args["loaded"])
     return 200, (await memory.get_session(session_id)).to_dict()
 
 
@@ -134,130 +121,23 @@ async def context(memory: AsyncMemory, call: Call) -> Answer:
     return 200, built.to_dict()
 
 
-NOTE = {
-    "fact": TEXT,
-    "category": TEXT,
-    "source": TEXT,
-    "native": TEXT,
-    "source_turn_index": INTEGER,
-    "tool_originated": FLAG,
-}
-SESSION = "/v1/sessions/{session_id}"
-USER = "/v1/users/{user_id}/global"
 ROUTES = (
-    Route(
-        "POST",
-        "/v1/sessions",
-        create_session,
-        {
-            "user_id": TEXT,
-            "title": TEXT,
-            "private": FLAG,
-            "profile": TEXT,
-            "metadata": OBJECT,
-            "session_id": TEXT,
-        },
-        required=("user_id",),
-        status=201,
-        answer="the session",
-    ),
-    Route(
-        "GET",
-        "/v1/sessions",
-        list_sessions,
-        query={"user_id": TEXT, "limit": INTEGER},
-        answer="the sessions",
-    ),
-    Route("GET", SESSION, get_session, answer="the session"),
-    Route(
-        "PATCH", SESSION, change_session, {"title": TEXT, "has_data": FLAG}, answer="the session"
-    ),
-    Route("DELETE", SESSION, delete_session, answer="how many entries were deleted"),
-    Route(
-        "POST",
-        f"{SESSION}/records",
-        append_record,
-        {
-            "role": TEXT,
-            "content": TEXT,
-            "tool_name": TEXT,
-            "call_id": TEXT,
-            "object_ids": TEXTS,
-            "created_at": TIMESTAMP,
-        },
-        required=("role", "content"),
-        status=201,
-        answer="the record",
-    ),
-    Route("GET", f"{SESSION}/records", list_records, answer="the records"),
-    Route(
-        "POST",
-        "/v1/records/search",
-        search_records,
-        {"query": TEXT, "session_id": TEXT, "user_id": TEXT, "limit": INTEGER},
-        required=("query",),
-        answer="the hits",
-    ),
-    Route(
-        "POST",
-        f"{SESSION}/notes",
-        add_note,
-        NOTE,
-        required=("fact",),
-        status=201,
-        answer="the Session Memory entry",
-    ),
-    Route("GET", f"{SESSION}/notes", list_notes, answer="the Session Memory"),
-    Route(
-        "POST",
-        f"{SESSION}/findings",
-        add_finding,
-        {"content": TEXT, "tags": TEXTS, "source": TEXT, "tool_originated": FLAG},
-        required=("content",),
-        status=201,
-        answer="the finding (200: an existing one it repeats)",
-    ),
-    Route(
-        "GET",
-        f"{SESSION}/findings",
-        list_findings,
-        query={"tag": TAG_PARAM, "text": TEXT},
-        answer="the findings",
-    ),
-    Route(
-        "POST",
-        USER,
-        add_global,
-        {**NOTE, "session_id": TEXT},
-        required=("fact",),
-        status=201,
-        answer="the Global Memory entry",
-    ),
-    Route("GET", USER, list_global, answer="the Global Memory"),
-    Route(
-        "POST",
-        "/v1/memories/{entry_id}/pin",
-        pin,
-        {"category": TEXT},
-        status=201,
-        answer="the Global Memory entry",
-    ),
-    Route(
-        "POST",
-        "/v1/memories/{entry_id}/demote",
-        demote,
-        {"session_id": TEXT, "category": TEXT},
-        required=("session_id",),
-        status=201,
-        answer="the Session Memory entry",
-    ),
-    Route("POST", f"{SESSION}/prompt", system_prompt, {"base": TEXT}, answer="the prompt"),
-    Route(
-        "POST",
-        f"{SESSION}/context",
-        context,
-        {"budget": INTEGER, "query": TEXT, "recall": FLAG, "limit": INTEGER, "tz": ZONE},
-        required=("budget",),
-        answer="the window, or the hierarchical context",
-    ),
+    Route(api.CREATE_SESSION, create_session),
+    Route(api.LIST_SESSIONS, list_sessions),
+    Route(api.GET_SESSION, get_session),
+    Route(api.CHANGE_SESSION, change_session),
+    Route(api.DELETE_SESSION, delete_session),
+    Route(api.APPEND_RECORD, append_record),
+    Route(api.RECORDS, list_records),
+    Route(api.SEARCH_RECORDS, search_records),
+    Route(api.ADD_NOTE, add_note),
+    Route(api.NOTES, list_notes),
+    Route(api.ADD_FINDING, add_finding),
+    Route(api.FINDINGS, list_findings),
+    Route(api.ADD_GLOBAL, add_global),
+    Route(api.GLOBAL, list_global),
+    Route(api.PIN, pin),
+    Route(api.DEMOTE, demote),
+    Route(api.PROMPT, system_prompt),
+    Route(api.CONTEXT, context),
 )

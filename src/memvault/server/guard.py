@@ -10,6 +10,9 @@ such pages out, with or without API keys (``docs/server.md``, "Browsers"):
 - **Content type**: every POST, PUT and PATCH, and every request with a body, must say
   ``Content-Type: application/json``, which no page can send to another site without a CORS
   preflight (granted only to ``allowed_origins``); otherwise 415.
+
+The web inspector's pages (``/ui``, ``docs/inspector.md``) are sent by the server's own origin
+too, and post HTML forms (``application/x-www-form-urlencoded``), each with a CSRF token.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ CORS_MAX_AGE = "600"
 _HOST = re.compile(r"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9_.-]+))(?::\d{1,5})?")
 _JSON_TYPE = re.compile(r"application/(?:[a-z0-9!#$&^_.+-]+\+)?json")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+FORM_TYPE = "application/x-www-form-urlencoded"
 
 
 class Refusal(NamedTuple):
@@ -163,11 +167,14 @@ class Guard:
             return None
         return origin if origin_of(origin) in self.origins else None
 
-    def origin_refusal(self, origin: str | None, fetch_site: str | None) -> Refusal | None:
+    def origin_refusal(
+        self, origin: str | None, fetch_site: str | None, own: str | None = None
+    ) -> Refusal | None:
         """Refuse a request sent by a web page of another origin (403), unless that origin is
-        allowed. Requests without ``Origin`` and ``Sec-Fetch-Site`` (curl, SDKs) pass."""
+        allowed or is ``own``. Requests without ``Origin`` and ``Sec-Fetch-Site`` (curl, SDKs)
+        pass."""
         if origin is not None:
-            if self.allowed_origin(origin):
+            if self.allowed_origin(origin) or (own is not None and origin_of(origin) == own):
                 return None
             return Refusal(
                 403,
@@ -184,13 +191,17 @@ class Guard:
             "allowed Origin)",
         )
 
-    def refusal(self, method: str, headers: Mapping[str, str]) -> Refusal | None:
+    def refusal(
+        self, method: str, headers: Mapping[str, str], own_origin: str | None = None
+    ) -> Refusal | None:
         """The first check ``headers`` (lower-case names) fail: Host, then Origin, then the
-        content type."""
+        content type. ``own_origin`` (this server's origin as the request names it) marks a
+        request for an inspector page: that origin may send it, and it posts forms, not JSON."""
+        body_refusal = content_type_refusal if own_origin is None else form_refusal
         return (
             self.host_refusal(headers.get("host"))
-            or self.origin_refusal(headers.get("origin"), headers.get("sec-fetch-site"))
-            or content_type_refusal(method, headers)
+            or self.origin_refusal(headers.get("origin"), headers.get("sec-fetch-site"), own_origin)
+            or body_refusal(method, headers)
         )
 
     def preflight(self, method: str, headers: Mapping[str, str]) -> dict[str, str] | None:
@@ -230,8 +241,11 @@ def _origin_setting(entry: str) -> str:
 def is_json(content_type: str) -> bool:
     """``application/json`` or ``application/…+json``; a charset, if given, must be UTF-8."""
     media, *parameters = content_type.split(";")
-    if not _JSON_TYPE.fullmatch(media.strip().lower()):
-        return False
+    return bool(_JSON_TYPE.fullmatch(media.strip().lower())) and _utf8(parameters)
+
+
+def _utf8(parameters: list[str]) -> bool:
+    """Whether media type ``parameters`` name no charset, or UTF-8."""
     for parameter in parameters:
         name, _, value = parameter.partition("=")
         if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in {
@@ -258,4 +272,21 @@ def content_type_refusal(method: str, headers: Mapping[str, str]) -> Refusal | N
         415,
         "UnsupportedMediaType",
         f"{method} requests must carry JSON: send 'Content-Type: application/json' (got {got})",
+    )
+
+
+def form_refusal(method: str, headers: Mapping[str, str]) -> Refusal | None:
+    """Refuse (415) a POST, PUT or PATCH, or any request with a body, that is not an HTML form
+    (``application/x-www-form-urlencoded``, UTF-8)."""
+    if method not in UNSAFE_METHODS and not has_body(headers):
+        return None
+    content_type = headers.get("content-type") or ""
+    media, *parameters = content_type.split(";")
+    if media.strip().lower() == FORM_TYPE and _utf8(parameters):
+        return None
+    return Refusal(
+        415,
+        "UnsupportedMediaType",
+        f"{method} requests to the inspector must be HTML forms ({FORM_TYPE}); "
+        f"got {content_type[:100]!r}",
     )

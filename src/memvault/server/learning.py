@@ -6,15 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..memory import AsyncMemory
-from .payload import FLAG, INTEGER, OBJECT, TEXT, TEXTS, TIMESTAMP, Field, typed
+from ..rest import endpoints as api
 from .routes import Answer, Call, Route
-from .store import ENTRY_ID, written
+from .store import written
 
-TOOL_RECORDS = Field(
-    {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "object"}]}},
-    typed("array"),
-)
-SESSION = "/v1/sessions/{session_id}"
 WAIT_SECONDS = 120.0
 """How long ``wait`` waits for the turn's extraction before answering without it."""
 
@@ -40,9 +35,26 @@ async def extract(memory: AsyncMemory, call: Call) -> Answer:
     return 200, (await memory.extract(call.path["session_id"])).to_dict()
 
 
+async def last_extraction(memory: AsyncMemory, call: Call) -> Answer:
+    """What the session's last background extraction did, or the error it raised."""
+    found = memory.last_extraction(call.path["session_id"])
+    return 200, {"extraction": None if found is None else found.to_dict()}
+
+
+async def flush(memory: AsyncMemory, call: Call) -> Answer:
+    """Wait (at most ``timeout`` seconds, capped) until the background extractions — or the
+    session's — are done."""
+    timeout = min(max(call.args.get("timeout", WAIT_SECONDS), 0.0), WAIT_SECONDS)
+    done = await memory.flush(timeout, session_id=call.args.get("session_id"))
+    return 200, {"done": done}
+
+
 async def supersede(memory: AsyncMemory, call: Call) -> Answer:
-    """Replace a fact by a changed one; the old entry is kept, linked and hidden."""
-    return written(await memory.supersede(call.path["entry_id"], **call.args))
+    """Replace a fact (or several) by a changed one; the old entries are kept, linked and
+    hidden."""
+    if "entry_id" in call.path:
+        return written(await memory.supersede(call.path["entry_id"], **call.args))
+    return written(await memory.supersede(**call.args))
 
 
 async def history(memory: AsyncMemory, call: Call) -> Answer:
@@ -62,46 +74,13 @@ async def superseded(memory: AsyncMemory, call: Call) -> Answer:
 
 
 ROUTES = (
-    Route(
-        "POST",
-        f"{SESSION}/turns",
-        add_turn,
-        {"user": TEXT, "assistant": TEXT, "tool_records": TOOL_RECORDS, "wait": FLAG},
-        status=202,
-        answer="the records appended and whether extraction was scheduled (201 with wait: "
-        "what it learned)",
-    ),
-    Route("POST", f"{SESSION}/extract", extract, {}, answer="what the extraction did"),
-    Route(
-        "POST",
-        f"{ENTRY_ID}/supersede",
-        supersede,
-        {
-            "content": TEXT,
-            "reason": TEXT,
-            "tags": TEXTS,
-            "metadata": OBJECT,
-            "provenance": OBJECT,
-            "created_at": TIMESTAMP,
-        },
-        required=("content",),
-        status=201,
-        answer="the new entry (200: the content restates it, nothing changed)",
-    ),
-    Route("GET", f"{ENTRY_ID}/history", history, answer="every version, oldest first"),
-    Route(
-        "POST",
-        f"{ENTRY_ID}/restore",
-        restore,
-        {"keep_successor": FLAG},
-        answer="the restored entry",
-    ),
-    Route(
-        "GET",
-        "/v1/superseded",
-        superseded,
-        query={"scope": TEXT, "since": TIMESTAMP, "limit": INTEGER},
-        required=("scope",),
-        answer="the supersessions, latest first",
-    ),
+    Route(api.ADD_TURN, add_turn),
+    Route(api.EXTRACT, extract),
+    Route(api.LAST_EXTRACTION, last_extraction),
+    Route(api.FLUSH, flush),
+    Route(api.SUPERSEDE, supersede),
+    Route(api.SUPERSEDE_MANY, supersede),
+    Route(api.HISTORY, history),
+    Route(api.RESTORE, restore),
+    Route(api.SUPERSEDED, superseded),
 )

@@ -1,9 +1,9 @@
-"""Routes as values: method, path, accepted fields, handler — and the OpenAPI document built
-from them (pure), so the API description can never drift from what the server accepts."""
+"""Routes as values: an endpoint of the API (:mod:`memvault.rest.endpoints`: method, path,
+accepted fields) and its handler — and the OpenAPI document built from them (pure), so the API
+description can never drift from what the server accepts or the remote client sends."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +11,8 @@ from typing import Any
 from starlette.requests import Request
 
 from ..memory import AsyncMemory
-from .payload import Field, fields, query_fields
+from ..rest.endpoints import Endpoint
+from ..rest.fields import Field, fields, query_fields
 from .request import read_json, request_query
 
 Answer = tuple[int, Any]
@@ -30,16 +31,38 @@ Handler = Callable[[AsyncMemory, Call], Awaitable[Answer]]
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    method: str
-    path: str
+    """An endpoint and the handler that serves it."""
+
+    endpoint: Endpoint
     handler: Handler
-    body: Mapping[str, Field] | None = None
-    """Fields of the JSON body (None: the route takes no body)."""
-    query: Mapping[str, Field] | None = None
-    """Fields of the query string."""
-    required: tuple[str, ...] = ()
-    status: int = 200
-    answer: str = "the result"
+
+    @property
+    def method(self) -> str:
+        return self.endpoint.method
+
+    @property
+    def path(self) -> str:
+        return self.endpoint.path
+
+    @property
+    def body(self) -> Mapping[str, Field] | None:
+        return self.endpoint.body
+
+    @property
+    def query(self) -> Mapping[str, Field] | None:
+        return self.endpoint.query
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return self.endpoint.required
+
+    @property
+    def status(self) -> int:
+        return self.endpoint.status
+
+    @property
+    def answer(self) -> str:
+        return self.endpoint.answer
 
     async def arguments(self, request: Request) -> dict[str, Any]:
         if self.body is not None:
@@ -49,7 +72,6 @@ class Route:
         return {}
 
 
-_PARAMETER = re.compile(r"{(\w+)(?::\w+)?}")
 ERROR = {
     "type": "object",
     "required": ["error"],
@@ -83,7 +105,7 @@ def _object(accepted: Mapping[str, Field], required: Sequence[str]) -> dict[str,
 
 
 def _operation(route: Route) -> dict[str, Any]:
-    names = _PARAMETER.findall(route.path)
+    names = route.endpoint.parameters
     parameters: list[dict[str, Any]] = [
         {"name": n, "in": "path", "required": True, "schema": {"type": "string"}} for n in names
     ]
@@ -119,8 +141,7 @@ def openapi(routes: Sequence[Route], version: str, authenticated: bool) -> dict[
     """The OpenAPI 3.1 document of ``routes``."""
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
-        path = _PARAMETER.sub(r"{\1}", route.path)
-        paths.setdefault(path, {})[route.method.lower()] = _operation(route)
+        paths.setdefault(route.endpoint.template, {})[route.method.lower()] = _operation(route)
     document: dict[str, Any] = {
         "openapi": "3.1.0",
         "info": {

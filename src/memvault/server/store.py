@@ -1,46 +1,18 @@
-"""REST routes of the scoped store: every operation of ``Memory`` but ``compact`` and
-``reembed`` (which take callbacks or the whole store)."""
+"""REST routes of the scoped store: every operation of ``Memory`` but ``reembed`` (which
+re-embeds every tenant's store). ``compact`` comes in two steps, as its callback runs at the
+caller's: read the sources, then store the text the callback made of them."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
 
-from ..errors import NotFoundError, ValidationError
-from ..memory import AsyncMemory
+from .. import validation as check
+from ..errors import CompactionError, ConflictError, NotFoundError, ValidationError
+from ..memory import AsyncMemory, run_awaiting
+from ..rest import endpoints as api
+from ..rest.fields import fields
 from ..types import ItemResult, MemoryEntry, NewEntry
-from .payload import (
-    FLAG,
-    INTEGER,
-    NUMBER,
-    OBJECT,
-    SECONDS,
-    TAG_PARAM,
-    TEXT,
-    TEXTS,
-    TIMESTAMP,
-    Field,
-    fields,
-    typed,
-)
 from .routes import Answer, Call, Route
-
-ENTRY = {
-    "content": TEXT,
-    "scope": TEXT,
-    "tags": TEXTS,
-    "category": TEXT,
-    "expires_at": TIMESTAMP,
-    "metadata": OBJECT,
-    "provenance": OBJECT,
-    "context": TEXT,
-    "created_at": TIMESTAMP,
-}
-WRITE = ("content", "scope")
-ITEMS = Field({"type": "array", "items": {"type": "object"}}, typed("array"))
-NARROWER = {"include_narrower": FLAG, "session_id": TEXT}
-SELECT = {"scope": TEXT, "tag": TAG_PARAM, "since": TIMESTAMP}
-VERSIONS = {"as_of": TIMESTAMP, "include_superseded": FLAG}
-"""What held at an instant, or every version (superseded entries are left out by default)."""
 
 
 async def write(memory: AsyncMemory, call: Call) -> Answer:
@@ -65,7 +37,7 @@ async def write_batch(memory: AsyncMemory, call: Call) -> Answer:
     requests, positions, refused = [], [], []
     for index, item in enumerate(items):
         try:
-            requests.append(NewEntry(**fields(item, ENTRY, WRITE)))
+            requests.append(NewEntry(**fields(item, api.ENTRY, api.ENTRY_REQUIRED)))
             positions.append(index)
         except ValidationError as exc:
             if strict:
@@ -78,8 +50,35 @@ async def write_batch(memory: AsyncMemory, call: Call) -> Answer:
 
 async def list_entries(memory: AsyncMemory, call: Call) -> Answer:
     """One page of entries, newest first; follow next_cursor."""
-    page = await memory.list(**call.args)
-    return 200, {"entries": [e.to_dict() for e in page.entries], "next_cursor": page.next_cursor}
+    return 200, (await memory.list(**call.args)).to_dict()
+
+
+async def compaction_sources(memory: AsyncMemory, call: Call) -> Answer:
+    """Check a compaction and read the entries it would merge (the caller's callback then
+    makes their text); nothing changes."""
+    check.arguments(call.args)
+    plan = memory.planners.store.compaction_sources(**call.args)
+    return 200, {"entries": [e.to_dict() for e in await run_awaiting(plan, memory.backend)]}
+
+
+async def compact(memory: AsyncMemory, call: Call) -> Answer:
+    """Merge entries of one scope into a new one with the given content; with revisions, only
+    if the sources are still at them (their text was made from those)."""
+    args = dict(call.args)
+    content: str = args.pop("content")
+    revisions = args.pop("revisions", None)
+
+    def text(sources: Sequence[MemoryEntry]) -> str:
+        if revisions is not None and [s.revision for s in sources] != revisions:
+            raise ConflictError("the entries changed since they were read; compact again")
+        return content
+
+    try:
+        return 201, (await memory.compact(callback=text, **args)).to_dict()
+    except CompactionError as exc:
+        if isinstance(exc.__cause__, ConflictError):
+            raise exc.__cause__ from None
+        raise
 
 
 async def get_entry(memory: AsyncMemory, call: Call) -> Answer:
@@ -132,101 +131,31 @@ async def purge_expired(memory: AsyncMemory, call: Call) -> Answer:
     return 200, {"purged": await memory.purge_expired()}
 
 
-SEARCH = {
-    "query": TEXT,
-    "scope": TEXT,
-    "limit": INTEGER,
-    "tags": TEXTS,
-    "categories": TEXTS,
-    "since": TIMESTAMP,
-    "until": TIMESTAMP,
-    "metadata": OBJECT,
-    **NARROWER,
-    "lexical_weight": NUMBER,
-    "dense_weight": NUMBER,
-    "recency_weight": NUMBER,
-    "recency_half_life": SECONDS,
-    "fusion": TEXT,
-    "diversity": NUMBER,
-    "min_score": NUMBER,
-    "conversational": FLAG,
-    **VERSIONS,
-}
-ENTRY_ID = "/v1/memories/{entry_id}"
+async def tenant(memory: AsyncMemory, call: Call) -> Answer:
+    """The tenant this request acts in (the API key's)."""
+    return 200, {"tenant": memory.tenant}
+
+
+async def stats(memory: AsyncMemory, call: Call) -> Answer:
+    """The server's counters (of the store it serves, all tenants: those of ``Memory.stats``)."""
+    return 200, memory.stats()
+
+
 ROUTES = (
-    Route(
-        "POST",
-        "/v1/memories",
-        write,
-        {**ENTRY, "ttl": SECONDS},
-        required=WRITE,
-        status=201,
-        answer="the entry",
-    ),
-    Route(
-        "GET",
-        "/v1/memories",
-        list_entries,
-        query={
-            **SELECT,
-            "order": TEXT,
-            "limit": INTEGER,
-            "cursor": TEXT,
-            "include_expired": FLAG,
-            "include_superseded": FLAG,
-        },
-        answer="entries and next_cursor",
-    ),
-    Route(
-        "POST",
-        "/v1/memories/batch",
-        write_batch,
-        {"items": ITEMS, "strict": FLAG},
-        required=("items",),
-        status=201,
-        answer="counts stored/merged/refused and each item's outcome, in order",
-    ),
-    Route("GET", ENTRY_ID, get_entry, answer="the entry"),
-    Route(
-        "PATCH",
-        ENTRY_ID,
-        update_entry,
-        {
-            "content": TEXT,
-            "tags": TEXTS,
-            "expires_at": replace(TIMESTAMP, nullable=True),
-            "metadata": OBJECT,
-        },
-        answer="the updated entry",
-    ),
-    Route("DELETE", ENTRY_ID, delete_entry, answer="whether it existed"),
-    Route(
-        "POST",
-        f"{ENTRY_ID}/promote",
-        promote_entry,
-        {"to": TEXT, "delete_original": FLAG, "content": TEXT, "tags": TEXTS},
-        required=("to",),
-        status=201,
-        answer="the new entry",
-    ),
-    Route("DELETE", "/v1/scopes/{scope:path}", delete_scope, answer="how many were deleted"),
-    Route(
-        "POST",
-        "/v1/retrieve",
-        retrieve,
-        {
-            "scope": TEXT,
-            "tags": TEXTS,
-            "since": TIMESTAMP,
-            "limit": INTEGER,
-            "order": TEXT,
-            **NARROWER,
-            **VERSIONS,
-        },
-        required=("scope",),
-        answer="the entries",
-    ),
-    Route("POST", "/v1/search", search, SEARCH, required=("query", "scope"), answer="the hits"),
-    Route("GET", "/v1/count", count, query={**SELECT, **NARROWER, **VERSIONS}, answer="the count"),
-    Route("POST", "/v1/purge-expired", purge_expired, {}, answer="how many were purged"),
+    Route(api.WRITE, write),
+    Route(api.LIST, list_entries),
+    Route(api.WRITE_BATCH, write_batch),
+    Route(api.COMPACTION_SOURCES, compaction_sources),
+    Route(api.COMPACT, compact),
+    Route(api.GET, get_entry),
+    Route(api.UPDATE, update_entry),
+    Route(api.DELETE, delete_entry),
+    Route(api.PROMOTE, promote_entry),
+    Route(api.DELETE_SCOPE, delete_scope),
+    Route(api.RETRIEVE, retrieve),
+    Route(api.SEARCH, search),
+    Route(api.COUNT, count),
+    Route(api.PURGE_EXPIRED, purge_expired),
+    Route(api.TENANT, tenant),
+    Route(api.STATS, stats),
 )

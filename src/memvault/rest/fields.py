@@ -1,9 +1,10 @@
 """Request fields: their JSON schema and how each becomes an operation argument (pure).
 
-Every route names the fields it accepts; an unknown field is an error (a typo must not be
+Every endpoint names the fields it accepts; an unknown field is an error (a typo must not be
 ignored silently). Each field checks its JSON type and converts what JSON cannot say (datetimes,
 durations, zones); the core validates the rest. ``null`` means "not given", unless a field says
-that null is a value (``nullable``, e.g. an expiry to clear).
+that null is a value (``nullable``, e.g. an expiry to clear). The server reads requests with
+these fields and the remote client writes them (:func:`query_text`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import ValidationError
 
@@ -116,6 +118,28 @@ TAG_PARAM = Field({"type": "string"}, typed("array"), keyword="tags", repeats=Tr
 """``?tag=a&tag=b`` → ``tags=[a, b]``."""
 
 
+def zone(name: str, value: Any) -> ZoneInfo:
+    """An IANA time zone name such as ``Europe/Paris``."""
+    if not isinstance(value, str):
+        raise ValidationError(f"{name} must be a time zone name such as UTC")
+    try:
+        return ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(f"{name}: unknown time zone {value!r}, e.g. UTC") from None
+
+
+ZONE = Field({"type": "string", "examples": ["UTC", "Europe/Paris"]}, zone)
+
+
+def _ids(name: str, value: Any) -> Any:
+    return value if isinstance(value, str) else typed("array")(name, value)
+
+
+IDS = Field({"anyOf": [{"type": "string"}, TEXTS.schema]}, _ids)
+"""One id, or a list of them."""
+INTEGERS = Field({"type": "array", "items": {"type": "integer"}}, typed("array"))
+
+
 def fields(
     source: Any, accepted: Mapping[str, Field], required: tuple[str, ...] = ()
 ) -> dict[str, Any]:
@@ -148,3 +172,20 @@ def query_fields(
             raise ValidationError(f"query parameter {name} is given more than once")
         single[name] = values if repeats else values[0]
     return fields(single, accepted, required)
+
+
+def query_text(field: Field, name: str, value: Any) -> list[str]:
+    """The query-string values of a JSON ``value`` for ``field`` (each item of a repeating
+    one). A query string has no types, so the JSON type is checked here, as the server checks
+    a body's; null gives no value."""
+    if value is None:
+        return []
+    items = field.convert(name, value) if field.repeats else [value]
+    check = typed(field.schema.get("type", "string"))
+    return [_text(check(name, item)) for item in items]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else repr(value)

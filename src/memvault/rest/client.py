@@ -1,0 +1,382 @@
+"""The remote client: ``Memory("http://host:8765", api_key=…)`` and ``AsyncMemory(…)`` give a
+:class:`RemoteMemory` / :class:`AsyncRemoteMemory` that runs every operation on a
+``memvault serve`` over REST — same operations, same results, same errors.
+
+Each operation is a remote plan (:mod:`.operations`) run by the blocking or the awaiting driver
+of :mod:`memvault.drivers`; only sending differs (:mod:`.transport`: ``httpx.Client`` or
+``httpx.AsyncClient``, imported when a remote memory opens).
+The server decides the tenant from the API key: a client holds keys, learns each one's tenant
+when it opens, and :meth:`~_Remote.with_tenant` switches among those tenants only.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
+
+from ..drivers import Steps, described, drive_awaiting, drive_blocking, name_operations
+from ..errors import ClosedError, ConfigError, ForbiddenError
+from ..extraction.plans import Extraction
+from ..extraction.worker import Failure
+from . import operations as ops
+from .codec import Options, Request
+from .operations import LOCAL_ONLY, Operation
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..embeddings import Embedder
+    from ..llm.base import ChatModel
+    from .transport import Awaiting, Blocking
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+ASKED = frozenset({"stats", "last_extraction"})
+"""What ``AsyncMemory`` answers at once and :class:`AsyncRemoteMemory` awaits: it asks the
+server."""
+
+
+@dataclass(slots=True)
+class _Link:
+    """What a remote memory and its tenant views share: the sender, the key of each tenant
+    (never shown), whether it is closed."""
+
+    sender: Any
+    keys: Mapping[str, str | None] = field(repr=False)
+    closed: bool = False
+
+
+def _tenants_of(sender: Blocking, keys: Sequence[str | None]) -> dict[str, str | None]:
+    """The tenant the server gives each key (the first key of a tenant wins)."""
+    found: dict[str, str | None] = {}
+    for key in keys:
+        tenant = drive_blocking(ops.tenant(), functools.partial(sender.send, key=key))
+        found.setdefault(tenant, key)
+    return found
+
+
+def _keys(api_key: str | Sequence[str] | None) -> list[str | None]:
+    if api_key is None:
+        return [None]
+    keys = [api_key] if isinstance(api_key, str) else list(api_key)
+    if not keys or not all(isinstance(k, str) and k.strip() for k in keys):
+        raise ConfigError("api_key must be a key, or a list of keys, of this server")
+    return [k.strip() for k in keys]
+
+
+class _Remote:
+    """What both remote memories share: the server, its tenants, the views."""
+
+    _link: _Link
+    _tenant: str
+    _owner: bool
+
+    def __init__(
+        self,
+        store: str,
+        *,
+        tenant: str | None = None,
+        settings: Settings | None = None,
+        clock: Callable[[], datetime] | None = None,
+        embedder: Embedder | None = None,
+        check_embedding: bool = True,
+        llm: ChatModel | None = None,
+        api_key: str | Sequence[str] | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
+    ) -> None:
+        given = {"settings": settings, "clock": clock, "embedder": embedder, "llm": llm}
+        theirs = [name for name, value in given.items() if value is not None]
+        if theirs:
+            raise ConfigError(
+                f"{', '.join(theirs)}: not with a memvault server's URL, whose own apply; set "
+                "them where `memvault serve` runs"
+            )
+        options, keys = Options.checked(store, timeout, retries), _keys(api_key)
+        sender = self._sender(options)
+        try:
+            tenants = self._tenants(sender, keys)
+            if tenant is not None and tenant not in tenants:
+                raise ForbiddenError(_no_key(tenant, options.server))
+        except BaseException:
+            sender.close()
+            raise
+        self._link = _Link(sender, tenants)
+        self._tenant = tenant if tenant is not None else next(iter(tenants))
+        self._owner = True
+
+    def _sender(self, options: Options) -> Any:
+        raise NotImplementedError
+
+    def _tenants(self, sender: Any, keys: Sequence[str | None]) -> dict[str, str | None]:
+        """The tenant of each key, asked with blocking calls (opening a memory blocks)."""
+        from .transport import Blocking
+
+        probe = Blocking(sender.options)
+        try:
+            return _tenants_of(probe, keys)
+        finally:
+            probe.close()
+
+    @property
+    def tenant(self) -> str:
+        """The tenant this memory acts in: the one the server gives its API key."""
+        return self._tenant
+
+    @property
+    def server(self) -> str:
+        """The server's URL (without a user name or password)."""
+        sender: Any = self._link.sender
+        return str(sender.options.server)
+
+    def with_tenant(self, tenant: str) -> Self:
+        """A view of the same server for another tenant, with the key the server gives it;
+        a tenant none of this memory's keys reaches is refused (the key decides the tenant)."""
+        if tenant not in self._link.keys:
+            raise ForbiddenError(_no_key(tenant, self.server))
+        view = object.__new__(type(self))
+        view._link, view._tenant, view._owner = self._link, tenant, False
+        return view
+
+    @property
+    def _key(self) -> str | None:
+        return self._link.keys[self._tenant]
+
+    def _open_link(self) -> _Link:
+        if self._link.closed:
+            raise ClosedError("this memory is closed: it sends no more requests")
+        return self._link
+
+    def __getattr__(self, name: str) -> Any:
+        if name in LOCAL_ONLY:
+            raise AttributeError(
+                f"{type(self).__name__} has no {name}: {LOCAL_ONLY[name]}", name=name, obj=self
+            )
+        raise AttributeError(
+            f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.server!r}, tenant={self._tenant!r})"
+
+
+def _no_key(tenant: str, server: str) -> str:
+    return (
+        f"no API key of this memory acts in tenant {tenant!r} at {server}: the server decides "
+        "the tenant from the key; open the memory with that tenant's key too (api_key=[…])"
+    )
+
+
+def _blocking(op: Operation[P, T]) -> Callable[Concatenate[RemoteMemory, P], T]:
+    """Bind a remote operation as a blocking method."""
+
+    @functools.wraps(op.plan)
+    def operation(self: RemoteMemory, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._run(op.steps(args, kwargs))
+
+    described(operation, op.plan)
+    return operation
+
+
+def _awaitable(
+    op: Operation[P, T],
+) -> Callable[Concatenate[AsyncRemoteMemory, P], Coroutine[Any, Any, T]]:
+    """Bind a remote operation as an ``async`` method."""
+
+    @functools.wraps(op.plan)
+    async def operation(self: AsyncRemoteMemory, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self._run(op.steps(args, kwargs))
+
+    described(operation, op.plan)
+    return operation
+
+
+@name_operations
+class RemoteMemory(_Remote):
+    """The blocking API on a memvault server: what ``Memory("http://host:8765", api_key=…)``
+    returns. Not a :class:`~memvault.Memory` (``isinstance`` says so): a sibling with the same
+    operations, results and errors; what only a local store has is in ``LOCAL_ONLY``."""
+
+    def _sender(self, options: Options) -> Blocking:
+        from .transport import Blocking
+
+        return Blocking(options)
+
+    def _tenants(self, sender: Blocking, keys: Sequence[str | None]) -> dict[str, str | None]:
+        return _tenants_of(sender, keys)
+
+    def _run(self, steps: Steps[T]) -> T:
+        link, key = self._open_link(), self._key
+        return drive_blocking(steps, functools.partial(link.sender.send, key=key))
+
+    write = _blocking(ops.WRITE)
+    write_many = _blocking(ops.WRITE_MANY)
+    retrieve = _blocking(ops.RETRIEVE)
+    get = _blocking(ops.GET)
+    update = _blocking(ops.UPDATE)
+    delete = _blocking(ops.DELETE)
+    delete_by_scope = _blocking(ops.DELETE_BY_SCOPE)
+    promote = _blocking(ops.PROMOTE)
+    compact = _blocking(ops.COMPACT)
+    count = _blocking(ops.COUNT)
+    list = _blocking(ops.LIST)
+    purge_expired = _blocking(ops.PURGE_EXPIRED)
+    search = _blocking(ops.SEARCH)
+    supersede = _blocking(ops.SUPERSEDE)
+    history = _blocking(ops.HISTORY)
+    restore = _blocking(ops.RESTORE)
+    superseded = _blocking(ops.SUPERSEDED)
+    create_session = _blocking(ops.CREATE_SESSION)
+    get_session = _blocking(ops.GET_SESSION)
+    list_sessions = _blocking(ops.LIST_SESSIONS)
+    rename_session = _blocking(ops.RENAME_SESSION)
+    set_data_loaded = _blocking(ops.SET_DATA_LOADED)
+    delete_session = _blocking(ops.DELETE_SESSION)
+    append_record = _blocking(ops.APPEND_RECORD)
+    records = _blocking(ops.RECORDS)
+    search_records = _blocking(ops.SEARCH_RECORDS)
+    add_session_memory = _blocking(ops.ADD_SESSION_MEMORY)
+    session_memory = _blocking(ops.SESSION_MEMORY)
+    add_finding = _blocking(ops.ADD_FINDING)
+    findings = _blocking(ops.FINDINGS)
+    add_global_memory = _blocking(ops.ADD_GLOBAL_MEMORY)
+    global_memory = _blocking(ops.GLOBAL_MEMORY)
+    pin = _blocking(ops.PIN)
+    demote = _blocking(ops.DEMOTE)
+    build_context = _blocking(ops.BUILD_CONTEXT)
+    system_prompt = _blocking(ops.SYSTEM_PROMPT)
+    recall = _blocking(ops.RECALL)
+    add_turn = _blocking(ops.ADD_TURN)
+    extract = _blocking(ops.EXTRACT)
+
+    def stats(self) -> dict[str, int]:
+        """The server's counters (those of the store it serves, every tenant's work)."""
+        return self._run(ops.stats())
+
+    def last_extraction(self, session_id: str) -> Extraction | Failure | None:
+        """What the server's last background extraction of the session did (or the error it
+        raised); None before the first one finished."""
+        return self._run(ops.last_extraction(session_id))
+
+    def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
+        """Wait until the server's background extractions (or that of one session) are done;
+        False if ``timeout`` (seconds) came first."""
+        return self._run(ops.flush(timeout, session_id))
+
+    def close(self) -> None:
+        """Close the connections to the server (a view made by :meth:`with_tenant` closes
+        nothing). The server goes on: what it extracts in the background is not lost."""
+        if self._owner and not self._link.closed:
+            self._link.closed = True
+            self._link.sender.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+@name_operations
+class AsyncRemoteMemory(_Remote):
+    """The ``async`` API on a memvault server: what ``AsyncMemory("http://host:8765", …)``
+    returns (opening it asks the server, once, which tenant each key acts in). ``stats()`` and
+    ``last_extraction()`` are awaited here: they ask the server."""
+
+    def _sender(self, options: Options) -> Awaiting:
+        from .transport import Awaiting
+
+        return Awaiting(options)
+
+    async def _run(self, steps: Steps[T]) -> T:
+        link, key = self._open_link(), self._key
+        send: Callable[[Request], Awaitable[Any]] = functools.partial(link.sender.send, key=key)
+        return await drive_awaiting(steps, send)
+
+    write = _awaitable(ops.WRITE)
+    write_many = _awaitable(ops.WRITE_MANY)
+    retrieve = _awaitable(ops.RETRIEVE)
+    get = _awaitable(ops.GET)
+    update = _awaitable(ops.UPDATE)
+    delete = _awaitable(ops.DELETE)
+    delete_by_scope = _awaitable(ops.DELETE_BY_SCOPE)
+    promote = _awaitable(ops.PROMOTE)
+    compact = _awaitable(ops.COMPACT)
+    count = _awaitable(ops.COUNT)
+    list = _awaitable(ops.LIST)
+    purge_expired = _awaitable(ops.PURGE_EXPIRED)
+    search = _awaitable(ops.SEARCH)
+    supersede = _awaitable(ops.SUPERSEDE)
+    history = _awaitable(ops.HISTORY)
+    restore = _awaitable(ops.RESTORE)
+    superseded = _awaitable(ops.SUPERSEDED)
+    create_session = _awaitable(ops.CREATE_SESSION)
+    get_session = _awaitable(ops.GET_SESSION)
+    list_sessions = _awaitable(ops.LIST_SESSIONS)
+    rename_session = _awaitable(ops.RENAME_SESSION)
+    set_data_loaded = _awaitable(ops.SET_DATA_LOADED)
+    delete_session = _awaitable(ops.DELETE_SESSION)
+    append_record = _awaitable(ops.APPEND_RECORD)
+    records = _awaitable(ops.RECORDS)
+    search_records = _awaitable(ops.SEARCH_RECORDS)
+    add_session_memory = _awaitable(ops.ADD_SESSION_MEMORY)
+    session_memory = _awaitable(ops.SESSION_MEMORY)
+    add_finding = _awaitable(ops.ADD_FINDING)
+    findings = _awaitable(ops.FINDINGS)
+    add_global_memory = _awaitable(ops.ADD_GLOBAL_MEMORY)
+    global_memory = _awaitable(ops.GLOBAL_MEMORY)
+    pin = _awaitable(ops.PIN)
+    demote = _awaitable(ops.DEMOTE)
+    build_context = _awaitable(ops.BUILD_CONTEXT)
+    system_prompt = _awaitable(ops.SYSTEM_PROMPT)
+    recall = _awaitable(ops.RECALL)
+    add_turn = _awaitable(ops.ADD_TURN)
+    extract = _awaitable(ops.EXTRACT)
+
+    async def stats(self) -> dict[str, int]:
+        """The server's counters (those of the store it serves, every tenant's work)."""
+        return await self._run(ops.stats())
+
+    async def last_extraction(self, session_id: str) -> Extraction | Failure | None:
+        """What the server's last background extraction of the session did (or the error it
+        raised); None before the first one finished."""
+        return await self._run(ops.last_extraction(session_id))
+
+    async def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
+        """Wait until the server's background extractions (or that of one session) are done;
+        False if ``timeout`` (seconds) came first."""
+        return await self._run(ops.flush(timeout, session_id))
+
+    def close(self) -> None:
+        """Close the connections to the server; prefer ``await aclose()`` (or ``async with``),
+        which waits until they are closed."""
+        if self._owner and not self._link.closed:
+            self._link.closed = True
+            self._link.sender.close()
+
+    async def aclose(self) -> None:
+        """Close the connections to the server (a view made by :meth:`with_tenant` closes
+        nothing). The server goes on: what it extracts in the background is not lost."""
+        if self._owner and not self._link.closed:
+            self._link.closed = True
+            await self._link.sender.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

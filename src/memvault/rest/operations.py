@@ -1,0 +1,294 @@
+"""Every operation of ``Memory`` as it travels over REST: the local plan it stands for (its
+name, parameters, docstring and result), the endpoint it is sent to, and how the answer reads.
+
+A remote operation is a plan too (:data:`~memvault.drivers.Steps`): it yields
+:class:`~memvault.rest.codec.Request` steps (and :class:`~memvault.core.Invoke` for a caller's
+callback), so :mod:`memvault.rest.client` runs each one with a blocking and an awaiting
+driver, like :class:`~memvault.Memory` and :class:`~memvault.AsyncMemory` run the local plans.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
+
+from .. import validation as check
+from ..context.builder import ContextWindow
+from ..context.plans import ContextPlans, HierarchicalContext
+from ..core import Plan, Planner, summarised
+from ..drivers import Steps
+from ..errors import CompactionError, NotFoundError, ValidationError, restated
+from ..extraction.plans import Extraction, LearningPlans, TurnResult
+from ..extraction.worker import Failure
+from ..facilities.model import Finding, Record, Session
+from ..facilities.notes import NotePlans
+from ..facilities.sessions import SessionPlans
+from ..types import ItemResult, MemoryEntry, NewEntry, Page, SearchHit, WriteReport
+from ..versions import Supersession, VersionPlans
+from . import endpoints as api
+from .codec import arguments, decoded, entry_fields, request, wire
+
+P = ParamSpec("P")
+T = TypeVar("T")
+Read = Callable[[Any], Any]
+
+FLUSH_WAIT = 30.0
+"""Seconds one flush request lets the server wait (a longer flush sends several)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Operation(Generic[P, T]):
+    """How an operation of ``Memory`` travels."""
+
+    plan: Callable[Concatenate[Any, P], Plan[T]]
+    """The local plan: the operation's name, parameters, docstring and result."""
+    endpoint: api.Endpoint
+    read: Read = lambda body: body
+    """The answer's JSON → the result."""
+    run: Callable[[Operation[P, T], dict[str, Any]], Steps[T]] | None = None
+    """Steps of its own (several requests, a callback here), else one exchange."""
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    """Fields always sent."""
+    kept: tuple[str, ...] = ()
+    """Parameters used here by :attr:`run`, never sent (a callback)."""
+    refused: Mapping[str, str] = field(default_factory=dict)
+    """Parameters that cannot travel, and why (given one, the call is refused)."""
+    defaults: bool = False
+    """Send every argument, defaults too (an endpoint that serves several operations)."""
+
+    @property
+    def name(self) -> str:
+        return self.plan.__name__
+
+    def steps(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Steps[T]:
+        """The remote plan of a call (its arguments checked now, before any request)."""
+        named = arguments(self.plan, args, kwargs, self.defaults)
+        for name, reason in self.refused.items():
+            if named.pop(name, None) is not None:
+                raise ValidationError(f"{name}: {reason}")
+        return self.run(self, named) if self.run is not None else self._exchange(named)
+
+    def _exchange(self, named: Mapping[str, Any]) -> Steps[T]:
+        sent = request(self.endpoint, {**named, **self.fixed})
+        result: T = decoded(self.read, (yield sent), sent)
+        return result
+
+
+def _each(key: str, read: Read) -> Read:
+    return lambda body: [read(item) for item in body[key]]
+
+
+def _field(key: str) -> Read:
+    return lambda body: body[key]
+
+
+def _get(op: Operation[Any, MemoryEntry | None], named: dict[str, Any]) -> Steps[Any]:
+    sent = request(op.endpoint, named)
+    try:
+        body = yield sent
+    except NotFoundError:
+        return None
+    return decoded(MemoryEntry.from_dict, body, sent)
+
+
+def _write_many(op: Operation[Any, WriteReport], named: dict[str, Any]) -> Steps[Any]:
+    """Items that cannot be sent (not finite, not JSON) are refused here, as the core refuses
+    them, and the server's report is told in the caller's numbering."""
+    items, strict = named["items"], named.get("strict", False)
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+        raise ValidationError(f"items must be a list of entries, got {type(items).__name__}")
+    sent, positions, refused = [], [], []
+    for index, item in enumerate(items):
+        try:
+            check.arguments({"": item})
+            entry = isinstance(item, NewEntry | Mapping)
+            sent.append(entry_fields(item, "item") if entry else wire(item, "item"))
+            positions.append(index)
+        except ValidationError as exc:
+            if strict:
+                raise restated(exc, f"item {index}", index) from exc
+            refused.append(ItemResult.refusal(index, exc))
+    batch = request(op.endpoint, {**named, "items": sent})
+    report = decoded(WriteReport.from_dict, (yield batch), batch)
+    return report.placed(positions, refused)
+
+
+def _compact(op: Operation[Any, MemoryEntry], named: dict[str, Any]) -> Steps[Any]:
+    """Read the sources (the server checks them), make their text with the callback here,
+    then store it — if the sources are still at the revisions the text was made from."""
+    callback = named.pop("callback")
+    asked = request(
+        api.COMPACTION_SOURCES, {k: named[k] for k in ("entry_ids", "scope") if k in named}
+    )
+    sources = decoded(_each("entries", MemoryEntry.from_dict), (yield asked), asked)
+    ids = [e.id for e in sources]
+    text = yield from summarised(ids, callback, sources)
+    if not isinstance(text, str):  # as the core says it: the server only checks text
+        kind = type(text).__name__
+        raise CompactionError(
+            ids, f"the callback's result is unusable: content must be a string, got {kind}"
+        )
+    revisions = [e.revision for e in sources]
+    store = request(op.endpoint, {**named, "content": text, "revisions": revisions})
+    return decoded(MemoryEntry.from_dict, (yield store), store)
+
+
+SUMMARIZER = "a summariser object cannot be sent to a server: the server summarises with its own"
+
+WRITE = Operation(Planner.write, api.WRITE, MemoryEntry.from_dict)
+WRITE_MANY = Operation(Planner.write_many, api.WRITE_BATCH, run=_write_many)
+RETRIEVE = Operation(Planner.retrieve, api.RETRIEVE, _each("entries", MemoryEntry.from_dict))
+GET = Operation(Planner.get, api.GET, run=_get)
+UPDATE = Operation(Planner.update, api.UPDATE, MemoryEntry.from_dict)
+DELETE = Operation(Planner.delete, api.DELETE, _field("deleted"))
+DELETE_BY_SCOPE = Operation(Planner.delete_by_scope, api.DELETE_SCOPE, _field("deleted"))
+PROMOTE = Operation(Planner.promote, api.PROMOTE, MemoryEntry.from_dict)
+COMPACT = Operation(Planner.compact, api.COMPACT, run=_compact, kept=("callback",))
+COUNT = Operation(Planner.count, api.COUNT, _field("count"))
+LIST = Operation(Planner.list, api.LIST, Page.from_dict)
+PURGE_EXPIRED = Operation(Planner.purge_expired, api.PURGE_EXPIRED, _field("purged"))
+SEARCH = Operation(Planner.search, api.SEARCH, _each("hits", SearchHit.from_dict))
+SUPERSEDE = Operation(VersionPlans.supersede, api.SUPERSEDE_MANY, MemoryEntry.from_dict)
+HISTORY = Operation(VersionPlans.history, api.HISTORY, _each("entries", MemoryEntry.from_dict))
+RESTORE = Operation(VersionPlans.restore, api.RESTORE, MemoryEntry.from_dict)
+SUPERSEDED = Operation(
+    VersionPlans.superseded, api.SUPERSEDED, _each("supersessions", Supersession.from_dict)
+)
+CREATE_SESSION = Operation(SessionPlans.create_session, api.CREATE_SESSION, Session.from_dict)
+GET_SESSION = Operation(SessionPlans.get_session, api.GET_SESSION, Session.from_dict)
+LIST_SESSIONS = Operation(
+    SessionPlans.list_sessions, api.LIST_SESSIONS, _each("sessions", Session.from_dict)
+)
+RENAME_SESSION = Operation(SessionPlans.rename_session, api.CHANGE_SESSION, Session.from_dict)
+SET_DATA_LOADED = Operation(
+    SessionPlans.set_data_loaded, api.CHANGE_SESSION, Session.from_dict, defaults=True
+)
+DELETE_SESSION = Operation(SessionPlans.delete_session, api.DELETE_SESSION, _field("deleted"))
+APPEND_RECORD = Operation(SessionPlans.append_record, api.APPEND_RECORD, Record.from_dict)
+RECORDS = Operation(SessionPlans.records, api.RECORDS, _each("records", Record.from_dict))
+SEARCH_RECORDS = Operation(
+    SessionPlans.search_records, api.SEARCH_RECORDS, _each("hits", SearchHit.from_dict)
+)
+ADD_SESSION_MEMORY = Operation(NotePlans.add_session_memory, api.ADD_NOTE, MemoryEntry.from_dict)
+SESSION_MEMORY = Operation(
+    NotePlans.session_memory, api.NOTES, _each("entries", MemoryEntry.from_dict)
+)
+ADD_FINDING = Operation(NotePlans.add_finding, api.ADD_FINDING, Finding.from_dict)
+FINDINGS = Operation(NotePlans.findings, api.FINDINGS, _each("findings", Finding.from_dict))
+ADD_GLOBAL_MEMORY = Operation(NotePlans.add_global_memory, api.ADD_GLOBAL, MemoryEntry.from_dict)
+GLOBAL_MEMORY = Operation(
+    NotePlans.global_memory, api.GLOBAL, _each("entries", MemoryEntry.from_dict)
+)
+PIN = Operation(NotePlans.pin, api.PIN, MemoryEntry.from_dict)
+DEMOTE = Operation(NotePlans.demote, api.DEMOTE, MemoryEntry.from_dict)
+BUILD_CONTEXT = Operation(
+    ContextPlans.build_context,
+    api.CONTEXT,
+    ContextWindow.from_dict,
+    refused={"summarizer": SUMMARIZER},
+)
+SYSTEM_PROMPT = Operation(ContextPlans.system_prompt, api.PROMPT, _field("prompt"))
+RECALL = Operation(
+    ContextPlans.recall,
+    api.CONTEXT,
+    HierarchicalContext.from_dict,
+    fixed={"recall": True},
+    refused={"summarizer": SUMMARIZER},
+)
+ADD_TURN = Operation(LearningPlans.add_turn, api.ADD_TURN, TurnResult.from_dict)
+EXTRACT = Operation(LearningPlans.extract, api.EXTRACT, Extraction.from_dict)
+
+OPERATIONS: tuple[Operation[Any, Any], ...] = (
+    WRITE,
+    WRITE_MANY,
+    RETRIEVE,
+    GET,
+    UPDATE,
+    DELETE,
+    DELETE_BY_SCOPE,
+    PROMOTE,
+    COMPACT,
+    COUNT,
+    LIST,
+    PURGE_EXPIRED,
+    SEARCH,
+    SUPERSEDE,
+    HISTORY,
+    RESTORE,
+    SUPERSEDED,
+    CREATE_SESSION,
+    GET_SESSION,
+    LIST_SESSIONS,
+    RENAME_SESSION,
+    SET_DATA_LOADED,
+    DELETE_SESSION,
+    APPEND_RECORD,
+    RECORDS,
+    SEARCH_RECORDS,
+    ADD_SESSION_MEMORY,
+    SESSION_MEMORY,
+    ADD_FINDING,
+    FINDINGS,
+    ADD_GLOBAL_MEMORY,
+    GLOBAL_MEMORY,
+    PIN,
+    DEMOTE,
+    BUILD_CONTEXT,
+    SYSTEM_PROMPT,
+    RECALL,
+    ADD_TURN,
+    EXTRACT,
+)
+
+LOCAL_ONLY = {
+    "backend": "the store is the server's: `memvault serve` opens and closes it",
+    "planners": "the plans run on the server",
+    "settings": "the server's settings apply (MEMVAULT_* where `memvault serve` runs)",
+    "embedder": "the server embeds with its own model",
+    "llm": "extraction and summaries use the server's chat model",
+    "reembed": "it rewrites every tenant's vectors: run `memvault reembed` on the server's store",
+}
+"""What a ``Memory`` has and a remote one has not, and why."""
+
+
+# -- what is not an operation of a planner ----------------------------------------------------
+
+
+def tenant() -> Steps[str]:
+    """The tenant the server lets the key act in."""
+    asked = request(api.TENANT, {})
+    return decoded(lambda body: str(body["tenant"]), (yield asked), asked)
+
+
+def stats() -> Steps[dict[str, int]]:
+    asked = request(api.STATS, {})
+    return decoded(dict, (yield asked), asked)
+
+
+def last_extraction(session_id: str) -> Steps[Extraction | Failure | None]:
+    asked = request(api.LAST_EXTRACTION, {"session_id": session_id})
+    return decoded(_extraction, (yield asked), asked)
+
+
+def _extraction(body: Any) -> Extraction | Failure | None:
+    found = body["extraction"]
+    if found is None:
+        return None
+    return Failure.from_dict(found) if set(found) == {"error"} else Extraction.from_dict(found)
+
+
+def flush(timeout: float | None, session_id: str | None) -> Steps[bool]:
+    """Wait until the server's background extractions (or the session's) are done, asking
+    in requests of at most :data:`FLUSH_WAIT` seconds; False if ``timeout`` came first."""
+    if timeout is not None:
+        check.finite("timeout", timeout)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = FLUSH_WAIT if deadline is None else deadline - time.monotonic()
+        wait = min(max(left, 0.0), FLUSH_WAIT)
+        asked = request(api.FLUSH, {"timeout": wait, "session_id": session_id}, wait)
+        done = decoded(lambda body: bool(body["done"]), (yield asked), asked)
+        if done or (deadline is not None and left <= FLUSH_WAIT):
+            return done

@@ -1,0 +1,51 @@
+"""What the inspector's pages show, as plain values (pure): severities, notices, addresses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from urllib.parse import quote, urlencode
+
+from ...facilities.model import Finding
+
+PREFIX = "/ui"
+SEVERITIES = ("critical", "high", "medium", "low", "info")
+"""Finding tags shown as severities, most severe first (any other tag filters too)."""
+NOTICES = {
+    "pinned": "Pinned to Global Memory.",
+    "demoted": "Moved into this session's Session Memory.",
+    "deleted": "Deleted.",
+    "restored": "Restored: the entry is current again.",
+}
+
+
+def severity_of(tags: Iterable[str]) -> str | None:
+    """The most severe of :data:`SEVERITIES` among ``tags``, if any."""
+    present = set(tags)
+    return next((s for s in SEVERITIES if s in present), None)
+
+
+def filter_tags(findings: Sequence[Finding]) -> list[str]:
+    """The choices of the findings filter: every severity, then the findings' other tags."""
+    others = sorted({tag for f in findings for tag in f.tags} - set(SEVERITIES))
+    return [*SEVERITIES, *others]
+
+
+def notice(query: Mapping[str, str]) -> str | None:
+    """The message a redirect after a change asked for (``?done=…&n=…``): only known ones."""
+    message = NOTICES.get(query.get("done", ""))
+    count = query.get("n", "")
+    if message and count.isdigit() and len(count) < 6:
+        return f"{message[:-1]} ({count} entries)."
+    return message
+
+
+def session_url(session_id: str | None, **query: str) -> str:
+    """The address of a session's page (of the sessions list without one), with ``query``."""
+    path = f"{PREFIX}/sessions/{quote(session_id, safe='')}" if session_id else PREFIX
+    return f"{path}?{urlencode(query)}" if query else path
+
+
+def when(moment: datetime | None) -> str:
+    """A timestamp as the pages show it: ``2026-05-03 14:07 UTC``."""
+    return "" if moment is None else moment.strftime("%Y-%m-%d %H:%M %Z").strip()

@@ -1,0 +1,61 @@
+"""The memory the inspector tests look at: two tenants, sessions, notes, findings of every
+severity, Global Memory with a superseded fact, and content that tries to run a script."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from memvault import Memory, Settings
+from memvault.testing import HashEmbedder, ManualClock
+
+ACME_KEY = "acme-key-0123456789abcdef"
+GLOBEX_KEY = "globex-key-0123456789abcdef"
+API_KEYS = f"acme:{ACME_KEY},globex:{GLOBEX_KEY}"
+SETTINGS = Settings(near_duplicate_threshold=0.99)
+HOSTILE = '<script>window.__pwned = 1</script><img src="x" onerror="window.__pwned = 2">'
+"""Memory content is untrusted text: an agent may have stored this."""
+
+
+@dataclass(frozen=True)
+class Seeded:
+    session: str
+    """acme's shared session of alice, with data loaded."""
+    private_session: str
+    other_tenant_session: str
+    """globex's session (acme must never reach it)."""
+    other_tenant_finding: str
+    """The entry id of a globex finding."""
+
+
+def seed(path: Path) -> Seeded:
+    """Fill the SQLite store at ``path`` (closed again before a server opens it)."""
+    memory = Memory(
+        str(path), tenant="acme", settings=SETTINGS, embedder=HashEmbedder(), clock=ManualClock()
+    )
+    with memory:
+        s = memory.create_session("alice", title="Q1 sales")
+        memory.set_data_loaded(s.id)
+        memory.append_record(s.id, "user", "I prefer Go. Please analyse the Q1 sales CSV.")
+        memory.append_record(s.id, "assistant", "Loaded 3 tables.")
+        memory.add_session_memory(s.id, "User is analysing Q1 sales", category="context")
+        memory.add_session_memory(s.id, HOSTILE)
+        for word in ("one", "two", "three"):
+            memory.add_session_memory(s.id, f"Temporary scratch note {word}")
+        for content, severity in (
+            ("Osaka sold 1850 units in week 10", "critical"),
+            ("Kyoto returns doubled in March", "high"),
+            ("Osaka promotion ended a week early", "medium"),
+            ("Nagoya stock ran low twice", "low"),
+        ):
+            memory.add_finding(s.id, content, tags=[severity])
+        memory.add_global_memory("alice", "User prefers Go over Python", session_id=s.id)
+        home = memory.add_global_memory("alice", "User lives in Berlin", category="identity")
+        memory.supersede(home.id, "User lives in Paris", reason="moved in March")
+        private = memory.create_session("alice", title="Scratch", private=True)
+        memory.add_session_memory(private.id, "Never leaves this session")
+        globex = memory.with_tenant("globex")
+        secret = globex.create_session("bob", title="Globex secret plans")
+        globex.set_data_loaded(secret.id)
+        finding = globex.add_finding(secret.id, "Globex secret: merger in May")
+    return Seeded(s.id, private.id, secret.id, finding.entry_id)

@@ -1,0 +1,263 @@
+"""The web inspector over HTTP, in-process: logins and visits, CSRF, the guard's page rules,
+tenant isolation, escaping and security headers (the browser tests show the same in Chromium)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from memvault import AsyncMemory, ConfigError
+from memvault.server import create_app
+from memvault.testing import HashEmbedder, ManualClock
+
+from .inspector_seed import ACME_KEY, API_KEYS, HOSTILE, SETTINGS, Seeded, seed
+
+BASE = "http://127.0.0.1:8765"
+SAME_ORIGIN = {"Origin": BASE}
+SECRET = "a-secret-of-at-least-32-characters!"
+
+
+@pytest.fixture
+def seeded(tmp_path: Path) -> Seeded:
+    return seed(tmp_path / "inspector.db")
+
+
+@pytest.fixture
+def open_app(tmp_path: Path, seeded: Seeded) -> Iterator[Callable[..., TestClient]]:
+    """Starts apps over the seeded store: ``open_app(api_keys=…, base=…)``."""
+    running: list[TestClient] = []
+
+    def start(api_keys: str = API_KEYS, base: str = BASE) -> TestClient:
+        memory = AsyncMemory(
+            str(tmp_path / "inspector.db"),
+            tenant="acme",
+            settings=SETTINGS,
+            embedder=HashEmbedder(),
+            clock=ManualClock(),
+        )
+        app = create_app(memory, api_keys=api_keys, owns_memory=True, ui_secret=SECRET)
+        client = TestClient(app, base_url=base, follow_redirects=False)
+        client.__enter__()
+        running.append(client)
+        return client
+
+    yield start
+    for client in running:
+        client.__exit__(None, None, None)
+
+
+@pytest.fixture
+def ui(open_app: Callable[..., TestClient]) -> TestClient:
+    return open_app()
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found, "the page has no CSRF token"
+    return found[1]
+
+
+def log_in(client: TestClient, key: str = ACME_KEY) -> str:
+    """Log in; the CSRF token of the new visit."""
+    token = csrf_of(client.get("/ui/login").text)
+    answer = client.post("/ui/login", data={"csrf": token, "key": key}, headers=SAME_ORIGIN)
+    assert (answer.status_code, answer.headers["location"]) == (303, "/ui")
+    return csrf_of(client.get("/ui").text)
+
+
+def post(client: TestClient, path: str, **fields: str | list[str]) -> tuple[int, str]:
+    answer = client.post(path, data=fields, headers=SAME_ORIGIN)
+    return answer.status_code, answer.headers.get("location") or answer.text
+
+
+def test_pages_need_a_login_and_a_key_logs_in(ui: TestClient) -> None:
+    for path in ("/ui", "/ui/sessions/s-1", "/ui/search?scope=user:alice&q=go"):
+        answer = ui.get(path)
+        assert (answer.status_code, answer.headers["location"]) == (303, "/ui/login")
+    login = ui.get("/ui/login")
+    assert login.status_code == 200 and 'type="password"' in login.text
+    cookie = login.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/ui" in cookie
+    assert "Secure" not in cookie  # plain HTTP: the browser would drop a Secure cookie
+    answer = ui.post("/ui/login", data={"csrf": csrf_of(login.text), "key": "x" * 20})
+    assert answer.status_code == 401 and "not an API key" in answer.text
+    log_in(ui)
+    assert ACME_KEY not in ui.cookies["memvault_ui"]
+    assert ui.get("/ui/login").headers["location"] == "/ui"
+    assert "Q1 sales" in ui.get("/ui").text
+
+
+def test_over_https_the_cookie_is_secure(open_app: Callable[..., TestClient]) -> None:
+    client = open_app(base="https://127.0.0.1")
+    assert "Secure" in client.get("/ui/login").headers["set-cookie"]
+
+
+def test_a_login_needs_the_forms_token(ui: TestClient) -> None:
+    ui.get("/ui/login")
+    answer = ui.post("/ui/login", data={"key": ACME_KEY}, headers=SAME_ORIGIN)
+    assert answer.status_code == 403 and "memvault_ui" not in answer.headers.get("set-cookie", "")
+    fresh = TestClient(ui.app, base_url=BASE, follow_redirects=False)
+    assert fresh.post("/ui/login", data={"key": ACME_KEY}).headers["location"] == "/ui/login"
+
+
+def test_logout_ends_the_visit(ui: TestClient) -> None:
+    token = log_in(ui)
+    cookie = ui.cookies["memvault_ui"]
+    assert post(ui, "/ui/logout", csrf="")[0] == 403
+    assert post(ui, "/ui/logout", csrf=token) == (303, "/ui/login")
+    ui.cookies.set("memvault_ui", cookie, path="/ui")
+    assert ui.get("/ui").headers["location"] == "/ui/login"
+
+
+def test_a_removed_key_ends_its_visits(open_app: Callable[..., TestClient]) -> None:
+    before = open_app()
+    log_in(before)
+    after = open_app(api_keys="globex:" + "g" * 20)  # same secret, acme's key is gone
+    after.cookies.set("memvault_ui", before.cookies["memvault_ui"], path="/ui")
+    assert after.get("/ui").headers["location"] == "/ui/login"
+
+
+def test_every_form_needs_the_visits_token(ui: TestClient, seeded: Seeded) -> None:
+    token = log_in(ui)
+    note = _entry_id(ui.get(f"/ui/sessions/{seeded.session}").text, "User is analysing")
+    forms = [f"/ui/entries/{note}/{a}" for a in ("pin", "demote", "delete", "restore")]
+    for path in [*forms, "/ui/entries/delete"]:
+        for wrong in ({}, {"csrf": ""}, {"csrf": token[:-2] + "xx"}):
+            status, body = post(ui, path, ids=note, session=seeded.session, **wrong)
+            assert status == 403 and "this form has expired" in body, path
+    assert "User is analysing" in ui.get(f"/ui/sessions/{seeded.session}").text
+
+
+def test_forms_come_from_the_inspectors_own_origin_as_forms(ui: TestClient) -> None:
+    token = log_in(ui)
+    for origin in ("http://127.0.0.1:9999", "http://localhost:8765", "null"):
+        answer = ui.post("/ui/logout", data={"csrf": token}, headers={"Origin": origin})
+        assert answer.status_code == 403 and answer.json()["error"]["type"] == "ForbiddenOrigin"
+    answer = ui.post("/ui/logout", json={"csrf": token}, headers=SAME_ORIGIN)
+    assert answer.status_code == 415
+    api = ui.post("/v1/memories", data={"content": "x"}, headers=SAME_ORIGIN)
+    assert api.status_code == 403  # the API stays closed to web pages, the inspector's too
+
+
+def _entry_id(html: str, text: str) -> str:
+    found = re.search(r'data-id="([^"]+)">(?:(?!</li>).)*?' + re.escape(text), html, re.S)
+    assert found, text
+    return found[1]
+
+
+def test_another_tenants_ids_are_not_found(ui: TestClient, seeded: Seeded) -> None:
+    token = log_in(ui)
+    answer = ui.get(f"/ui/sessions/{seeded.other_tenant_session}")
+    assert answer.status_code == 404 and "Globex" not in answer.text
+    other = seeded.other_tenant_finding
+    session = seeded.session
+    for action in ("pin", "demote", "delete", "restore"):
+        fields = {"csrf": token, "session": session, "category": "fact"}
+        status, body = post(ui, f"/ui/entries/{other}/{action}", **fields)
+        assert status == 404 and "not found" in body, action
+    status, _ = post(ui, "/ui/entries/delete", csrf=token, session=session, ids=[other])
+    assert status == 404
+    hits = ui.get(f"/ui/search?scope=session:{seeded.other_tenant_session}&q=merger")
+    assert hits.status_code == 200 and "Globex" not in hits.text
+    assert "Globex" not in ui.get("/ui").text
+
+
+def test_memory_content_is_escaped(ui: TestClient, seeded: Seeded) -> None:
+    log_in(ui)
+    html = ui.get(f"/ui/sessions/{seeded.session}").text
+    assert HOSTILE not in html
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;&lt;img src=&#34;x&#34;" in html
+    assert "<script" not in html.replace('<script src="/ui/static/inspector.js" defer>', "")
+
+
+def test_every_answer_carries_the_security_headers(ui: TestClient, seeded: Seeded) -> None:
+    answers = [ui.get("/ui"), ui.get("/ui/login"), ui.get("/ui/static/inspector.js")]
+    token = log_in(ui)
+    answers += [ui.get(f"/ui/sessions/{seeded.session}"), ui.get("/ui/sessions/nope")]
+    answers.append(ui.post("/ui/logout", data={"csrf": token}, headers=SAME_ORIGIN))
+    for answer in answers:
+        policy = answer.headers["content-security-policy"]
+        assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+        assert answer.headers["x-frame-options"] == "DENY"
+        assert answer.headers["x-content-type-options"] == "nosniff"
+    assert ui.get("/ui/static/inspector.css").status_code == 200
+
+
+def test_changes_through_forms(ui: TestClient, seeded: Seeded) -> None:
+    token = log_in(ui)
+    page = ui.get(f"/ui/sessions/{seeded.session}").text
+    note, finding = _entry_id(page, "User is analysing"), _entry_id(page, "Kyoto returns")
+    here = {"csrf": token, "session": seeded.session}
+    back = f"/ui/sessions/{seeded.session}?done="
+    assert post(ui, f"/ui/entries/{finding}/pin", category="identity", **here) == (
+        303,
+        back + "pinned",
+    )
+    page = ui.get(f"/ui/sessions/{seeded.session}?done=pinned").text
+    assert "Pinned to Global Memory." in page
+    pinned = _entry_id(page.split('id="global"')[1], "Kyoto returns")
+    assert post(ui, f"/ui/entries/{pinned}/demote", category="context", **here)[1] == (
+        back + "demoted"
+    )
+    status, body = post(ui, f"/ui/entries/{note}/pin", category="nonsense", **here)
+    assert status == 400 and "category must be one of" in body
+    status, body = post(ui, "/ui/entries/delete", **here)
+    assert status == 400 and "tick the entries" in body
+    status, _ = post(ui, "/ui/entries/delete", ids=[note] * 2, **here)
+    assert status == 303 and "User is analysing" not in ui.get(back[:-6]).text
+
+
+def test_a_private_session_refuses_pins(ui: TestClient, seeded: Seeded) -> None:
+    token = log_in(ui)
+    page = ui.get(f"/ui/sessions/{seeded.private_session}").text
+    assert "private: no pin" in page and "/pin" not in page
+    note = _entry_id(page, "Never leaves")
+    status, body = post(ui, f"/ui/entries/{note}/pin", csrf=token, category="decision")
+    assert status == 403 and "is private" in body
+
+
+def test_forms_have_limits(ui: TestClient, seeded: Seeded) -> None:
+    token = log_in(ui)
+    status, body = post(ui, "/ui/entries/delete", csrf=token, ids=[f"e{i}" for i in range(501)])
+    assert status == 400 and "at most 500" in body
+    form = {**SAME_ORIGIN, "Content-Type": "application/x-www-form-urlencoded"}
+    answer = ui.post("/ui/entries/delete", content=b"csrf=" + b"x" * 70_000, headers=form)
+    assert answer.status_code == 413
+    answer = ui.post("/ui/entries/delete", content=b"csrf=\xff", headers=form)
+    assert answer.status_code == 400
+
+
+def test_search_in_a_scope(ui: TestClient, seeded: Seeded) -> None:
+    log_in(ui)
+    answer = ui.get("/ui/search?scope=user:alice&q=which+language")
+    assert answer.status_code == 200 and "User prefers Go over Python" in answer.text
+    answer = ui.get("/ui/search?scope=nonsense&q=go")
+    assert answer.status_code == 400
+
+
+def test_without_keys_there_is_no_login(
+    open_app: Callable[..., TestClient], seeded: Seeded
+) -> None:
+    client = open_app(api_keys="")
+    page = client.get("/ui")
+    assert page.status_code == 200 and "Q1 sales" in page.text and "Log out" not in page.text
+    assert "HttpOnly" in page.headers["set-cookie"]
+    assert client.get("/ui/login").headers["location"] == "/ui"
+    page = client.get(f"/ui/sessions/{seeded.session}")
+    token, note = csrf_of(page.text), _entry_id(page.text, "scratch note one")
+    assert post(client, f"/ui/entries/{note}/delete", csrf=token)[0] == 303
+    stranger = TestClient(client.app, base_url=BASE, follow_redirects=False)
+    assert post(stranger, f"/ui/entries/{note}/delete", csrf=token)[0] == 403
+
+
+def test_the_secret_must_be_long() -> None:
+    memory = AsyncMemory(":memory:", embedder=HashEmbedder())
+    try:
+        with pytest.raises(ConfigError, match="at least 32"):
+            create_app(memory, ui_secret="short")
+    finally:
+        memory.close()
