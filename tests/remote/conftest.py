@@ -4,12 +4,9 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,28 +17,12 @@ import pytest
 from memvault import AsyncMemory, Settings
 from memvault.testing import HashEmbedder, ManualClock
 
+from ..server.conftest import free_port, wait_until_up
+
 uvicorn = pytest.importorskip("uvicorn")
 
 ACME, GLOBEX = "acme-key-0123456789", "globex-key-0123456789"
 KEYS = f"acme:{ACME},globex:{GLOBEX}"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_until_up(base: str, seconds: float = 60, alive: Callable[[], bool] = lambda: True) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/health", timeout=2):
-                return
-        except OSError:
-            if time.monotonic() > deadline or not alive():
-                raise
-            time.sleep(0.05)
 
 
 @contextmanager

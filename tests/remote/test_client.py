@@ -31,7 +31,8 @@ from memvault.context.summarize import ExtractiveSummarizer
 from memvault.rest import AsyncRemoteMemory, RemoteMemory
 from memvault.testing import ManualClock
 
-from .conftest import ACME, GLOBEX, free_port
+from ..server.conftest import free_port
+from .conftest import ACME, GLOBEX
 
 
 def test_a_server_url_opens_a_remote_memory_not_a_memory(serve: Callable[..., str]) -> None:
