@@ -4,7 +4,10 @@ a fact (history, superseded, restore, supersede), search as of a date."""
 from __future__ import annotations
 
 import json
+import socket
 from typing import Any
+
+import pytest
 
 
 def test_turns_teach_and_changes_supersede(run: Any) -> None:
@@ -33,3 +36,18 @@ def test_supersede_by_hand_and_errors(run: Any) -> None:
     assert f"superseded by {new}" in run("supersede", entry, "Uses Oracle", code=1).output
     assert "nothing to restore" in run("restore", new, code=2).output
     assert "session not found" in run("turn", "nope", "--user", "hi", code=3).output
+
+
+def test_a_turn_the_llm_could_not_learn_from_is_stored_and_says_why(
+    run: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sid = run("session", "create", "alice").output.strip()
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("MEMVAULT_LLM_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("MEMVAULT_LLM_MODEL", "absent")
+    monkeypatch.setenv("MEMVAULT_LLM_MAX_RETRIES", "0")
+    failed = run("turn", sid, "--user", "I live in Berlin.", code=1)
+    assert "extraction failed: LLMUnavailableError" in failed.output
+    assert "I live in Berlin." in run("record", "list", sid).output

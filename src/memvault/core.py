@@ -764,6 +764,8 @@ class Planner:
         serialised by revision: a lost race is retried on the fresh entry.
         """
         asked = {"content": content, "tags": tags, "expires_at": expires_at, "metadata": metadata}
+        if all(value is UNSET for value in asked.values()):
+            raise ValidationError("nothing to update; give content, tags, expires_at or metadata")
         return (yield from retried(lambda: self._update(entry_id, asked), f"entry {entry_id}"))
 
     def _update(self, entry_id: str, asked: Mapping[str, Any]) -> Plan[MemoryEntry]:

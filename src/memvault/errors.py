@@ -148,6 +148,18 @@ class SchemaError(BackendError):
 E = TypeVar("E", bound=MemvaultError)
 
 
+def extra_needed(missing: ImportError, extra: str, what: str) -> ImportError | ConfigError:
+    """What to raise when importing an optional extra's package failed: a ConfigError that
+    names the extra to install — or the ImportError itself, when the missing module is
+    memvault's own (a fault, not a missing extra)."""
+    if (missing.name or "").partition(".")[0] == "memvault":
+        return missing
+    return ConfigError(
+        f"{what} needs the '{extra}' extra: python -m pip install 'memvault[{extra}]' "
+        f"(missing: {missing.name})"
+    )
+
+
 def restated(error: E, subject: str, item: int | None = None) -> E:
     """``error`` again — the same type, reason and data — its message prefixed with what it is
     about (``item 3: …``, ``line 7: …``); ``item`` records the batch position."""

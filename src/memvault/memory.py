@@ -14,18 +14,18 @@ import inspect
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from types import TracebackType
 from typing import Any, ClassVar, Concatenate, ParamSpec, Self, TypeVar, cast
 
 from . import validation as check
+from .closing import AsyncClosing, Closing
 from .config import Settings
 from .context.plans import ContextPlans
 from .core import Plan, Planner, utc_now
 from .drivers import described, drive_awaiting, drive_blocking, name_operations
 from .embeddings import Embedder, default_embedder
-from .errors import ConfigError
+from .errors import ConfigError, ValidationError
 from .extraction.plans import Extraction, LearningPlans, TurnResult, extractor_mode
-from .extraction.worker import Failure, Learner
+from .extraction.worker import Failure, Learner, Matches
 from .facilities.notes import NotePlans
 from .facilities.sessions import SessionPlans
 from .llm.base import ChatModel, chat_model_from_settings
@@ -191,10 +191,20 @@ class _Base:
         found: Extraction | Failure | None = self._learner.results.get((self.tenant, session_id))
         return found
 
-    def _waited(self, timeout: float | None, session_id: str | None) -> bool:
+    def _waits_for(
+        self, timeout: float | None, session_id: str | None
+    ) -> tuple[float | None, Matches]:
+        """A flush's timeout, checked, and the extractions it waits for: this tenant's (or those
+        of one of its sessions)."""
+        if timeout is not None:
+            timeout = check.finite("timeout", timeout, least=0)
         if session_id is None:
-            return self._learner.flush(timeout)
-        return self._learner.wait((self.tenant, session_id), timeout)
+            tenant = self.tenant
+            return timeout, lambda slot: isinstance(slot, tuple) and slot[0] == tenant
+        if not isinstance(session_id, str):
+            raise ValidationError(f"session_id must be a string, got {session_id!r}")
+        session = (self.tenant, session_id)
+        return timeout, lambda slot: slot == session
 
     def _scheduled(self, turn: TurnResult) -> TurnResult:
         """Start (or queue) the extraction of the turn's session in the background."""
@@ -297,7 +307,7 @@ def _awaitable(
 
 
 @name_operations
-class Memory(_Base):
+class Memory(_Base, Closing):
     """A scoped memory store (blocking API). ``Memory()`` opens the default SQLite file.
 
     ``store`` is a URL (``sqlite:///path.db``, ``:memory:``, ``memory://``), a path, or a
@@ -353,24 +363,13 @@ class Memory(_Base):
     extract = _blocking(LearningPlans.extract)
 
     def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
-        """Wait until every background extraction (or that of one session) is done; False if
+        """Wait until this tenant's background extractions (or one session's) are done; False if
         ``timeout`` (seconds) came first."""
-        return self._waited(timeout, session_id)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+        return self._learner.flush(*self._waits_for(timeout, session_id))
 
 
 @name_operations
-class AsyncMemory(_Base):
+class AsyncMemory(_Base, AsyncClosing):
     """The same store with an ``async`` API; use ``async with AsyncMemory(...) as memory``.
     A memvault server's URL gives an :class:`~memvault.rest.client.AsyncRemoteMemory`."""
 
@@ -421,22 +420,11 @@ class AsyncMemory(_Base):
     extract = _awaitable(LearningPlans.extract)
 
     async def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
-        """Wait (off the event loop) until every background extraction (or that of one
-        session) is done; False if ``timeout`` (seconds) came first."""
-        return await asyncio.to_thread(self._waited, timeout, session_id)
+        """Wait until this tenant's background extractions (or one session's) are done; False if
+        ``timeout`` (seconds) came first. The wait holds no thread."""
+        return await self._learner.flushed(*self._waits_for(timeout, session_id))
 
     async def aclose(self) -> None:
         """Wait for pending extractions, then close what this object opened (off the event
         loop)."""
         await asyncio.to_thread(self.close)
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -97,6 +97,13 @@ def _path(parts: tuple[object, ...]) -> str:
     return text or "the value"
 
 
+def shown(value: object, most: int = 80) -> str:
+    """``repr(value)`` for a message, cut to ``most`` characters (an error never echoes a
+    megabyte of input)."""
+    text = repr(value)
+    return text if len(text) <= most else f"{text[: most - 1]}… ({len(text):,} characters)"
+
+
 def encodable(text: str) -> bool:
     """Whether ``text`` can be stored: UTF-8 encodable, so no lone surrogates."""
     try:
@@ -253,9 +260,20 @@ def limit(value: object, settings: Settings) -> int:
     return value
 
 
+MAX_QUERY_CHARS = 10_000
+"""The longest search query: what to find, not a document (every part of it is embedded)."""
+
+
 def query(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError("search needs a non-empty query string")
+    if len(value) > MAX_QUERY_CHARS:
+        raise ValidationError(
+            f"the query is {len(value):,} characters, more than {MAX_QUERY_CHARS:,}: search for "
+            "the gist of it"
+        )
+    if not encodable(value):
+        raise ValidationError("the query holds a lone surrogate (text that is not Unicode)")
     return value
 
 
@@ -275,7 +293,9 @@ def zone(value: object) -> tzinfo:
 def tenant(value: object) -> str:
     """A tenant name: a non-empty, encodable string without control characters."""
     if not isinstance(value, str) or not value.strip() or len(value) > _MAX_ID_CHARS:
-        raise ValidationError(f"tenant must be a non-empty string of at most 128, got {value!r}")
+        raise ValidationError(
+            f"tenant must be a non-empty string of at most 128, got {shown(value)}"
+        )
     if _has_control(value) or not encodable(value):
         raise ValidationError(f"tenant {value!r} contains a control character or a lone surrogate")
     return value
@@ -283,7 +303,9 @@ def tenant(value: object) -> str:
 
 def entry_id(value: object) -> str:
     if not isinstance(value, str) or not value or len(value) > _MAX_ID_CHARS:
-        raise ValidationError(f"entry id must be a non-empty string, got {value!r}")
+        raise ValidationError(
+            f"entry id must be a non-empty string of at most {_MAX_ID_CHARS}, got {shown(value)}"
+        )
     if _has_control(value) or not encodable(value):
         raise ValidationError("entry id must not contain control characters or lone surrogates")
     return value

@@ -39,6 +39,19 @@ def test_data_survives_reopening(tmp_path: Path) -> None:
         assert memory.backend.schema_version() == 3  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("store", ["~/memvault/m.db", "sqlite:///~/memvault/m.db"])
+def test_a_home_relative_path_opens_without_a_shell(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An MCP client's config passes ``~/…`` as it is: the store still opens under home."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    with Memory(store) as memory:
+        memory.write("kept", scope="user:a")
+    assert (tmp_path / "memvault" / "m.db").is_file()
+    assert not (tmp_path / "~").exists()
+
+
 def test_default_store_is_a_file_under_memvault_home(isolated_environment: Path) -> None:
     with Memory() as memory:
         memory.write("x", scope="user:a")

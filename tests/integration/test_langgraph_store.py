@@ -15,6 +15,8 @@ import asyncio
 import math
 import operator
 import re
+import sqlite3
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
@@ -818,6 +820,32 @@ def test_values_that_cannot_be_stored_are_refused(
     assert sqlite_store.search(("values",)) == []  # bad input changes nothing
 
 
+def test_the_ttl_sweeper_deletes_expired_items_until_stopped(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    path = tmp_path / "swept.db"
+
+    def stored() -> int:
+        with sqlite3.connect(path) as db:
+            return int(db.execute("SELECT count(*) FROM entries").fetchone()[0])
+
+    with Memory(str(path), clock=clock) as memory:
+        store = MemvaultStore(memory, ttl={"sweep_interval_minutes": 0.001})
+        store.put(("ttl",), "brief", {"n": 1}, ttl=1)
+        store.put(("ttl",), "kept", {"n": 2})
+        clock.advance(timedelta(minutes=2))
+        sweeper = store.start_ttl_sweeper()  # every 60 ms, as configured
+        assert store.start_ttl_sweeper() is sweeper
+        deadline = time.monotonic() + 30
+        while stored() != 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert stored() == 1 and not sweeper.done()
+        assert store.stop_ttl_sweeper(timeout=10) and sweeper.done()
+        assert store.start_ttl_sweeper(60) is not sweeper
+        store.close()  # stops the new one too
+        assert [item.key for item in store.search(("ttl",))] == ["kept"]
+
+
 def test_bad_requests_are_refused(sqlite_store: MemvaultStore, sqlite_memory: Memory) -> None:
     with pytest.raises(ValidationError, match=r"unsupported filter operator '\$in'"):
         sqlite_store.search(("a",), filter={"n": {"$in": [1]}})
@@ -833,8 +861,19 @@ def test_bad_requests_are_refused(sqlite_store: MemvaultStore, sqlite_memory: Me
         MemvaultStore(sqlite_memory, index={"dims": 384, "embed": "openai:text-embedding-3-small"})
     with pytest.raises(ConfigError, match="dims"):
         MemvaultStore(sqlite_memory, index={"dims": 1536})
-    with pytest.raises(ConfigError, match="sweep_ttl"):
-        MemvaultStore(sqlite_memory, ttl={"sweep_interval_minutes": 5})
+    with pytest.raises(ValidationError, match="at most"):
+        sqlite_store.put(("a",), "k", {}, ttl=1e13)
+    sqlite_store.put(("a",), "k", {"x": "some text"})
+    with pytest.raises(ValidationError, match="lone surrogate"):
+        sqlite_store.search(("a",), query="\ud800")
+    with pytest.raises(ValidationError, match="10,000"):
+        asyncio.run(sqlite_store.asearch(("a",), query="word " * 2_001))
+    with pytest.raises(ConfigError, match="sweep_interval_minutes"):
+        MemvaultStore(sqlite_memory, ttl={"sweep_interval_minutes": 0})
+    with pytest.raises(ValidationError, match="sweep_interval_minutes"):
+        sqlite_store.start_ttl_sweeper(float("inf"))
+    with pytest.raises(ConfigError, match="local store"):
+        MemvaultStore("http://127.0.0.1:8765")
     with pytest.raises(ConfigError, match="omit_expired"):
         MemvaultStore(sqlite_memory, ttl={"omit_expired": False})
     with pytest.raises(ValidationError, match="store URL"):

@@ -5,6 +5,7 @@ extractor)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import socket
@@ -247,6 +248,29 @@ def test_the_readme_example_runs_and_docs_mcp_shows_it(
     assert (tmp_path / "memory.db").exists()
 
 
+@pytest.mark.parametrize("doc", ["README.md", "docs/mcp.md"])
+def test_the_documented_client_config_starts_a_working_server(doc: str, tmp_path: Path) -> None:
+    """The ``mcpServers`` entry as a client runs it: the command with its arguments, no shell
+    (so ``~`` in the store path is memvault's to expand), a home of its own."""
+    text_of_doc = (Path(__file__).resolve().parents[2] / doc).read_text("utf-8")
+    config = next(
+        json.loads(block)
+        for block in re.findall(r"```json\n(.*?)```", text_of_doc, re.S)
+        if '"command"' in block
+    )
+    entry = config["mcpServers"]["memvault"]
+    command = str(Path(sys.executable).parent / entry["command"])  # as `which memvault` gives
+    env = {**server_env(tmp_path / "data"), "HOME": str(tmp_path)}
+    params = StdioServerParameters(command=command, args=entry["args"], env=env)
+
+    async def scenario() -> None:
+        async with Client(params) as client:
+            await ok(client, "remember", content="Alice prefers dark mode", scope="user:alice")
+
+    drive(scenario)
+    assert (tmp_path / "memvault" / "memory.db").is_file()
+
+
 def test_a_crash_reaches_the_client_as_a_bare_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """In-process: an unexpected exception is not a memvault error; its text stays on the server."""
     from memvault import AsyncMemory
@@ -355,6 +379,21 @@ def test_http_refuses_requests_without_a_known_key(http_server: str, key: str | 
     with pytest.raises(ExceptionGroup) as refused:  # the SDK's client cannot even connect
         drive(scenario)
     assert refused.group_contains(MCPError, match="error response")
+
+
+def test_an_http_session_stays_with_the_key_that_opened_it(http_server: str) -> None:
+    a = {**ACCEPT, "Authorization": f"Bearer {KEY_A}"}
+    b = {**ACCEPT, "Authorization": f"Bearer {KEY_B}"}
+    opened = httpx.post(http_server, json=INITIALIZE, headers=a)
+    session = opened.headers["mcp-session-id"]
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    for method, body in (("POST", ping), ("DELETE", None)):
+        other = httpx.request(
+            method, http_server, json=body, headers={**b, "mcp-session-id": session}
+        )
+        assert other.status_code == 404, other.text
+    mine = httpx.post(http_server, json=ping, headers={**a, "mcp-session-id": session})
+    assert mine.status_code == 200, mine.text
 
 
 @pytest.mark.parametrize(

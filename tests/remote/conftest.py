@@ -3,23 +3,20 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from memvault import AsyncMemory, Settings
 from memvault.testing import HashEmbedder, ManualClock
 
-from ..server.conftest import free_port, wait_until_up
-
-uvicorn = pytest.importorskip("uvicorn")
+from ..server.conftest import free_port, uvicorn_threads, wait_until_up
 
 ACME, GLOBEX = "acme-key-0123456789", "globex-key-0123456789"
 KEYS = f"acme:{ACME},globex:{GLOBEX}"
@@ -55,26 +52,16 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., str]]:
     memory."""
     from memvault.server import create_app
 
-    running: list[tuple[Any, threading.Thread]] = []
+    numbers = itertools.count()
 
     def start(api_keys: str = KEYS, settings: Settings | None = None) -> str:
         memory = AsyncMemory(
-            str(tmp_path / f"server-{len(running)}.db"),
+            str(tmp_path / f"server-{next(numbers)}.db"),
             settings=settings or Settings(),
             embedder=HashEmbedder(),
             clock=ManualClock(),
         )
-        app = create_app(memory, api_keys=api_keys, owns_memory=True)
-        port = free_port()
-        server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        running.append((server, thread))
-        base = f"http://127.0.0.1:{port}"
-        wait_until_up(base)
-        return base
+        return serve_app(create_app(memory, api_keys=api_keys, owns_memory=True))
 
-    yield start
-    for server, thread in running:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with uvicorn_threads() as serve_app:
+        yield start

@@ -4,11 +4,14 @@ timeouts, closing, learning over REST (the operations themselves: the conformanc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.server
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx
@@ -29,7 +32,8 @@ from memvault import (
 )
 from memvault.context.summarize import ExtractiveSummarizer
 from memvault.rest import AsyncRemoteMemory, RemoteMemory
-from memvault.testing import ManualClock
+from memvault.rest.codec import Request, error_of
+from memvault.testing import HashEmbedder, ManualClock
 
 from ..server.conftest import free_port
 from .conftest import ACME, GLOBEX
@@ -148,6 +152,73 @@ def test_the_async_client_does_the_same(serve: Callable[..., str]) -> None:
     asyncio.run(use())
 
 
+def test_an_async_memory_serves_one_event_loop_after_another(serve: Callable[..., str]) -> None:
+    """Each ``asyncio.run`` is a new loop; the remote memory opens a new pool for it."""
+    memory: Any = AsyncMemory(serve(), api_key=ACME)
+
+    async def count() -> int:
+        return int(await memory.count())
+
+    assert [asyncio.run(count()) for _ in range(3)] == [0, 0, 0]
+    asyncio.run(memory.aclose())
+
+
+def _parity(call: Callable[[Any], Any], local: Any, remote: Any) -> None:
+    """``call`` gives the same result type on both memories, or raises the same error class."""
+    outcomes = []
+    for memory in (local, remote):
+        try:
+            outcomes.append(type(call(memory)))
+        except Exception as exc:
+            outcomes.append(type(exc))
+    assert outcomes[0] is outcomes[1], outcomes
+
+
+PARITY_CALLS: dict[str, Callable[[Any], Any]] = {
+    "a string for a flag": lambda m: m.create_session("u", private="true"),
+    "a padded string for a limit": lambda m: m.search("x", "user:p", limit=" 5 "),
+    "digits with an underscore for a limit": lambda m: m.search("x", "user:p", limit="1_0"),
+    "a string for a budget": lambda m: m.build_context(m.create_session("u").id, "100"),
+    "a string for include_narrower": lambda m: m.retrieve("user:p", include_narrower="0"),
+    "a datetime inside metadata": lambda m: m.write(
+        "x", scope="user:p", metadata={"at": datetime(2026, 1, 1, tzinfo=UTC)}
+    ),
+    "an update that changes nothing": lambda m: m.update(m.write("y", scope="user:p").id),
+    "a flush timeout that is not a number": lambda m: m.flush(float("nan")),
+    "a negative flush timeout": lambda m: m.flush(-1),
+}
+
+
+@pytest.mark.parametrize("case", PARITY_CALLS)
+def test_a_call_does_what_it_does_locally(
+    case: str, serve: Callable[..., str], tmp_path: Path
+) -> None:
+    with (
+        Memory(str(tmp_path / "local.db"), embedder=HashEmbedder(), clock=ManualClock()) as local,
+        Memory(serve(), api_key=ACME) as remote,
+    ):
+        _parity(PARITY_CALLS[case], local, remote)
+
+
+def test_what_no_url_can_carry_is_a_validation_error(serve: Callable[..., str]) -> None:
+    with Memory(serve(), api_key=ACME) as memory:
+        session = memory.create_session("u")
+        for call in (
+            lambda: memory.findings(session.id, text="x" * 70_000),
+            lambda: memory.get("x" * 9_000),
+            lambda: memory.count("user:a", tags=["t" * 100] * 100),
+        ):
+            with pytest.raises(ValidationError, match="URL"):
+                call()
+        assert memory.findings(session.id, text="x" * 2_000) == []  # a long one still goes
+
+
+def test_a_password_in_the_url_does_not_replace_the_key(serve: Callable[..., str]) -> None:
+    url = serve().replace("http://", "http://user:pw@")
+    with pytest.raises(ConfigError, match="would replace the API key"):
+        Memory(url, api_key=ACME)
+
+
 class _Flaky(http.server.BaseHTTPRequestHandler):
     """Answers which tenant a key acts in (and an extraction no client can read); drops every
     other request without an answer."""
@@ -206,25 +277,52 @@ def test_only_idempotent_requests_are_sent_again(flaky: str) -> None:
 
 
 def test_an_unreachable_server_is_a_clear_error_without_the_key() -> None:
-    url = f"http://user:secret@127.0.0.1:{free_port()}"
+    url = f"http://user:the-key-must-not-show@127.0.0.1:{free_port()}"
     started = time.monotonic()
     with pytest.raises(BackendError, match="cannot reach the memvault server") as caught:
-        Memory(url, api_key="the-key-must-not-show", retries=1)
+        Memory(url, retries=1)
     assert time.monotonic() - started < 10
-    assert "the-key-must-not-show" not in str(caught.value) and "secret" not in str(caught.value)
+    assert "the-key-must-not-show" not in str(caught.value)
     assert caught.value.__cause__ is None and caught.value.__suppress_context__
 
 
-def test_a_silent_server_times_out() -> None:
+def test_a_silent_server_times_out_and_is_not_asked_again() -> None:
+    """A request that timed out may still be running there: sending it again (even a read)
+    would only add to a busy server's load."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
-    listener.listen(8)  # connections are accepted by the kernel, and never answered
+    listener.listen(8)  # connections are accepted, and never answered
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                accepted.append(listener.accept()[0])
+
+    threading.Thread(target=accept, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{listener.getsockname()[1]}"
         with pytest.raises(BackendError, match=r"did not answer GET /v1/tenant within 0\.3 s"):
-            Memory(url, timeout=0.3, retries=0)
+            Memory(url, timeout=0.3, retries=2)
+        assert len(accepted) == 1
     finally:
         listener.close()
+        for connection in accepted:
+            connection.close()
+
+
+def test_a_key_a_header_cannot_carry_is_refused_unseen(serve: Callable[..., str]) -> None:
+    for key in ("secret-key-\x00-0123456789", "secret key 0123456789", "secret-key-é-0123456"):
+        with pytest.raises(ConfigError, match="HTTP header cannot carry") as caught:
+            Memory(serve(), api_key=key)
+        assert "secret" not in str(caught.value)
+
+
+def test_an_answer_that_is_not_memvaults_is_a_backend_error() -> None:
+    """A proxy's 401/404/429 page says nothing about the caller's arguments."""
+    for status in (401, 404, 429):
+        error = error_of(Request("GET", "/v1/tenant"), status, {"detail": "no"}, "http://x")
+        assert type(error) is BackendError and "not with a memvault error" in str(error)
 
 
 def test_the_key_never_shows(serve: Callable[..., str]) -> None:

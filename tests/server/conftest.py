@@ -4,12 +4,14 @@ fast) or through a real uvicorn server on a socket (``start_real_server``, the s
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import socket
 import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -139,13 +141,13 @@ def _apps(root: Path) -> Iterator[Callable[..., Client]]:
         client.__exit__(None, None, None)
 
 
-def _servers(root: Path) -> Iterator[Callable[..., Client]]:
-    """Real servers (uvicorn in a thread, on a socket) over fresh stores; stopped at the end."""
+@contextmanager
+def uvicorn_threads() -> Iterator[Callable[[Any], str]]:
+    """Serve apps with uvicorn, each in a thread on a socket (the call returns its base URL);
+    all stopped at the end."""
     running: list[tuple[uvicorn.Server, threading.Thread]] = []
 
-    def start(**app_options: Any) -> Client:
-        memory = _memory(root, len(running), app_options.pop("clock", None))
-        app = create_app(memory, owns_memory=True, **app_options)
+    def serve(app: Any) -> str:
         port = free_port()
         server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
         thread = threading.Thread(target=server.run, daemon=True)
@@ -153,12 +155,26 @@ def _servers(root: Path) -> Iterator[Callable[..., Client]]:
         running.append((server, thread))
         base = f"http://127.0.0.1:{port}"
         wait_until_up(base)
-        return Client(base)
+        return base
 
-    yield start
-    for server, thread in running:
-        server.should_exit = True
-        thread.join(timeout=10)
+    try:
+        yield serve
+    finally:
+        for server, thread in running:
+            server.should_exit = True
+            thread.join(timeout=10)
+
+
+def _servers(root: Path) -> Iterator[Callable[..., Client]]:
+    """Real servers (uvicorn in a thread, on a socket) over fresh stores; stopped at the end."""
+    numbers = itertools.count()
+
+    def start(**app_options: Any) -> Client:
+        memory = _memory(root, next(numbers), app_options.pop("clock", None))
+        return Client(serve(create_app(memory, owns_memory=True, **app_options)))
+
+    with uvicorn_threads() as serve:
+        yield start
 
 
 @pytest.fixture

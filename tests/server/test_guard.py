@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from memvault.config import Settings
 from memvault.errors import ConfigError
 from memvault.server.guard import (
     Guard,
+    access_rules,
     content_type_refusal,
     host_name,
     is_json,
@@ -241,6 +243,41 @@ def test_refusal_checks_host_then_origin_then_content_type() -> None:
     assert guard.refusal("POST", {"host": "localhost", "content-type": "application/json"}) is None
 
 
+def test_a_page_of_a_name_any_host_let_in_is_not_the_inspectors_own() -> None:
+    """With ``*``, the Host (and so the page origin it gives) is whatever a rebound page
+    says: its form posts are refused; a known name's own pages still post."""
+    form = {"content-type": "application/x-www-form-urlencoded"}
+    rebound = {**form, "host": "evil.example:8765", "origin": "http://evil.example:8765"}
+    guard = Guard.parse("*")
+    refused = guard.refusal("POST", rebound, own_origin="http://evil.example:8765")
+    assert refused is not None and refused.status == 403
+    own = {**form, "host": "127.0.0.1:8765", "origin": "http://127.0.0.1:8765"}
+    assert guard.refusal("POST", own, own_origin="http://127.0.0.1:8765") is None
+    listed = Guard.parse("*,memory.example")
+    named = {**form, "host": "memory.example", "origin": "https://memory.example"}
+    assert listed.refusal("POST", named, own_origin="https://memory.example") is None
+
+
+@pytest.mark.parametrize(
+    ("hosts", "keys", "anonymous", "refused"),
+    [
+        ("*", "", False, "DNS rebinding"),
+        ("*", "acme:" + "k" * 16, False, None),
+        ("*", "", True, None),
+        ("memory.example", "", False, None),
+    ],
+)
+def test_any_host_without_keys_is_refused(
+    hosts: str, keys: str, anonymous: bool, refused: str | None
+) -> None:
+    settings = Settings(allowed_hosts=hosts, api_keys=keys)
+    if refused is None:
+        access_rules(settings, "127.0.0.1", anonymous)
+    else:
+        with pytest.raises(ConfigError, match=refused):
+            access_rules(settings, "127.0.0.1", anonymous)
+
+
 @pytest.mark.parametrize(
     ("body", "value"),
     [(b"", {}), (b'{"a": [1, 2.5, "\\ud800"]}', {"a": [1, 2.5, "\ud800"]}), (b"[]", [])],
@@ -262,6 +299,8 @@ def test_parse_json(body: bytes, value: Any) -> None:
         (b"\xef\xbb\xbf{}", "BOM"),
         (b"{not json", "Expecting"),
         (b"   ", "Expecting value"),
+        (b'{"limit": 1, "limit": 1000}', "names the key 'limit' twice"),  # which was meant?
+        (b'[{"a": {"b": 1, "b": 2}}]', "names the key 'b' twice"),
     ],
 )
 def test_parse_json_refuses_what_is_not_strict_json(body: bytes, says: str) -> None:

@@ -178,7 +178,11 @@ def test_every_answer_carries_the_security_headers(ui: TestClient, seeded: Seede
     answers = [ui.get("/ui"), ui.get("/ui/login"), ui.get("/ui/static/inspector.js")]
     token = log_in(ui)
     answers += [ui.get(f"/ui/sessions/{seeded.session}"), ui.get("/ui/sessions/nope")]
+    answers += [ui.get("/ui/nope"), ui.get("/ui/sessions/"), ui.get("/ui/static/none.css")]
+    answers.append(ui.post("/ui/entries/x/pin", json={}, headers=SAME_ORIGIN))  # refused: 415
+    answers.append(ui.get("/ui", headers={"Origin": "https://evil.example"}))  # refused: 403
     answers.append(ui.post("/ui/logout", data={"csrf": token}, headers=SAME_ORIGIN))
+    assert {a.status_code for a in answers} >= {200, 303, 403, 404, 415}
     for answer in answers:
         policy = answer.headers["content-security-policy"]
         assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
@@ -261,3 +265,18 @@ def test_the_secret_must_be_long() -> None:
             create_app(memory, ui_secret="short")
     finally:
         memory.close()
+
+
+def test_long_lists_say_what_they_do_not_show(
+    ui: TestClient, seeded: Seeded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("memvault.server.ui.pages.SESSIONS_SHOWN", 1)
+    monkeypatch.setattr("memvault.server.ui.pages.SUPERSEDED_SHOWN", 0)
+    log_in(ui)
+    sessions = ui.get("/ui").text
+    assert sessions.count("data-session=") == 1 and "Only the newest 1 are shown" in sessions
+    assert 'href="/ui?limit=2"' in sessions
+    assert ui.get("/ui?limit=2").text.count("data-session=") == 2
+    assert "Only the newest 1 are shown" not in ui.get("/ui?limit=50").text
+    page = ui.get(f"/ui/sessions/{seeded.session}").text
+    assert "Only the newest 0 of each scope" in page

@@ -18,14 +18,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-import uvicorn
-from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, Response, expect, sync_playwright
 
 from memvault import AsyncMemory
 from memvault.server import create_app
 from memvault.testing import HashEmbedder, ManualClock
 
-from .conftest import free_port, wait_until_up
+from .conftest import uvicorn_threads
 from .inspector_seed import ACME_KEY, API_KEYS, HOSTILE, SETTINGS, Seeded, seed
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -56,16 +55,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Seed
     path = tmp_path_factory.mktemp("inspector") / "inspector.db"
     seeded = seed(path)
     memory = AsyncMemory(str(path), settings=SETTINGS, embedder=HashEmbedder(), clock=ManualClock())
-    app = create_app(memory, api_keys=API_KEYS, owns_memory=True)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{port}"
-    wait_until_up(base)
-    yield base, seeded
-    server.should_exit = True
-    thread.join(timeout=10)
+    with uvicorn_threads() as serve:
+        yield serve(create_app(memory, api_keys=API_KEYS, owns_memory=True)), seeded
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +106,13 @@ def test_a_key_logs_in_and_the_sessions_show_which_are_private(
     page: Page, served: tuple[str, Seeded]
 ) -> None:
     base, _ = served
+    missing: list[str] = []  # what the pages load is there (the icon too: no /favicon.ico)
+
+    def note_missing(answer: Response) -> None:
+        if answer.status == 404:
+            missing.append(answer.url)
+
+    page.on("response", note_missing)
     page.goto(f"{base}/ui")
     expect(page).to_have_url(f"{base}/ui/login")
     page.fill("#key", "not-a-key-of-this-server")
@@ -131,6 +129,7 @@ def test_a_key_logs_in_and_the_sessions_show_which_are_private(
     payload = base64.urlsafe_b64decode(cookie["value"].split(".")[1] + "==")
     assert ACME_KEY not in cookie["value"] and b"acme" not in payload
     screenshot(page, "sessions")
+    assert missing == []
     page.get_by_role("button", name="Log out").click()
     expect(page).to_have_url(f"{base}/ui/login")
     # the visit the old cookie holds was revoked at logout
@@ -162,6 +161,7 @@ def test_findings_filter_by_severity_and_text(page: Page, served: tuple[str, See
     expect(findings.locator(".badge.sev")).to_have_text("critical")
     expect(findings).to_contain_text("Osaka sold 1850 units in week 10")
     page.select_option("#severity", "")
+    expect(findings).to_have_count(4)  # the unfiltered page has loaded before typing in it
     page.fill("#findings input[name=q]", "osaka")
     page.locator("#findings").get_by_role("button", name="Filter").click()
     expect(findings).to_have_count(2)

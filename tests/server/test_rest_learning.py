@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import Client
+from memvault import AsyncMemory
+from memvault.server import create_app
+from memvault.testing import HashEmbedder, ManualClock
+
+from .conftest import Client, uvicorn_threads
 
 KEY_A, KEY_B = "a-key-0123456789abcdef", "b-key-0123456789abcdef"
 
@@ -92,3 +100,29 @@ def test_tenants_learn_apart(start_server: Callable[..., Client]) -> None:
     assert status == 404
     assert ok(b("GET", "/v1/users/alice/global"))["entries"] == []
     assert len(ok(a("GET", "/v1/users/alice/global"))["entries"]) == 1
+
+
+def test_waiting_flushes_do_not_starve_the_server(tmp_path: Path) -> None:
+    """Tenant a's requests waiting on a slow extraction (more of them than the default
+    thread-pool has threads) leave the server answering tenant b, and its readiness probe."""
+    memory = AsyncMemory(str(tmp_path / "m.db"), embedder=HashEmbedder(), clock=ManualClock())
+    release = threading.Event()
+    memory._learner.schedule(("a", "s-slow"), lambda: release.wait(60))
+    app = create_app(memory, api_keys=f"a:{KEY_A},b:{KEY_B}", owns_memory=True)
+    with uvicorn_threads() as serve, ThreadPoolExecutor(16) as pool:
+        api = Client(serve(app))
+        try:
+            flushes = [
+                pool.submit(api.with_key(KEY_A), "POST", "/v1/flush", {"timeout": 60})
+                for _ in range(12)
+            ]
+            time.sleep(0.5)  # the flushes are all waiting now
+            counted = pool.submit(api.with_key(KEY_B), "GET", "/v1/count")
+            assert counted.result(10) == (200, {"count": 0})
+            assert pool.submit(api, "GET", "/readyz").result(10)[0] == 200
+            other = pool.submit(api.with_key(KEY_B), "POST", "/v1/flush", {"timeout": 5})
+            assert ok(other.result(10)) == {"done": True}  # b's flush waits for b's work only
+            assert not any(flush.done() for flush in flushes)
+        finally:
+            release.set()
+        assert [ok(flush.result(30)) for flush in flushes] == [{"done": True}] * 12

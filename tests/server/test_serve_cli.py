@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import uuid
@@ -63,6 +64,7 @@ def uvicorn_runs(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
     calls: list[dict[str, Any]] = []
     monkeypatch.setenv(BOUND_HOST_ENV, "unset")  # restored after the test
+    monkeypatch.setattr("memvault.cli.serve.listenable", lambda host, port: None)
     monkeypatch.setattr(
         uvicorn,
         "run",
@@ -102,6 +104,16 @@ def test_serve_starts_on_loopback_with_keys_or_when_anonymity_is_allowed(  # noq
     monkeypatch.setenv("MEMVAULT_API_KEYS", keys)
     run("serve", "--host", host, *options)
     assert [(c["host"], c["bound_host"]) for c in uvicorn_runs] == [(host, host)]
+
+
+@pytest.mark.parametrize("command", [["serve"], ["mcp", "--transport", "http"]])
+def test_a_port_in_use_is_a_clear_error(run: Callable[..., Any], command: list[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = str(taken.getsockname()[1])
+        result = run(*command, "--port", port, code=2)
+    assert f"cannot listen on 127.0.0.1:{port}" in result.output and "--port" in result.output
 
 
 def test_serve_rejects_bad_keys(run: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -96,4 +98,42 @@ def test_only_the_latest_results_are_kept(monkeypatch: pytest.MonkeyPatch) -> No
         learner.schedule(f"s{n}", functools.partial(int, n))
         learner.wait(f"s{n}", timeout=5)
     assert list(learner.results) == ["s2", "s3", "s4"]
+    learner.close()
+
+
+def test_a_flush_waits_for_the_slots_it_matches_only() -> None:
+    learner = Learner()
+    release = threading.Event()
+    learner.schedule(("globex", "s"), lambda: release.wait(5))
+    learner.schedule(("acme", "s"), lambda: "done")
+    assert learner.flush(5, lambda slot: slot[0] == "acme")  # type: ignore[index]
+    assert not learner.flush(0.05)
+    release.set()
+    learner.close()
+
+
+def test_awaiting_a_flush_holds_no_thread() -> None:
+    """Many awaited flushes on one thread-pool of one thread: the pool still runs other work,
+    each flush wakes when its slot is done (or answers False at its timeout)."""
+    learner = Learner()
+    release = threading.Event()
+    learner.schedule("slow", lambda: release.wait(10))
+
+    async def scenario() -> tuple[list[bool], int, bool]:
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(1))
+        waits = [asyncio.create_task(learner.flushed(10)) for _ in range(20)]
+        timed_out = await learner.flushed(0.05)
+        answered = await asyncio.wait_for(asyncio.to_thread(lambda: 42), 5)
+        release.set()
+        return await asyncio.gather(*waits), answered, timed_out
+
+    woken, answered, timed_out = asyncio.run(scenario())
+    assert woken == [True] * 20 and answered == 42 and timed_out is False
+    assert learner._waiters == []
+    learner.close()
+
+
+def test_an_awaited_flush_of_an_idle_learner_answers_at_once() -> None:
+    learner = Learner()
+    assert asyncio.run(learner.flushed(0))
     learner.close()

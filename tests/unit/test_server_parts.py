@@ -3,22 +3,25 @@ detection."""
 
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
-from memvault.cli.serve import is_loopback
 from memvault.errors import ConfigError, ValidationError
 from memvault.rest.fields import (
     FLAG,
     INTEGER,
+    NUMBER,
     SECONDS,
     TAG_PARAM,
     TEXT,
     TIMESTAMP,
     fields,
+    from_query,
     query_fields,
 )
 from memvault.server.auth import KeyRing
+from memvault.server.guard import is_loopback
 
 KEY = "k" * 16
 
@@ -58,7 +61,7 @@ def test_fields_refuse_unknown_and_missing_and_convert() -> None:
         "clear": replace(TIMESTAMP, nullable=True),
     }
     got = fields(
-        {"when": "2026-01-01T00:00:00Z", "ttl": 5, "on": "true", "name": None, "clear": None},
+        {"when": "2026-01-01T00:00:00Z", "ttl": 5, "on": True, "name": None, "clear": None},
         accepted,
     )
     assert got["when"].year == 2026 and got["ttl"] == timedelta(seconds=5) and got["on"] is True
@@ -67,6 +70,8 @@ def test_fields_refuse_unknown_and_missing_and_convert() -> None:
         ({"name": 3}, "JSON type string"),
         ({"n": True}, "integer"),
         ({"n": "x"}, "integer"),
+        ({"n": "5"}, "integer"),  # a JSON body says what type it means: "5" is no integer
+        ({"on": "true"}, "boolean"),
     ):
         with pytest.raises(ValidationError, match=message):
             fields(bad, accepted)
@@ -76,7 +81,7 @@ def test_fields_refuse_unknown_and_missing_and_convert() -> None:
         fields({"name": None}, accepted, required=("name",))
     with pytest.raises(ValidationError, match="needs a timezone"):
         fields({"when": "2026-01-01T00:00:00"}, accepted)
-    with pytest.raises(ValidationError, match="true or false"):
+    with pytest.raises(ValidationError, match="JSON type boolean"):
         fields({"on": "maybe"}, accepted)
     with pytest.raises(ValidationError, match="positive number"):
         fields({"ttl": True}, accepted)
@@ -103,3 +108,32 @@ def test_query_fields_allow_repeats_only_for_lists() -> None:
 )
 def test_loopback_detection(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
+
+
+@pytest.mark.parametrize(
+    ("field", "text", "value"),
+    [
+        (FLAG, "true", True),
+        (FLAG, "0", False),
+        (INTEGER, "30", 30),
+        (INTEGER, "-2", -2),
+        (INTEGER, "3_0", "3_0"),  # what int() would read, a query string does not say
+        (INTEGER, " 3", " 3"),
+        (INTEGER, "\uff13", "\uff13"),  # a full-width digit
+        (INTEGER, "\u0663", "\u0663"),  # an Arabic-Indic digit
+        (INTEGER, "9" * 19, "9" * 19),
+        (NUMBER, "0.5", 0.5),
+        (NUMBER, "1e400", "1e400"),  # not finite
+        (TEXT, "30", "30"),
+    ],
+)
+def test_a_query_string_value_is_read_by_its_fields_type(field: Any, text: str, value: Any) -> None:
+    assert from_query(field, text) == value
+
+
+def test_query_fields_refuse_what_is_not_of_the_fields_type() -> None:
+    accepted = {"limit": INTEGER, "on": FLAG}
+    assert query_fields({"limit": ["30"], "on": ["1"]}, accepted) == {"limit": 30, "on": True}
+    for bad in ({"limit": ["3_0"]}, {"limit": ["\uff13"]}, {"on": ["yes"]}):
+        with pytest.raises(ValidationError, match="JSON type"):
+            query_fields(bad, accepted)

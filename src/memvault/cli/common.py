@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -144,3 +145,19 @@ def emit_written(as_json: bool, entry: MemoryEntry) -> None:
     if entry.duplicate and not as_json:
         click.echo(f"already stored as {entry.id}: the same fact; nothing new written", err=True)
     emit(as_json, {**entry.to_dict(), "duplicate": entry.duplicate}, entry.id)
+
+
+def listenable(host: str, port: int) -> None:
+    """Refuse (ConfigError) an address the server could not listen on — a port in use, a host
+    this machine does not have — before anything starts (the server would exit with its own
+    code and a log line)."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        with socket.socket(found[0][0], socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does
+            probe.bind(found[0][4])
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {reason}; pick another --port"
+        ) from None

@@ -13,6 +13,7 @@ from ..extraction.worker import Failure
 from . import render
 from .app import cli
 from .common import (
+    EXIT_STORE,
     argument_text,
     datetime_option,
     emit,
@@ -57,6 +58,9 @@ def turn(
     memory.flush()
     learned = memory.last_extraction(session_id) if result.extraction != "off" else None
     data: dict[str, Any] = {**result.to_dict(), "learned": learned and learned.to_dict()}
+    if isinstance(learned, Failure):  # the turn is stored; learning from it failed
+        click.echo(render.as_json(data) if as_json else _learned(learned), err=not as_json)
+        ctx.exit(EXIT_STORE)
     emit(as_json, data, _learned(learned))
 
 

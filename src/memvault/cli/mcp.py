@@ -8,6 +8,7 @@ import click
 from ..config import Settings
 from ..memory import AsyncMemory
 from .app import cli
+from .common import listenable
 
 
 @cli.command("mcp")
@@ -63,10 +64,12 @@ def mcp(
     MEMVAULT_ALLOWED_ORIGINS.
     """
     from ..integrations import mcp as server  # ConfigError without the 'mcp' extra
+    from ..server.guard import access_rules
 
     settings = Settings.from_env()
     if transport == "http":
-        server.http_rules(settings, host, allow_anonymous)  # refuse before opening the store
+        access_rules(settings, host, allow_anonymous)  # refuse before opening the store
+        listenable(host, port)
     memory = AsyncMemory(
         store or ctx.meta.get("memvault.store") or settings.store_url(),
         tenant=tenant or ctx.meta.get("memvault.tenant"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import secrets
 
@@ -12,9 +11,7 @@ from ..config import LOG_FORMATS, Settings
 from ..errors import ConfigError
 from ..memory import Memory
 from .app import cli
-from .common import EXIT_INPUT
-
-LOOPBACK_NAMES = {"localhost"}
+from .common import EXIT_INPUT, listenable
 
 
 def share_cores(settings: Settings, workers: int) -> None:
@@ -24,15 +21,6 @@ def share_cores(settings: Settings, workers: int) -> None:
 
     if settings.embed_threads == 0:
         os.environ["MEMVAULT_EMBED_THREADS"] = str(automatic_threads(workers))
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @cli.command()
@@ -85,14 +73,14 @@ def serve(
     and the key picks the tenant. Without keys the server only listens on loopback, unless
     --allow-anonymous. Requests must name a loopback host, the --host address or one of
     MEMVAULT_ALLOWED_HOSTS; web pages may call it only from MEMVAULT_ALLOWED_ORIGINS.
-    Prometheus metrics at /metrics, health at /healthz and /readyz (docs/operations.md).
+    The web inspector is at /ui (log in with a key; docs/inspector.md). Prometheus metrics at
+    /metrics, health at /healthz and /readyz (docs/operations.md).
     """
     try:
         import uvicorn
 
         from ..server.app import BOUND_HOST_ENV
-        from ..server.auth import KeyRing
-        from ..server.guard import Guard
+        from ..server.guard import access_rules
         from ..server.logs import logging_config
         from ..server.ui import SECRET_ENV as UI_SECRET_ENV
     except ImportError:
@@ -107,12 +95,8 @@ def serve(
         if value:
             os.environ[f"MEMVAULT_{name}"] = value
     settings = Settings.from_env()
-    Guard.parse(settings.allowed_hosts, settings.allowed_origins, host)  # fail here, early
-    if not KeyRing.parse(settings.api_keys).enabled and not (is_loopback(host) or allow_anonymous):
-        raise ConfigError(
-            f"refusing to serve {host} without API keys: set MEMVAULT_API_KEYS "
-            "(tenant:key,…) or pass --allow-anonymous"
-        )
+    access_rules(settings, host, allow_anonymous)  # fail here, early
+    listenable(host, port)
     with Memory(settings=settings) as memory:  # a bad store or model fails here, not in a worker
         if workers > 1 and not memory.backend.capabilities.multiprocess:
             raise ConfigError(

@@ -10,6 +10,8 @@ turn no run has read yet (each session keeps where its log has been read to).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import threading
 from collections import OrderedDict
@@ -43,6 +45,17 @@ class Failure:
 
 
 Task = Callable[[], Any]
+Matches = Callable[[Hashable], bool]
+"""Which slots a wait is about."""
+
+
+def _every(slot: Hashable) -> bool:
+    return True
+
+
+def _settle(woken: asyncio.Future[None]) -> None:
+    if not woken.done():
+        woken.set_result(None)
 
 
 class Learner:
@@ -53,6 +66,7 @@ class Learner:
         self._lock = threading.Condition()
         self._running: set[Hashable] = set()
         self._queued: dict[Hashable, Task] = {}
+        self._waiters: list[tuple[Matches, Callable[[], None]]] = []
         self._closed = False
         self.failures = 0
         self.results: OrderedDict[Hashable, Any] = OrderedDict()
@@ -91,23 +105,58 @@ class Learner:
                     continue
                 self._running.discard(slot)
                 self._lock.notify_all()
+                self._wake_waiters()
                 return
+
+    def _idle(self, matches: Matches) -> bool:
+        return not any(matches(slot) for slot in self._running)
+
+    def _wake_waiters(self) -> None:
+        """Wake the awaiting waits whose slots are all done (called holding the lock)."""
+        for waiter in [w for w in self._waiters if self._idle(w[0])]:
+            self._waiters.remove(waiter)
+            waiter[1]()
 
     def pending(self) -> int:
         """Slots with an extraction running (or queued behind one)."""
         with self._lock:
             return len(self._running)
 
-    def flush(self, timeout: float | None = None) -> bool:
-        """Wait until no extraction runs or is queued; False if ``timeout`` came first."""
+    def flush(self, timeout: float | None = None, matches: Matches = _every) -> bool:
+        """Wait until no extraction (of the slots that ``matches``) runs or is queued; False if
+        ``timeout`` came first."""
         with self._lock:
-            return self._lock.wait_for(lambda: not self._running, timeout)
+            return self._lock.wait_for(lambda: self._idle(matches), timeout)
 
     def wait(self, slot: Hashable, timeout: float | None = None) -> bool:
         """Wait until the slot's extraction (and any queued behind it) is done; False if
         ``timeout`` came first."""
+        return self.flush(timeout, lambda running: running == slot)
+
+    async def flushed(self, timeout: float | None = None, matches: Matches = _every) -> bool:
+        """:meth:`flush`, awaited without holding a thread while it waits (so any number of
+        waiting requests cannot starve the threads the store's calls run on)."""
+        loop = asyncio.get_running_loop()
+        woken: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            with contextlib.suppress(RuntimeError):  # a closed loop has nobody left to wake
+                loop.call_soon_threadsafe(_settle, woken)
+
+        waiter = (matches, wake)
         with self._lock:
-            return self._lock.wait_for(lambda: slot not in self._running, timeout)
+            if self._idle(matches):
+                return True
+            self._waiters.append(waiter)
+        try:
+            await asyncio.wait_for(woken, timeout)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            with self._lock:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
 
     def close(self) -> None:
         """Refuse new work, wait for what is pending, stop the workers."""

@@ -21,56 +21,73 @@ blocking calls, ``abatch`` with ``await``.
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import json
+import logging
 import math
 import numbers
 import operator
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from types import TracebackType
-from typing import Any, Self, TypeGuard
+from typing import Any, TypeGuard
 
 import numpy as np
-from langgraph.store.base import (
-    BaseStore,
-    GetOp,
-    InvalidNamespaceError,
-    Item,
-    ListNamespacesOp,
-    MatchCondition,
-    Op,
-    PutOp,
-    Result,
-    SearchItem,
-    SearchOp,
-    TTLConfig,
-    get_text_at_path,
-)
 
 from .. import validation as check
+from ..closing import Closing
 from ..core import Plan, Planner, call, retried, run, run_all
 from ..errors import (
     BackendError,
     ConfigError,
     ConflictError,
     InvalidScopeError,
+    MemvaultError,
     ValidationError,
+    extra_needed,
     restated,
 )
 from ..memory import AsyncMemory, Memory, run_awaiting, run_blocking
+from ..rest import AsyncRemoteMemory, RemoteMemory
+from ..rest.codec import is_server_url
 from ..retrieval import text
 from ..retrieval.candidates import Candidates
 from ..retrieval.ranker import RankSpec, rank
 from ..store import ops as mv
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
 
+try:
+    from langgraph.store.base import (
+        BaseStore,
+        GetOp,
+        InvalidNamespaceError,
+        Item,
+        ListNamespacesOp,
+        MatchCondition,
+        Op,
+        PutOp,
+        Result,
+        SearchItem,
+        SearchOp,
+        TTLConfig,
+        get_text_at_path,
+    )
+except ImportError as missing:  # pragma: no cover - exercised without the extra
+    raise extra_needed(missing, "langgraph", "the LangGraph store") from None
+
+log = logging.getLogger("memvault.langgraph")
+
 CATEGORY = "langgraph"
 """The category of every entry that holds a LangGraph item."""
 ROOT_TYPE = "langgraph"
 """The object type of one-label namespaces, and of namespaces whose labels make no valid scope."""
 DEFAULT_FIELDS = ("$",)
+SWEEP_MINUTES = 5
+"""How often the TTL sweeper deletes expired items when nothing says otherwise."""
+MAX_TTL_MINUTES = 52_596_000
+"""The longest TTL of an item: a century."""
 """What is indexed unless the store's ``index`` or a put says otherwise: the whole value."""
 _KINDS = {
     label: kind
@@ -195,8 +212,11 @@ def _ttl(minutes: object) -> float | None:
     if minutes is None:
         return None
     value = check.finite("ttl", minutes)
-    if value <= 0:
-        raise ValidationError(f"ttl must be a positive number of minutes, got {minutes!r}")
+    if not 0 < value <= MAX_TTL_MINUTES:
+        raise ValidationError(
+            f"ttl must be a positive number of minutes, at most {MAX_TTL_MINUTES} (a century), "
+            f"got {minutes!r}"
+        )
     return value
 
 
@@ -357,6 +377,8 @@ def _check_read(op: object) -> None:
         _count("offset", op.offset)
         if op.query is not None and not isinstance(op.query, str):
             raise ValidationError(f"a search query must be a string, got {op.query!r}")
+        if op.query and op.query.strip():
+            check.query(op.query)
     elif isinstance(op, ListNamespacesOp):
         for condition in op.match_conditions or ():
             if condition.match_type not in ("prefix", "suffix"):
@@ -734,6 +756,11 @@ def _opened(
     store: str | Memory | AsyncMemory | None, tenant: str | None
 ) -> tuple[Memory | AsyncMemory, bool]:
     """The memory to keep items in, and whether the store owns (and closes) it."""
+    if is_server_url(store) or isinstance(store, RemoteMemory | AsyncRemoteMemory):
+        raise ConfigError(
+            "a LangGraph store keeps its items in a local store (a file or a database URL): "
+            "give MemvaultStore the store URL the memvault server uses, not the server's"
+        )
     if store is None or isinstance(store, str):
         return Memory(store, tenant=tenant), True
     if isinstance(store, Memory | AsyncMemory):
@@ -774,11 +801,6 @@ def _ttl_config(ttl: Mapping[str, Any] | None) -> TTLConfig | None:
     known = {"refresh_on_read", "default_ttl", "omit_expired", "sweep_interval_minutes"}
     if set(config) - known:
         raise ConfigError(f"unknown ttl settings: {', '.join(sorted(set(config) - known))}")
-    if config.get("sweep_interval_minutes") is not None:
-        raise ConfigError(
-            "memvault hides expired items at once; delete them with sweep_ttl() (or "
-            "`memvault purge-expired`) on your own schedule instead of sweep_interval_minutes"
-        )
     if config.get("omit_expired", True) is not True:
         raise ConfigError("memvault always omits expired items: omit_expired must be true")
     refresh = config.get("refresh_on_read", True)
@@ -788,10 +810,25 @@ def _ttl_config(ttl: Mapping[str, Any] | None) -> TTLConfig | None:
         default = _ttl(config.get("default_ttl"))
     except ValidationError as exc:
         raise ConfigError(f"default_ttl: {exc}") from None
-    return TTLConfig(refresh_on_read=refresh, default_ttl=default, omit_expired=True)
+    interval = config.get("sweep_interval_minutes")
+    ttl = TTLConfig(refresh_on_read=refresh, default_ttl=default, omit_expired=True)
+    if interval is not None:
+        ttl["sweep_interval_minutes"] = _interval(interval, ConfigError)
+    return ttl
 
 
-class MemvaultStore(BaseStore):
+def _interval(minutes: object, error: type[ValidationError | ConfigError]) -> Any:
+    """A sweep interval in minutes: a positive finite number."""
+    try:
+        value = check.finite("sweep_interval_minutes", minutes)
+    except ValidationError as exc:
+        raise error(str(exc)) from None
+    if value <= 0:
+        raise error(f"sweep_interval_minutes must be positive, got {minutes!r}")
+    return minutes
+
+
+class MemvaultStore(BaseStore, Closing):
     """A LangGraph store kept by memvault: ``MemvaultStore("sqlite:///app.db")``.
 
     ``store`` is a store URL (None: the default SQLite file), a :class:`~memvault.Memory` or an
@@ -825,6 +862,8 @@ class MemvaultStore(BaseStore):
             raise
         self._memory, self._owned = memory, owned
         self._plans = ItemPlans(memory.planners.store, fields, source)
+        self._sweeping = threading.Lock()
+        self._sweeper: _Sweeper | None = None
 
     @property
     def memory(self) -> Memory | AsyncMemory:
@@ -852,21 +891,62 @@ class MemvaultStore(BaseStore):
         """:meth:`sweep_ttl`, awaited."""
         return await run_awaiting(self._plans.store.purge_expired(), self._memory.backend)
 
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> concurrent.futures.Future[None]:
+        """Delete expired items in the background (:meth:`sweep_ttl`) every
+        ``sweep_interval_minutes`` (default: the ``TTLConfig``'s, else 5) until
+        :meth:`stop_ttl_sweeper` or :meth:`close`; the future is done when the sweeper stops.
+        A sweeper already running is returned as it is."""
+        configured = (self.ttl_config or {}).get("sweep_interval_minutes")
+        minutes = _interval(sweep_interval_minutes or configured or SWEEP_MINUTES, ValidationError)
+        with self._sweeping:
+            if self._sweeper is None or self._sweeper.done.done():
+                self._sweeper = _Sweeper(self.sweep_ttl, float(minutes) * 60)
+            return self._sweeper.done
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the background sweeper; False if it was still sweeping when ``timeout``
+        (seconds) ran out."""
+        with self._sweeping:
+            sweeper, self._sweeper = self._sweeper, None
+        return sweeper is None or sweeper.stop(timeout)
+
     def close(self) -> None:
-        """Close the memory if the store opened it (from a URL)."""
+        """Stop the TTL sweeper; close the memory if the store opened it (from a URL)."""
+        self.stop_ttl_sweeper()
         if self._owned:
             self._memory.close()
 
-    def __enter__(self) -> Self:
-        return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+class _Sweeper:
+    """A thread that calls ``sweep`` every ``seconds`` until stopped (a failed sweep is
+    logged, and the next one tried)."""
+
+    def __init__(self, sweep: Callable[[], int], seconds: float) -> None:
+        self.done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(sweep, seconds), name="memvault-ttl-sweeper", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, sweep: Callable[[], int], seconds: float) -> None:
+        try:
+            while not self._stopping.wait(seconds):
+                try:
+                    swept = sweep()
+                except MemvaultError as exc:
+                    log.warning("TTL sweep failed: %s: %s", type(exc).__name__, exc)
+                else:
+                    log.debug("TTL sweep deleted %d expired items", swept)
+        finally:
+            self.done.set_result(None)
+
+    def stop(self, timeout: float | None) -> bool:
+        self._stopping.set()
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
 
 
 __all__ = ["CATEGORY", "MemvaultStore", "NamespaceError", "item_id", "scope_of"]

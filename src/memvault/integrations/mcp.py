@@ -15,22 +15,20 @@ guard refuses what a web page could forge; a non-loopback address needs keys.
 from __future__ import annotations
 
 import inspect
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypeVar
 
 from .. import __version__
-from ..config import Settings
 from ..context.builder import ContextWindow
 from ..context.plans import HierarchicalContext
-from ..errors import ConfigError, ForbiddenError, MemvaultError, NotFoundError
+from ..errors import ForbiddenError, MemvaultError, NotFoundError, extra_needed
 from ..extraction.plans import Extraction, TurnResult
 from ..extraction.worker import Failure
 from ..facilities.model import Finding, Session, trust_tag
 from ..memory import AsyncMemory
-from ..server.auth import KeyRing
-from ..server.guard import Guard, host_name, is_loopback
 from ..types import MemoryEntry, ScopeKind, SearchHit
 
 try:
@@ -43,26 +41,26 @@ try:
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
     from pydantic import Field
     from starlette.applications import Starlette
-    from starlette.datastructures import Headers
+    from starlette.datastructures import Headers, MutableHeaders
     from starlette.middleware import Middleware
     from starlette.routing import Mount
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-    from ..server.app import GuardMiddleware, error_response
+    from ..server.app import GuardMiddleware, error_response, printable
+    from ..server.auth import KeyRing
+    from ..server.guard import Guard, access_rules
+    from ..server.learning import WAIT_SECONDS
 except ImportError as missing:  # pragma: no cover - exercised without the extra
-    raise ConfigError(
-        "the MCP server needs the 'mcp' extra: python -m pip install 'memvault[mcp]' "
-        f"(missing: {missing.name})"
-    ) from missing
+    raise extra_needed(missing, "mcp", "the MCP server") from None
 
 Ctx = Context[Any, Any]
 Answer = tuple[str, dict[str, Any]]
 """What an operation answers: readable text, and the same as structured content."""
 
 MCP_PATH = "/mcp"
-WAIT_SECONDS = 120.0
-"""How long ``remember_turn`` waits for the turn's extraction before answering without it."""
-
+SESSION_HEADER = "mcp-session-id"
+KEPT_SESSIONS = 100_000
+"""MCP sessions whose tenant is remembered (the oldest are forgotten first)."""
 INSTRUCTIONS = """\
 memvault is your long-term memory: it keeps what you learn about users and their work across
 conversations, searchable by meaning.
@@ -165,14 +163,9 @@ def notes_text(session_id: str, notes: Iterable[MemoryEntry], findings: Iterable
     )
 
 
-def _printable(text: str) -> str:
-    """Valid UTF-8 whatever the input quoted (a lone surrogate becomes ``\\udxxx``)."""
-    return text.encode("utf-8", "backslashreplace").decode()
-
-
 def failure(error: MemvaultError) -> CallToolResult:
     """A memvault error as a tool error result: its type and message, never a traceback."""
-    kind, message = type(error).__name__, _printable(str(error))
+    kind, message = type(error).__name__, printable(str(error))
     return CallToolResult(
         content=[TextContent(type="text", text=f"{kind}: {message}")],
         structured_content={"error": {"type": kind, "message": message}},
@@ -357,9 +350,9 @@ def build_server(tenancy: Tenancy, log_level: str = "WARNING") -> MCPServer[Any]
         try:
             return await operation(tenancy.memory_for(ctx.headers))
         except NotFoundError as error:
-            raise ResourceNotFoundError(_printable(str(error))) from None
+            raise ResourceNotFoundError(printable(str(error))) from None
         except MemvaultError as error:
-            raise ResourceError(_printable(str(error))) from None
+            raise ResourceError(printable(str(error))) from None
 
     add_store_tools(server, run)
     add_session_tools(server, run)
@@ -617,26 +610,49 @@ def add_resources(server: MCPServer[Any], read: Read) -> None:
 
 
 class KeyCheck:
-    """Refuse (401) an HTTP request without a known Bearer key before the MCP app reads it."""
+    """Refuse (401) an HTTP request without a known Bearer key before the MCP app reads it, and
+    keep each MCP session to the tenant whose key opened it (another key's request naming it
+    is answered as for an unknown session: 404)."""
 
     def __init__(self, app: ASGIApp, keys: KeyRing) -> None:
         self.app, self.keys = app, keys
+        self.owners: OrderedDict[str, str] = OrderedDict()
+        """The tenant of each session opened here (the most recent ``KEPT_SESSIONS``)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self.allows(Headers(scope=scope)):
+        if scope["type"] != "http" or not self.keys.enabled:
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        tenant = self.keys.tenant_for(headers.get("authorization"))
+        session = headers.get(SESSION_HEADER)
+        if tenant is None:
             refusal = error_response(
                 401,
                 "Unauthorized",
                 "a valid 'Authorization: Bearer <key>' is required",
                 {"www-authenticate": "Bearer"},
             )
-            await refusal(scope, receive, send)
+        elif session is not None and self.owners.get(session, tenant) != tenant:
+            refusal = error_response(404, "NotFound", "session not found")
+        else:
+            await self.app(scope, receive, send if session else self._recording(send, tenant))
             return
-        await self.app(scope, receive, send)
+        await refusal(scope, receive, send)
 
-    def allows(self, headers: Headers) -> bool:
-        key = headers.get("authorization")
-        return not self.keys.enabled or self.keys.tenant_for(key) is not None
+    def _recording(self, send: Send, tenant: str) -> Send:
+        """``send``, noting the tenant of the session an answer opens."""
+
+        async def send_recording(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                opened = MutableHeaders(scope=message).get(SESSION_HEADER)
+                if opened:
+                    self.owners[opened] = tenant
+                    while len(self.owners) > KEPT_SESSIONS:
+                        self.owners.popitem(last=False)
+            await send(message)
+
+        return send_recording
 
 
 def http_app(
@@ -667,22 +683,6 @@ def http_app(
     )
 
 
-def http_rules(
-    settings: Settings, host: str, allow_anonymous: bool = False
-) -> tuple[KeyRing, Guard]:
-    """The API keys and the guard of an HTTP server listening on ``host``, from ``settings``.
-    Refuses (ConfigError) a non-loopback address without keys, unless ``allow_anonymous``."""
-    keys = KeyRing.parse(settings.api_keys)
-    guard = Guard.parse(settings.allowed_hosts, settings.allowed_origins, host)
-    name = host_name(host)
-    if not (keys.enabled or allow_anonymous or (name is not None and is_loopback(name))):
-        raise ConfigError(
-            f"refusing to serve {host} without API keys: set MEMVAULT_API_KEYS (tenant:key,…) "
-            "or pass --allow-anonymous"
-        )
-    return keys, guard
-
-
 def serve_stdio(memory: AsyncMemory, log_level: str = "WARNING") -> None:
     """Serve ``memory`` (its tenant) over standard input and output until the client leaves."""
     anyio.run(build_server(Tenancy(memory), log_level).run_stdio_async)
@@ -698,6 +698,6 @@ def serve_http(
 ) -> None:
     """Serve ``memory`` over streamable HTTP at ``http://host:port/mcp``; keys, allowed hosts
     and origins come from its settings (``MEMVAULT_API_KEYS``, ``_ALLOWED_HOSTS``, …)."""
-    keys, guard = http_rules(memory.settings, host, allow_anonymous)
+    keys, guard = access_rules(memory.settings, host, allow_anonymous)
     app = http_app(memory, keys=keys, guard=guard, log_level=log_level)
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)

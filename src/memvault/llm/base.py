@@ -11,9 +11,10 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, fields
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from ..closing import Closing
 from ..errors import ConfigError, ValidationError
 
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ class Usage:
         return self._tallies.setdefault("", _Tally()), self._tallies.setdefault(purpose, _Tally())
 
 
-class ChatModel(ABC):
+class ChatModel(Closing, ABC):
     """A chat model. Implementations provide :meth:`complete` (blocking: the async API runs it
     in a thread) and run its work through :meth:`_accounted`, so :attr:`usage` counts every
     call. Models are context managers (:meth:`close` on exit)."""
@@ -196,14 +197,8 @@ class ChatModel(ABC):
         messages = (ChatMessage("system", system), ChatMessage("user", user))
         return self.complete(ChatRequest(messages, max_tokens=max_tokens, purpose=purpose))
 
-    def close(self) -> None:  # noqa: B027  (an optional hook: most models hold nothing)
+    def close(self) -> None:
         """Release connections (nothing by default)."""
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _accounted(self, request: ChatRequest, answer: Callable[[], ChatReply]) -> ChatReply:
         """``answer()``, recorded in :attr:`usage`: its reply, or its failure and latency."""

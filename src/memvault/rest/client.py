@@ -15,15 +15,15 @@ import functools
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
 
+from ..closing import AsyncClosing, Closing
 from ..drivers import Steps, described, drive_awaiting, drive_blocking, name_operations
 from ..errors import ClosedError, ConfigError, ForbiddenError
 from ..extraction.plans import Extraction
 from ..extraction.worker import Failure
 from . import operations as ops
-from .codec import Options, Request
+from .codec import Options, Request, header_safe
 from .operations import LOCAL_ONLY, Operation
 
 if TYPE_CHECKING:
@@ -65,7 +65,14 @@ def _keys(api_key: str | Sequence[str] | None) -> list[str | None]:
     keys = [api_key] if isinstance(api_key, str) else list(api_key)
     if not keys or not all(isinstance(k, str) and k.strip() for k in keys):
         raise ConfigError("api_key must be a key, or a list of keys, of this server")
-    return [k.strip() for k in keys]
+    stripped: list[str | None] = [k.strip() for k in keys]
+    for number, key in enumerate(stripped, start=1):
+        if not header_safe(str(key)):  # the key itself is never shown
+            raise ConfigError(
+                f"api_key {number} holds a character an HTTP header cannot carry (a space, a "
+                "control character or non-ASCII): a server's keys are printable ASCII"
+            )
+    return stripped
 
 
 class _Remote:
@@ -96,7 +103,8 @@ class _Remote:
                 f"{', '.join(theirs)}: not with a memvault server's URL, whose own apply; set "
                 "them where `memvault serve` runs"
             )
-        options, keys = Options.checked(store, timeout, retries), _keys(api_key)
+        keys = _keys(api_key)
+        options = Options.checked(store, timeout, retries, keyed=keys != [None])
         sender = self._sender(options)
         try:
             tenants = self._tenants(sender, keys)
@@ -196,7 +204,7 @@ def _awaitable(
 
 
 @name_operations
-class RemoteMemory(_Remote):
+class RemoteMemory(_Remote, Closing):
     """The blocking API on a memvault server: what ``Memory("http://host:8765", api_key=…)``
     returns. Not a :class:`~memvault.Memory` (``isinstance`` says so): a sibling with the same
     operations, results and errors; what only a local store has is in ``LOCAL_ONLY``."""
@@ -274,20 +282,9 @@ class RemoteMemory(_Remote):
             self._link.closed = True
             self._link.sender.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
 
 @name_operations
-class AsyncRemoteMemory(_Remote):
+class AsyncRemoteMemory(_Remote, AsyncClosing):
     """The ``async`` API on a memvault server: what ``AsyncMemory("http://host:8765", …)``
     returns (opening it asks the server, once, which tenant each key acts in). ``stats()`` and
     ``last_extraction()`` are awaited here: they ask the server."""
@@ -369,14 +366,3 @@ class AsyncRemoteMemory(_Remote):
         if self._owner and not self._link.closed:
             self._link.closed = True
             await self._link.sender.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

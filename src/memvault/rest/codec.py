@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, TypeVar, get_args
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 from zoneinfo import ZoneInfo
 
 from .. import validation as check
@@ -36,9 +36,13 @@ from .fields import query_text
 T = TypeVar("T")
 TIMEOUT = 30.0
 """Seconds a request may take (to connect, and between bytes of the answer)."""
+MAX_URL_CHARS = 8000
+"""The longest URL (path and query string, encoded) a request may have: HTTP servers refuse
+longer request lines (uvicorn at 16 KiB of head; proxies often at 8 KiB)."""
 RETRIES = 2
 """Times a request is sent again after a transport failure: any request that never reached
-the server, and idempotent ones (reads, GET, DELETE) whose answer was lost."""
+the server, and idempotent ones (reads, GET, DELETE) whose connection broke (not one that
+timed out: the server may still be working on it)."""
 HTTP_ERRORS: Mapping[str, type[MemvaultError]] = {
     "Unauthorized": ConfigError,
     "InvalidJSON": ValidationError,
@@ -88,9 +92,16 @@ def request(endpoint: Endpoint, named: Mapping[str, Any], wait: float = 0.0) -> 
             body[name] = data
         else:
             query += ((name, text) for text in query_text(endpoint.fields[name], name, data))
-    return Request(
+    sent = Request(
         endpoint.method, endpoint.url(path), tuple(query), body, endpoint.idempotent, wait
     )
+    length = len(sent.path) + sum(len(quote(k)) + len(quote(v)) + 2 for k, v in sent.query)
+    if length > MAX_URL_CHARS:
+        raise ValidationError(
+            f"{sent.method} {endpoint.path}: its URL would be {length} characters, more than "
+            f"a server reads ({MAX_URL_CHARS}); shorten the text it carries"
+        )
+    return sent
 
 
 SCOPE_IDS = frozenset({"scope", "session_id", "user_id"})
@@ -128,10 +139,22 @@ def wire(value: Any, name: str, top: bool = True) -> Any:
     if isinstance(value, NewEntry):
         return entry_fields(value, name)
     if isinstance(value, Mapping):
-        return {_key(key, name): wire(item, name, False) for key, item in value.items()}
+        return plain(value, name)
     if isinstance(value, list | tuple) or (top and _iterable(value)):
         return [wire(item, name, False) for item in value]
     raise ValidationError(f"{name}: a {type(value).__name__} cannot be sent to a memvault server")
+
+
+def plain(value: Any, name: str) -> Any:
+    """A JSON object's contents as they are: only JSON's own types (no conversion inside, as
+    a local memory stores none: a datetime in metadata is an error on both)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, Mapping):
+        return {_key(key, name): plain(item, name) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item, name) for item in value]
+    raise ValidationError(f"{name} must be JSON-serialisable: a {type(value).__name__} is not")
 
 
 def entry_fields(entry: NewEntry | Mapping[str, Any], name: str) -> Any:
@@ -253,15 +276,17 @@ def error_of(request: Request, status: int, body: Any, server: str) -> MemvaultE
     """The error an error answer stands for: the server's memvault error as it was raised
     there (type, message and data), an HTTP refusal as what it means to the client."""
     error = body.get("error") if isinstance(body, dict) else None
-    fallback: type[MemvaultError] = BackendError if status >= 500 else ValidationError
     if not isinstance(error, dict) or not isinstance(error.get("type"), str):
         said = f"{request.method} {request.path} with {status}"
-        return fallback(f"the server at {server} answered {said}, not with a memvault error")
+        return BackendError(  # a proxy's page, another service: nothing about the call
+            f"the server at {server} answered {said}, not with a memvault error: is it a "
+            "memvault server (or a proxy in front of one that refused the request)?"
+        )
     found, message = error["type"], str(error.get("message", ""))
     memvault_error = named(found)
     if memvault_error is not None:
         return rebuilt(memvault_error, message, error)
-    kind = HTTP_ERRORS.get(found, fallback)
+    kind = HTTP_ERRORS.get(found, BackendError if status >= 500 else ValidationError)
     if kind is CapabilityError:
         return rebuilt(
             kind,
@@ -288,6 +313,11 @@ def shown(url: str) -> str:
 def backoff(attempt: int) -> float:
     """Seconds before sending again (attempt 1, 2…): 0.1 s doubling to 2 s, jittered."""
     return float(min(0.1 * 2.0 ** (attempt - 1), 2.0) * random.uniform(0.5, 1.5))
+
+
+def header_safe(key: str) -> bool:
+    """Whether an API key is printable ASCII without spaces (what a header carries as is)."""
+    return bool(key) and all("!" <= ch <= "~" for ch in key)
 
 
 def is_server_url(store: object) -> bool:
@@ -317,15 +347,24 @@ class Options:
         return shown(self.url)
 
     @classmethod
-    def checked(cls, url: str, timeout: float | None, retries: int | None) -> Options:
+    def checked(
+        cls, url: str, timeout: float | None, retries: int | None, keyed: bool = False
+    ) -> Options:
+        """The options of a remote memory; ``keyed``: it sends API keys (which a user name and
+        password in the URL would replace)."""
         if not (is_server_url(url) and _host(url)):
             raise ConfigError(f"{shown(url)!r} is not a server URL such as http://host:8765")
+        if keyed and "@" in urlsplit(url).netloc:
+            raise ConfigError(
+                f"the URL of {shown(url)} holds a user name and password, which would replace "
+                "the API key: give the key alone"
+            )
         timeout = TIMEOUT if timeout is None else timeout
         retries = RETRIES if retries is None else retries
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
         if not math.isfinite(timeout):
             raise ConfigError("timeout must be finite")
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise ConfigError(f"retries must be an integer >= 0, got {retries!r}")
+        if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
+            raise ConfigError(f"retries must be an integer from 0 to 10, got {retries!r}")
         return cls(url, float(timeout), retries)

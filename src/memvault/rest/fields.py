@@ -9,6 +9,8 @@ these fields and the remote client writes them (:func:`query_text`).
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -68,27 +70,6 @@ def seconds(name: str, value: Any) -> timedelta:
         raise ValidationError(f"{name}: {value} seconds is too long a time") from None
 
 
-def flag(name: str, value: Any) -> bool:
-    """true/false (in a query string also 1/0)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in {"true", "1", "false", "0"}:
-        return value.lower() in {"true", "1"}
-    raise ValidationError(f"{name} must be true or false, got {value!r}")
-
-
-def integer(name: str, value: Any) -> int:
-    """An integer (in a query string, its digits)."""
-    if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            pass
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationError(f"{name} must be an integer, got {value!r}")
-    return value
-
-
 @dataclass(frozen=True, slots=True)
 class Field:
     """One accepted field: its JSON schema and its converter."""
@@ -110,8 +91,8 @@ TEXT = Field({"type": "string"})
 TEXTS = Field({"type": "array", "items": {"type": "string"}}, typed("array"))
 OBJECT = Field({"type": "object"}, typed("object"))
 NUMBER = Field({"type": "number"}, typed("number"))
-INTEGER = Field({"type": "integer"}, integer)
-FLAG = Field({"type": "boolean"}, flag)
+INTEGER = Field({"type": "integer"}, typed("integer"))
+FLAG = Field({"type": "boolean"}, typed("boolean"))
 TIMESTAMP = Field({"type": "string", "format": "date-time"}, timestamp)
 SECONDS = Field({"type": "number", "exclusiveMinimum": 0}, seconds)
 TAG_PARAM = Field({"type": "string"}, typed("array"), keyword="tags", repeats=True)
@@ -170,8 +151,31 @@ def query_fields(
         repeats = name in accepted and accepted[name].repeats
         if not repeats and len(values) > 1:
             raise ValidationError(f"query parameter {name} is given more than once")
-        single[name] = values if repeats else values[0]
+        field = accepted.get(name)
+        read = [from_query(field, text) for text in values] if field else values
+        single[name] = read if repeats else read[0]
     return fields(single, accepted, required)
+
+
+_BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
+_INTEGER = re.compile(r"-?[0-9]{1,18}")
+_NUMBER = re.compile(r"-?[0-9]{1,300}(\.[0-9]{1,300})?([eE][+-]?[0-9]{1,3})?")
+
+
+def from_query(field: Field, text: str) -> Any:
+    """A query-string value as the JSON value it stands for (a query string has no types):
+    true/false (or 1/0) for a boolean field, digits for an integer, a decimal for a number;
+    anything else stays text, for the field to refuse by its type."""
+    kind = field.schema.get("type")
+    if field.repeats:
+        kind = field.schema.get("items", {}).get("type", "string")
+    if kind == "boolean":
+        return _BOOLEANS.get(text.lower(), text)
+    if kind == "integer" and _INTEGER.fullmatch(text):
+        return int(text)
+    if kind == "number" and _NUMBER.fullmatch(text) and math.isfinite(float(text)):
+        return float(text)
+    return text
 
 
 def query_text(field: Field, name: str, value: Any) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 import httpx
 
-from ..errors import BackendError
+from ..errors import BackendError, ValidationError
 from .codec import Options, Request, answer, backoff, json_bytes
 
 NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
@@ -39,9 +39,25 @@ def _http(request: Request, key: str | None, options: Options) -> dict[str, Any]
     }
 
 
+def _built(
+    client: httpx.Client | httpx.AsyncClient, request: Request, key: str | None, options: Options
+) -> httpx.Request:
+    """The ``httpx`` request of ``request``; one no URL can carry is a ValidationError."""
+    try:
+        return client.build_request(**_http(request, key, options))
+    except httpx.InvalidURL as error:
+        raise ValidationError(f"{request.method} {request.path} cannot be sent: {error}") from None
+
+
 def _again(request: Request, error: httpx.RequestError, attempt: int, options: Options) -> bool:
-    """Whether to send ``request`` again after ``error`` (attempt 1, 2…)."""
-    return attempt <= options.retries and (request.idempotent or isinstance(error, NOT_SENT))
+    """Whether to send ``request`` again after ``error`` (attempt 1, 2…): one that never left,
+    or an idempotent one whose connection broke — not one that timed out, as the server may
+    still be working on it (sending it again would only add to its load)."""
+    if attempt > options.retries:
+        return False
+    if isinstance(error, NOT_SENT):
+        return True
+    return request.idempotent and not isinstance(error, httpx.TimeoutException)
 
 
 def _failed(request: Request, error: httpx.RequestError, options: Options) -> NoReturn:
@@ -76,7 +92,7 @@ class Blocking:
     def send(self, request: Request, key: str | None) -> Any:
         for attempt in itertools.count(1):
             try:
-                response = self.client.request(**_http(request, key, self.options))
+                response = self.client.send(_built(self.client, request, key, self.options))
             except httpx.RequestError as error:
                 if not _again(request, error, attempt, self.options):
                     _failed(request, error, self.options)
@@ -90,19 +106,32 @@ class Blocking:
 
 
 class Awaiting:
-    """Sends requests with ``await`` (one connection pool, on the event loop it is used in)."""
+    """Sends requests with ``await``: a connection pool on each event loop it is used in (a
+    connection belongs to one loop), closed when the memory closes or the loop ends."""
 
     def __init__(self, options: Options) -> None:
         self.options = options
-        self.client = httpx.AsyncClient(base_url=options.url, verify=_tls())
+        self.client: httpx.AsyncClient | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.closing: asyncio.Task[None] | None = None
+        self.keeper: asyncio.Task[None] | None = None
+        """Closes the pool when cancelled: by :meth:`close`, or by ``asyncio.run`` ending."""
+
+    def _client_here(self) -> httpx.AsyncClient:
+        """The pool of the running loop (a new one when the memory moved to another loop, as
+        each ``asyncio.run`` is)."""
+        loop = asyncio.get_running_loop()
+        if self.client is None or self.loop is not loop:
+            self.close()
+            self.client = httpx.AsyncClient(base_url=self.options.url, verify=_tls())
+            self.loop = loop
+            self.keeper = loop.create_task(_close_when_cancelled(self.client))
+        return self.client
 
     async def send(self, request: Request, key: str | None) -> Any:
-        self.loop = asyncio.get_running_loop()
+        client = self._client_here()
         for attempt in itertools.count(1):
             try:
-                response = await self.client.request(**_http(request, key, self.options))
+                response = await client.send(_built(client, request, key, self.options))
             except httpx.RequestError as error:
                 if not _again(request, error, attempt, self.options):
                     _failed(request, error, self.options)
@@ -112,15 +141,29 @@ class Awaiting:
         raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        client, here = self.client, self.loop is asyncio.get_running_loop()
+        self.close()
+        if client is not None and here:
+            await client.aclose()
 
     def close(self) -> None:
-        """Close the connections on the loop they belong to: later on it when it runs here
-        (as a task), at once when it is idle; when it is closed they are gone with it."""
-        loop = self.loop
-        if loop is None or loop.is_closed():
+        """Close the pool on its loop: at once when the loop is idle, soon when it runs (its
+        keeper is cancelled), not at all when it is closed (its connections went with it)."""
+        keeper, loop = self.keeper, self.loop
+        self.client = self.loop = self.keeper = None
+        if keeper is None or loop is None or loop.is_closed():
             return
         if loop.is_running():
-            self.closing = loop.create_task(self.aclose())  # held: a task may not be collected
+            loop.call_soon_threadsafe(keeper.cancel)
         else:
-            loop.run_until_complete(self.aclose())
+            keeper.cancel()
+            loop.run_until_complete(asyncio.wait([keeper]))
+
+
+async def _close_when_cancelled(client: httpx.AsyncClient) -> None:
+    """Wait for the end (the memory closing, or the loop's end: ``asyncio.run`` cancels what
+    still runs), then close ``client``'s connections on its loop."""
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await client.aclose()

@@ -82,7 +82,7 @@ def status_of(error: MemvaultError) -> int:
     return next((code for kind, code in STATUS_BY_ERROR if isinstance(error, kind)), 500)
 
 
-def _printable(value: Any) -> Any:
+def printable(value: Any) -> Any:
     """A string as valid UTF-8: a lone surrogate (from a JSON ``\\ud800`` escape quoted in a
     message) becomes the text ``\\ud800``, so no input can make an error fail to render."""
     return value.encode("utf-8", "backslashreplace").decode() if isinstance(value, str) else value
@@ -92,7 +92,7 @@ def error_response(
     status: int, kind: str, message: str, headers: Mapping[str, str] | None = None, **extra: Any
 ) -> JSONResponse:
     error = {
-        key: _printable(value) for key, value in {"type": kind, "message": message, **extra}.items()
+        key: printable(value) for key, value in {"type": kind, "message": message, **extra}.items()
     }
     return JSONResponse({"error": error}, status, headers)
 
@@ -147,8 +147,10 @@ class GuardMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        method, headers = scope["method"], Headers(scope=scope)
-        refusal = self.guard.refusal(method, headers, ui.page_origin(scope))
+        method, headers, page_origin = scope["method"], Headers(scope=scope), ui.page_origin(scope)
+        refusal = self.guard.refusal(method, headers, page_origin)
+        if page_origin is not None:  # an inspector path: every answer is the inspector's
+            send = ui.secured(send)
         preflight = self.guard.preflight(method, headers)
         if refusal is None and preflight is not None:
             await Response(status_code=204, headers=preflight)(scope, receive, send)

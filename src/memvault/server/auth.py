@@ -12,6 +12,7 @@ import hmac
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from ..rest.codec import header_safe
 
 MIN_KEY_CHARS = 16
 
@@ -38,6 +39,11 @@ class KeyRing:
                 raise ConfigError(
                     f"the API key of tenant {tenant.strip()!r} is shorter than "
                     f"{MIN_KEY_CHARS} characters"
+                )
+            if not header_safe(key.strip()):
+                raise ConfigError(
+                    f"the API key of tenant {tenant.strip()!r} holds a character an HTTP "
+                    "header cannot carry (a space, a control character or non-ASCII)"
                 )
             pairs.append((_digest(key.strip()), tenant.strip()))
         if len({digest for digest, _ in pairs}) != len(pairs):

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
+from ..config import Settings
 from ..errors import ConfigError
+from .auth import KeyRing
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH"})
 """Methods that must carry a JSON content type even without a body: a browser can send a
@@ -147,18 +149,21 @@ class Guard:
     def host_refusal(self, host: str | None) -> Refusal | None:
         """Refuse a ``Host`` that names another server (421). A request without one (HTTP/1.0)
         passes: browsers always send it."""
-        if host is None or self.any_host:
-            return None
-        name = host_name(host)
-        if name is not None and (
-            is_loopback(name) or name in self.hosts or (self.any_address and _ip(name) is not None)
-        ):
+        if host is None or self.any_host or self.knows(host):
             return None
         return Refusal(
             421,
             "MisdirectedRequest",
             f"this server does not answer for host {host[:100]!r}; "
             "add its name to MEMVAULT_ALLOWED_HOSTS",
+        )
+
+    def knows(self, host: str | None) -> bool:
+        """Whether ``host`` names this server: loopback, a listed name, or any address when it
+        listens on all of them (``*`` in the setting does not count: any name passes it)."""
+        name = host_name(host) if host else None
+        return name is not None and (
+            is_loopback(name) or name in self.hosts or (self.any_address and _ip(name) is not None)
         )
 
     def allowed_origin(self, origin: str | None) -> str | None:
@@ -198,9 +203,11 @@ class Guard:
         content type. ``own_origin`` (this server's origin as the request names it) marks a
         request for an inspector page: that origin may send it, and it posts forms, not JSON."""
         body_refusal = content_type_refusal if own_origin is None else form_refusal
+        host = headers.get("host")
+        own = own_origin if self.knows(host) else None  # a name '*' let in is anyone's origin
         return (
-            self.host_refusal(headers.get("host"))
-            or self.origin_refusal(headers.get("origin"), headers.get("sec-fetch-site"), own_origin)
+            self.host_refusal(host)
+            or self.origin_refusal(headers.get("origin"), headers.get("sec-fetch-site"), own)
             or body_refusal(method, headers)
         )
 
@@ -290,3 +297,29 @@ def form_refusal(method: str, headers: Mapping[str, str]) -> Refusal | None:
         f"{method} requests to the inspector must be HTML forms ({FORM_TYPE}); "
         f"got {content_type[:100]!r}",
     )
+
+
+def access_rules(
+    settings: Settings, host: str, allow_anonymous: bool = False
+) -> tuple[KeyRing, Guard]:
+    """The API keys and the guard of a server listening on ``host``, from ``settings``.
+    Without keys (unless ``allow_anonymous``) it refuses (ConfigError) to listen beyond
+    loopback, and to answer any ``Host`` (``*``): a web page on any name (DNS rebinding) could
+    then read the memory."""
+    keys = KeyRing.parse(settings.api_keys)
+    guard = Guard.parse(settings.allowed_hosts, settings.allowed_origins, host)
+    if keys.enabled or allow_anonymous:
+        return keys, guard
+    name = host_name(host)
+    if name is None or not is_loopback(name):
+        raise ConfigError(
+            f"refusing to serve {host} without API keys: set MEMVAULT_API_KEYS (tenant:key,…) "
+            "or pass --allow-anonymous"
+        )
+    if guard.any_host:
+        raise ConfigError(
+            "refusing MEMVAULT_ALLOWED_HOSTS='*' without API keys: a web page under any name "
+            "(DNS rebinding) could read the memory; set MEMVAULT_API_KEYS, list the host names, "
+            "or pass --allow-anonymous"
+        )
+    return keys, guard

@@ -11,7 +11,8 @@ from .routes import Answer, Call, Route
 from .store import written
 
 WAIT_SECONDS = 120.0
-"""How long ``wait`` waits for the turn's extraction before answering without it."""
+"""How long a turn sent with ``wait`` (REST) or ``remember_turn`` (MCP) waits for its extraction
+before the answer goes without it."""
 
 
 async def add_turn(memory: AsyncMemory, call: Call) -> Answer:
@@ -44,7 +45,7 @@ async def last_extraction(memory: AsyncMemory, call: Call) -> Answer:
 async def flush(memory: AsyncMemory, call: Call) -> Answer:
     """Wait (at most ``timeout`` seconds, capped) until the background extractions — or the
     session's — are done."""
-    timeout = min(max(call.args.get("timeout", WAIT_SECONDS), 0.0), WAIT_SECONDS)
+    timeout = min(call.args.get("timeout", WAIT_SECONDS), WAIT_SECONDS)  # the memory checks it
     done = await memory.flush(timeout, session_id=call.args.get("session_id"))
     return 200, {"done": done}
 

@@ -51,7 +51,8 @@ def _finite(literal: str) -> float:
 
 def parse_json(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """``body`` (UTF-8 JSON; empty means ``{}``) as a value, refused (400) unless it is strict
-    JSON — no NaN or Infinity, no number that overflows — nested at most ``max_depth`` deep.
+    JSON — no NaN or Infinity, no number that overflows, no key twice in an object — nested at
+    most ``max_depth`` deep.
 
     Depth costs linear time, less than parsing: a body with no more than ``max_depth`` brackets
     needs no check; otherwise the parser's own recursion limit stops absurd depths early (its
@@ -60,7 +61,10 @@ def parse_json(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """
     try:
         value = json.loads(
-            body.decode("utf-8") or "{}", parse_constant=_no_constant, parse_float=_finite
+            body.decode("utf-8") or "{}",
+            parse_constant=_no_constant,
+            parse_float=_finite,
+            object_pairs_hook=_object,
         )
     except RecursionError:
         raise _too_deep(max_depth) from None
@@ -69,6 +73,19 @@ def parse_json(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     if body.count(b"[") + body.count(b"{") > max_depth and depth_over(value, max_depth):
         raise _too_deep(max_depth)
     return value
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; one that names a key twice is refused (which value was meant?)."""
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(f"an object names the key {key[:100]!r} twice")
+        seen.add(key)
+    raise AssertionError("unreachable")
 
 
 def _too_deep(max_depth: int) -> HttpError:

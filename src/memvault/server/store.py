@@ -91,8 +91,6 @@ async def get_entry(memory: AsyncMemory, call: Call) -> Answer:
 
 async def update_entry(memory: AsyncMemory, call: Call) -> Answer:
     """Change content, tags, expiry (null clears it) or metadata."""
-    if not call.args:
-        raise ValidationError("nothing to update; give content, tags, expires_at or metadata")
     return 200, (await memory.update(call.path["entry_id"], **call.args)).to_dict()
 
 

@@ -101,6 +101,8 @@ class SQLiteBackend(SqlOps, Backend):
 
     def __init__(self, path: str, settings: Settings | None = None) -> None:
         settings = settings or Settings()
+        if path != ":memory:":  # a path from a config file or an MCP client never met a shell
+            path = str(Path(path).expanduser())
         self.path = path
         self._lock = threading.RLock()
         self._cache = VectorCache()
@@ -110,7 +112,7 @@ class SQLiteBackend(SqlOps, Backend):
         lasting = not self._in_memory
         self.capabilities = Capabilities(persistent=lasting, multiprocess=lasting)
         if not self._in_memory:
-            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
             self._conn = sqlite3.connect(
                 path,

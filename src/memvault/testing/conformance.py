@@ -692,6 +692,10 @@ class MemoryConformance(FacilityConformance, VersionConformance):
     def test_search_rejects_bad_arguments(self, memory: Any) -> None:
         with pytest.raises(ValidationError):
             memory.search("", "user:a")
+        with pytest.raises(ValidationError, match="10,000"):  # what to find, not a document
+            memory.search("word " * 2_001, "user:a")
+        with pytest.raises(ValidationError, match="lone surrogate"):
+            memory.search("caf\ud800", "user:a")
         with pytest.raises(ValidationError):
             memory.search("x", "user:a", limit=0)
         with pytest.raises(ValidationError):

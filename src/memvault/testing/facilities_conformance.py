@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from ..config import Settings
-from ..errors import CompactionError, ForbiddenError, SessionNotFoundError, ValidationError
+from ..errors import (
+    CompactionError,
+    ForbiddenError,
+    InvalidScopeError,
+    SessionNotFoundError,
+    ValidationError,
+)
 from ..facilities.model import Source
 from ..types import NewEntry, Scope
 from . import ManualClock
@@ -51,6 +57,11 @@ class FacilityConformance:
             memory.get_session("s-missing")
         with pytest.raises(ValidationError):
             memory.create_session("alice", session_id=first.id)
+        for unnamable in ("team/alpha", "../../v1/stats"):  # no URL could name it
+            with pytest.raises(InvalidScopeError, match="'/'"):
+                memory.create_session("alice", session_id=unnamable)
+        named = memory.create_session("alice", session_id="team alpha?#%")
+        assert memory.get_session("team alpha?#%") == named
 
     def test_sessions_belong_to_their_tenant(self, memory: Any) -> None:
         session = memory.create_session("alice")

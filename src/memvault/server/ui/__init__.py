@@ -7,7 +7,7 @@ from __future__ import annotations
 from starlette.datastructures import MutableHeaders
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Scope, Send
 
 from ..guard import origin_of
 from . import pages
@@ -19,7 +19,7 @@ SECRET_ENV = "MEMVAULT_UI_SECRET"
 """The secret that signs the inspector's cookies (at least 32 characters). ``memvault serve``
 sets a random one for its workers unless it is set; without it an app makes its own."""
 
-__all__ = ["PREFIX", "SECRET_ENV", "page_origin", "routes"]
+__all__ = ["PREFIX", "SECRET_ENV", "page_origin", "routes", "secured"]
 
 
 def page_origin(scope: Scope) -> str | None:
@@ -49,19 +49,17 @@ def routes(secret: str | None = None) -> list[BaseRoute]:
         Route(f"{PREFIX}/entries/{{entry_id}}/demote", action(pages.demote), methods=["POST"]),
         Route(f"{PREFIX}/entries/{{entry_id}}/delete", action(pages.delete), methods=["POST"]),
         Route(f"{PREFIX}/entries/{{entry_id}}/restore", action(pages.restore), methods=["POST"]),
-        Mount(f"{PREFIX}/static", app=_secured(StaticFiles(directory=HERE / "static"))),
+        Mount(f"{PREFIX}/static", app=StaticFiles(directory=HERE / "static")),
     ]
 
 
-def _secured(app: ASGIApp) -> ASGIApp:
-    """``app`` whose answers carry the inspector's security headers."""
+def secured(send: Send) -> Send:
+    """``send``, adding the inspector's security headers to the answer (the server's
+    middleware wraps every answer under ``/ui`` so: pages, files, refusals and 404s)."""
 
-    async def secured(scope: Scope, receive: Receive, send: Send) -> None:
-        async def send_secured(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                MutableHeaders(scope=message).update(SECURITY_HEADERS)
-            await send(message)
+    async def send_secured(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            MutableHeaders(scope=message).update(SECURITY_HEADERS)
+        await send(message)
 
-        await app(scope, receive, send_secured)
-
-    return secured
+    return send_secured

@@ -23,6 +23,7 @@ from ...facilities.model import GLOBAL_MEMORY, SESSION_MEMORY, trust_tag
 from ...memory import AsyncMemory
 from ...types import Scope
 from ..auth import KeyRing
+from ..observe import route_template
 from ..request import HttpError
 from . import view
 from .tokens import LIFETIME, OPEN, Revocations, Signer, Visit
@@ -36,6 +37,11 @@ FORM_LIMIT = 64 * 1024
 MAX_BULK = 500
 """Most entries one bulk delete takes."""
 RECORDS_SHOWN = 200
+"""The newest records a session page shows (it says how many more there are)."""
+SESSIONS_SHOWN = 200
+"""Sessions the list shows at first (a link shows more)."""
+SUPERSEDED_SHOWN = 100
+"""Superseded entries shown per scope (the page says when there are more)."""
 SECURITY_HEADERS = {
     "content-security-policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -84,7 +90,9 @@ class Inspector:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.templates.filters.update(when=view.when, trust=trust_tag, severity=view.severity_of)
+        self.templates.filters.update(
+            when=view.when, trust=trust_tag, severity=view.severity_of, segment=view.segment
+        )
 
     # -- who is asking ------------------------------------------------------------------------
 
@@ -157,13 +165,7 @@ class Inspector:
             template, values = await show(caller, request)
             return self.render(request, caller.visit, template, values, fresh=caller.fresh)
 
-        async def endpoint(request: Request) -> Response:
-            caller = self.caller(request)
-            if caller is None:
-                return see_other(f"{view.PREFIX}/login")
-            return await self.answer(request, caller.visit, shown(request, caller))
-
-        return endpoint
+        return self.for_callers(shown)
 
     def action(self, act: Action) -> Endpoint:
         """The endpoint of a form: a logged-in caller, the visit's CSRF token, then the change;
@@ -173,11 +175,17 @@ class Inspector:
             form = await self.checked_form(request, caller.visit, fresh=caller.fresh)
             return see_other(await act(caller.memory, request, form))
 
+        return self.for_callers(done)
+
+    def for_callers(self, handle: Callable[[Request, Caller], Awaitable[Response]]) -> Endpoint:
+        """An endpoint that sends a stranger to the login page and answers a logged-in caller
+        with ``handle`` (or the error page of what it raised)."""
+
         async def endpoint(request: Request) -> Response:
             caller = self.caller(request)
             if caller is None:
                 return see_other(f"{view.PREFIX}/login")
-            return await self.answer(request, caller.visit, done(request, caller))
+            return await self.answer(request, caller.visit, handle(request, caller))
 
         return endpoint
 
@@ -188,7 +196,8 @@ class Inspector:
         except (MemvaultError, HttpError) as exc:
             status, message = _status_and_message(exc)
         except Exception:
-            log.exception("unexpected error in %s %s", request.method, request.url.path)
+            route = route_template(request.scope)  # never the raw path: it holds ids
+            log.exception("unexpected error in %s %s", request.method, route)
             status, message = 500, "internal error; see the server log"
         return self.failure(request, visit, status, message)
 
@@ -290,8 +299,16 @@ def form_value(form: Form, name: str) -> str | None:
 async def sessions_page(caller: Caller, request: Request) -> tuple[str, dict[str, Any]]:
     """The tenant's sessions, newest first (``?user=`` for one user's)."""
     user = request.query_params.get("user") or None
-    found = await caller.memory.list_sessions(user, limit=200)
-    return "sessions.html", {"sessions": found, "user": user or "", "tenant": caller.memory.tenant}
+    most = caller.memory.settings.max_limit
+    shown = view.page_size(request.query_params.get("limit"), SESSIONS_SHOWN, most - 1)
+    found = await caller.memory.list_sessions(user, limit=shown + 1)
+    return "sessions.html", {
+        "sessions": found[:shown],
+        "more": len(found) > shown,
+        "more_limit": min(shown * 2, most - 1),
+        "user": user or "",
+        "tenant": caller.memory.tenant,
+    }
 
 
 async def session_page(caller: Caller, request: Request) -> tuple[str, dict[str, Any]]:
@@ -305,10 +322,11 @@ async def session_page(caller: Caller, request: Request) -> tuple[str, dict[str,
         session.id, tags=[severity] if severity else (), text=text or None
     )
     records = await memory.records(session.id)
-    replaced = [
-        *await memory.superseded(Scope.session(session.id)),
-        *await memory.superseded(Scope.user(session.user_id)),
-    ]
+    replaced, superseded_more = [], False
+    for scope in (Scope.session(session.id), Scope.user(session.user_id)):
+        found = await memory.superseded(scope, limit=SUPERSEDED_SHOWN + 1)
+        replaced += found[:SUPERSEDED_SHOWN]
+        superseded_more |= len(found) > SUPERSEDED_SHOWN
     return "session.html", {
         "tenant": memory.tenant,
         "session": session,
@@ -322,6 +340,8 @@ async def session_page(caller: Caller, request: Request) -> tuple[str, dict[str,
         "text": text,
         "global_memory": await memory.global_memory(session.user_id),
         "superseded": replaced,
+        "superseded_more": superseded_more,
+        "superseded_shown": SUPERSEDED_SHOWN,
         "pin_categories": GLOBAL_MEMORY,
         "demote_categories": SESSION_MEMORY,
     }

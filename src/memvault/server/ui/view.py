@@ -40,6 +40,18 @@ def notice(query: Mapping[str, str]) -> str | None:
     return message
 
 
+def segment(value: str) -> str:
+    """``value`` as one segment of a URL path: every ``/``, ``?``, ``#`` and ``%`` quoted."""
+    return quote(str(value), safe="")
+
+
+def page_size(asked: str | None, default: int, most: int) -> int:
+    """How many rows a list shows: ``?limit=`` when it is a whole number, within 1..``most``."""
+    if asked is None or not asked.isdigit():
+        return default
+    return max(1, min(int(asked[:12]), most))
+
+
 def session_url(session_id: str | None, **query: str) -> str:
     """The address of a session's page (of the sessions list without one), with ``query``."""
     path = f"{PREFIX}/sessions/{quote(session_id, safe='')}" if session_id else PREFIX
