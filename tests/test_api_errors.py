@@ -125,3 +125,21 @@ def test_generators_are_checked_like_lists(memory: Memory) -> None:
             attempt()
     kept = memory.write("a fact about generators", scope="user:u9", tags=(t for t in ["kept"]))
     assert kept.tags == ("kept",)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, big: m.search("x", big),  # a malformed scope
+        lambda m, big: m.write("x", scope="user:a", category=big),
+        lambda m, big: m.list("user:a", cursor=big),
+        lambda m, big: m.list("user:a", order=big),
+        lambda m, big: m.search("x", "user:a", limit=big),
+        lambda m, big: m.get(big),
+        lambda m, big: m.append_record(m.create_session("u").id, big, "hi"),  # a role
+    ],
+)
+def test_an_error_never_echoes_a_huge_argument(memory: Memory, call: Any) -> None:
+    with pytest.raises(MemvaultError) as caught:
+        call(memory, "q" * 5_000)
+    assert len(str(caught.value)) < 400, str(caught.value)[:200]

@@ -42,6 +42,7 @@ from .errors import (
     NotFoundError,
     ValidationError,
     restated,
+    shown,
 )
 from .ids import new_id
 from .retrieval import chunking, filters, text
@@ -102,11 +103,15 @@ class Invoke:
     """A step that calls a function; the driver awaits its result if it is awaitable.
 
     ``blocking`` marks CPU- or I/O-bound work (embedding) that an async driver runs in a thread.
+    ``slow`` marks a blocking call that may wait long on another service (an LLM): an async
+    driver runs it on a pool of its own, so that such calls never hold the threads the store's
+    calls and embeddings need. A step calling ``time.sleep`` is awaited as ``asyncio.sleep``.
     """
 
     fn: Callable[..., Any]
     args: tuple[Any, ...]
     blocking: bool = False
+    slow: bool = False
 
 
 Step = tuple[Op[Any], ...] | Invoke
@@ -133,10 +138,13 @@ def run_all(ops: Iterable[Op[R]]) -> Plan[builtins.list[R]]:
     return cast("builtins.list[R]", results)
 
 
-def call(fn: Callable[..., Any], *args: Any, blocking: bool = False) -> Plan[Any]:
+def call(
+    fn: Callable[..., Any], *args: Any, blocking: bool = False, slow: bool = False
+) -> Plan[Any]:
     """Call ``fn(*args)`` (awaited if it returns an awaitable); ``blocking`` runs it in a
-    thread under the async driver (embedding, CPU-bound work)."""
-    return (yield Invoke(fn, args, blocking))
+    thread under the async driver (embedding, CPU-bound work), ``slow`` on the pool of calls
+    that wait on another service (an LLM)."""
+    return (yield Invoke(fn, args, blocking or slow, slow))
 
 
 def retried(attempt: Callable[[], Plan[T]], subject: str) -> Plan[T]:
@@ -161,7 +169,7 @@ def summarised(
         getattr(callback, "__call__", None)  # noqa: B004  (an object with an async __call__)
     )
     try:
-        return (yield from call(callback, tuple(sources), blocking=not asynchronous))
+        return (yield from call(callback, tuple(sources), slow=not asynchronous))  # an LLM, often
     except Exception as exc:
         raise CompactionError(ids, f"the callback raised {type(exc).__name__}: {exc}") from exc
 
@@ -212,7 +220,7 @@ def decode_cursor(cursor: str, order: str) -> tuple[datetime, str]:
         created, entry_id, cursor_order = json.loads(base64.urlsafe_b64decode(padded))
         when = check.aware("cursor", datetime.fromisoformat(created))
     except (ValueError, TypeError) as exc:
-        raise ValidationError(f"invalid cursor {cursor!r}: pass back a next_cursor") from exc
+        raise ValidationError(f"invalid cursor {shown(cursor)}: pass back a next_cursor") from exc
     if cursor_order != order:
         raise ValidationError(f"this cursor belongs to order={cursor_order!r}, not {order!r}")
     return when, str(entry_id)
@@ -276,7 +284,7 @@ def metadata_filter(metadata: Mapping[str, Any] | None) -> tuple[tuple[str, Any]
         raise ValidationError("metadata filters must be a mapping of key to value")
     for key, value in metadata.items():
         if not isinstance(key, str) or not (value is None or isinstance(value, str | int | float)):
-            raise ValidationError(f"metadata filter {key!r} must map a string key to a scalar")
+            raise ValidationError(f"metadata filter {shown(key)} must map a string key to a scalar")
     return tuple(sorted(metadata.items()))
 
 

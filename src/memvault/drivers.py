@@ -8,9 +8,12 @@ whatever the driver's ``execute`` runs — a tuple of ops for a backend
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import inspect
+import time
 from collections.abc import Awaitable, Callable, Generator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast, get_args
 
@@ -61,19 +64,34 @@ def invoke_blocking(step: Invoke) -> Any:
     )
 
 
+SLOW_CALLS = 32
+"""Slow calls (an LLM's) that run at once in a process; more wait for a thread of their own."""
+
+
+@functools.cache
+def _slow_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(SLOW_CALLS, thread_name_prefix="memvault-slow")
+
+
 async def invoke_awaiting(step: Invoke) -> Any:
-    """Call the step's function (in a thread if it blocks) and await its result if needed."""
-    call = asyncio.to_thread if step.blocking else _direct
-    value = await call(step.fn, *step.args)
+    """Call the step's function (in a thread if it blocks; a slow one on the slow calls' own
+    pool; a pause as ``asyncio.sleep``) and await its result if needed."""
+    if step.fn is time.sleep:
+        return await asyncio.sleep(*step.args)
+    if step.slow:  # with the caller's context (the request id of log records), as to_thread
+        running = contextvars.copy_context().run
+        value = await asyncio.get_running_loop().run_in_executor(
+            _slow_pool(), running, step.fn, *step.args
+        )
+    elif step.blocking:
+        value = await asyncio.to_thread(step.fn, *step.args)
+    else:
+        value = step.fn(*step.args)
     return await value if inspect.isawaitable(value) else value
 
 
 async def _awaited(value: Any) -> Any:
     return await value
-
-
-async def _direct(fn: Callable[..., Any], *args: Any) -> Any:
-    return fn(*args)
 
 
 def drive_blocking(plan: Steps[T], execute: Callable[[Any], Any]) -> T:

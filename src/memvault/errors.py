@@ -148,6 +148,13 @@ class SchemaError(BackendError):
 E = TypeVar("E", bound=MemvaultError)
 
 
+def shown(value: object, most: int = 80) -> str:
+    """``repr(value)`` for a message, cut to ``most`` characters (an error never echoes a
+    megabyte of input)."""
+    text = repr(value)
+    return text if len(text) <= most else f"{text[: most - 1]}… ({len(text):,} characters)"
+
+
 def extra_needed(missing: ImportError, extra: str, what: str) -> ImportError | ConfigError:
     """What to raise when importing an optional extra's package failed: a ConfigError that
     names the extra to install — or the ImportError itself, when the missing module is

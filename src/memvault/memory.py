@@ -196,8 +196,7 @@ class _Base:
     ) -> tuple[float | None, Matches]:
         """A flush's timeout, checked, and the extractions it waits for: this tenant's (or those
         of one of its sessions)."""
-        if timeout is not None:
-            timeout = check.finite("timeout", timeout, least=0)
+        timeout = check.timeout(timeout)
         if session_id is None:
             tenant = self.tenant
             return timeout, lambda slot: isinstance(slot, tuple) and slot[0] == tenant
@@ -240,14 +239,18 @@ def _argument_check(
     """The edge check of a plan's arguments (all but those the plan checks item by item); it
     returns the arguments with one-shot iterators (generators) read into tuples, so that what
     was checked is what the plan gets."""
-    names = tuple(inspect.signature(plan).parameters)[1:]
+    parameters = inspect.signature(plan, eval_str=True).parameters
+    names = tuple(parameters)[1:]
     own = frozenset(getattr(plan, check.PER_ITEM, ()))
+    flags = frozenset(name for name, p in parameters.items() if p.annotation is bool)
 
     def check_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Arguments:
         args = tuple(_read(value) for value in args)
         kwargs = {name: _read(value) for name, value in kwargs.items()}
         named = {**dict(zip(names, args, strict=False)), **kwargs}
         check.arguments({name: value for name, value in named.items() if name not in own})
+        for name in flags & named.keys():
+            check.flag(name, named[name])
         return args, kwargs
 
     return check_call

@@ -9,7 +9,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from .errors import InvalidScopeError, ValidationError
+from .errors import InvalidScopeError, ValidationError, shown
 
 MAX_SCOPE_ID_CHARS = 256
 RESERVED_CATEGORIES = frozenset({"session", "record", "summary"})
@@ -29,13 +29,13 @@ class ScopeKind(StrEnum):
 
 def _check_part(label: str, value: object) -> str:
     if not isinstance(value, str) or not value:
-        raise InvalidScopeError(f"{label} must be a non-empty string, got {value!r}")
+        raise InvalidScopeError(f"{label} must be a non-empty string, got {shown(value)}")
     if len(value) > MAX_SCOPE_ID_CHARS:
         raise InvalidScopeError(f"{label} is longer than {MAX_SCOPE_ID_CHARS} characters")
     if value != value.strip():
-        raise InvalidScopeError(f"{label} {value!r} must not start or end with whitespace")
+        raise InvalidScopeError(f"{label} {shown(value)} must not start or end with whitespace")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise InvalidScopeError(f"{label} {value!r} contains a control character")
+        raise InvalidScopeError(f"{label} {shown(value)} contains a control character")
     return value
 
 
@@ -95,13 +95,15 @@ class Scope:
         kind, sep, rest = text.partition(":")
         if not sep:
             raise InvalidScopeError(
-                f"malformed scope {text!r}: expected 'kind:id' such as 'user:alice' "
+                f"malformed scope {shown(text)}: expected 'kind:id' such as 'user:alice' "
                 "or 'object:ticket:42'"
             )
         if kind == ScopeKind.OBJECT:
             object_type, sep, object_id = rest.partition(":")
             if not sep:
-                raise InvalidScopeError(f"malformed object scope {text!r}: use 'object:TYPE:ID'")
+                raise InvalidScopeError(
+                    f"malformed object scope {shown(text)}: use 'object:TYPE:ID'"
+                )
             return cls(ScopeKind.OBJECT, object_id, object_type)
         return cls(kind, rest)  # type: ignore[arg-type]  # validated in __post_init__
 

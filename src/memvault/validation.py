@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from .errors import ValidationError
+from .errors import ValidationError, shown
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -97,13 +97,6 @@ def _path(parts: tuple[object, ...]) -> str:
     return text or "the value"
 
 
-def shown(value: object, most: int = 80) -> str:
-    """``repr(value)`` for a message, cut to ``most`` characters (an error never echoes a
-    megabyte of input)."""
-    text = repr(value)
-    return text if len(text) <= most else f"{text[: most - 1]}… ({len(text):,} characters)"
-
-
 def encodable(text: str) -> bool:
     """Whether ``text`` can be stored: UTF-8 encodable, so no lone surrogates."""
     try:
@@ -122,9 +115,9 @@ def finite(name: str, value: object, least: float = -math.inf, most: float = mat
     except OverflowError:
         raise ValidationError(f"{name} is too large a number") from None
     if not math.isfinite(number):
-        raise ValidationError(f"{name} must be a finite number, got {value!r}")
+        raise ValidationError(f"{name} must be a finite number, got {shown(value)}")
     if not least <= number <= most:
-        raise ValidationError(f"{name} must be between {least} and {most}, got {value!r}")
+        raise ValidationError(f"{name} must be between {least} and {most}, got {shown(value)}")
     return number
 
 
@@ -185,7 +178,7 @@ def category(value: str | None) -> str | None:
         return None
     if not isinstance(value, str) or not _CATEGORY.match(value):
         raise ValidationError(
-            f"category {value!r} must be a lowercase word (a-z, 0-9, '_' or '-', up to 64)"
+            f"category {shown(value)} must be a lowercase word (a-z, 0-9, '_' or '-', up to 64)"
         )
     return value
 
@@ -245,16 +238,32 @@ def expiry(
     return when
 
 
+MAX_WAIT_SECONDS = 365 * 24 * 3600
+"""The longest wait a timeout may ask for (a year; longer overflows the platform's clock)."""
+
+
+def timeout(value: object) -> float | None:
+    """A wait's timeout in seconds: None (no limit) or a finite number from 0 to a year."""
+    return None if value is None else finite("timeout", value, 0, MAX_WAIT_SECONDS)
+
+
+def flag(name: str, value: object) -> bool:
+    """True or False itself: ``"false"`` or ``0`` would be read as something it does not say."""
+    if not isinstance(value, bool):
+        raise ValidationError(f"{name} must be True or False, got {shown(value)}")
+    return value
+
+
 def duration(name: str, value: object) -> float:
     """A positive timedelta, in seconds."""
     if not isinstance(value, timedelta) or value <= timedelta(0):
-        raise ValidationError(f"{name} must be a positive timedelta, got {value!r}")
+        raise ValidationError(f"{name} must be a positive timedelta, got {shown(value)}")
     return value.total_seconds()
 
 
 def limit(value: object, settings: Settings) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValidationError(f"limit must be a positive integer, got {value!r}")
+        raise ValidationError(f"limit must be a positive integer, got {shown(value)}")
     if value > settings.max_limit:
         raise ValidationError(f"limit {value} is above the maximum of {settings.max_limit}")
     return value
@@ -297,7 +306,9 @@ def tenant(value: object) -> str:
             f"tenant must be a non-empty string of at most 128, got {shown(value)}"
         )
     if _has_control(value) or not encodable(value):
-        raise ValidationError(f"tenant {value!r} contains a control character or a lone surrogate")
+        raise ValidationError(
+            f"tenant {shown(value)} contains a control character or a lone surrogate"
+        )
     return value
 
 
@@ -316,7 +327,7 @@ def order(value: object) -> Literal["newest", "oldest"]:
         return "newest"
     if value == "oldest":
         return "oldest"
-    raise ValidationError(f"order must be 'newest' or 'oldest', got {value!r}")
+    raise ValidationError(f"order must be 'newest' or 'oldest', got {shown(value)}")
 
 
 def past(name: str, value: object, now: datetime) -> datetime:

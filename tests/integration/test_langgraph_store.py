@@ -870,8 +870,11 @@ def test_bad_requests_are_refused(sqlite_store: MemvaultStore, sqlite_memory: Me
         asyncio.run(sqlite_store.asearch(("a",), query="word " * 2_001))
     with pytest.raises(ConfigError, match="sweep_interval_minutes"):
         MemvaultStore(sqlite_memory, ttl={"sweep_interval_minutes": 0})
-    with pytest.raises(ValidationError, match="sweep_interval_minutes"):
-        sqlite_store.start_ttl_sweeper(float("inf"))
+    for interval in (float("inf"), 1e9, 0, -1):
+        with pytest.raises(ValidationError, match="sweep_interval_minutes"):
+            sqlite_store.start_ttl_sweeper(interval)
+    with pytest.raises(ConfigError, match="sweep_interval_minutes"):
+        MemvaultStore(sqlite_memory, ttl={"sweep_interval_minutes": 1e9})
     with pytest.raises(ConfigError, match="local store"):
         MemvaultStore("http://127.0.0.1:8765")
     with pytest.raises(ConfigError, match="omit_expired"):

@@ -31,6 +31,7 @@ from mcp.types import CallToolResult, TextContent, TextResourceContents
 from memvault import Memory
 
 KEY_A, KEY_B = "tenant-a-key-0123456789", "tenant-b-key-0123456789"
+KEY_A2 = "tenant-a-other-key-0123456789"  # a second key of tenant a
 TOOLS = {
     "remember",
     "remember_turn",
@@ -322,7 +323,7 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     command = [sys.executable, "-m", "memvault", "mcp", "--transport", "http"]
     command += ["--port", str(port), "--store", str(root / "m.db")]
-    env = server_env(root, MEMVAULT_API_KEYS=f"a:{KEY_A},b:{KEY_B}")
+    env = server_env(root, MEMVAULT_API_KEYS=f"a:{KEY_A},b:{KEY_B},a:{KEY_A2}")
     log = root / "server.log"
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -383,17 +384,20 @@ def test_http_refuses_requests_without_a_known_key(http_server: str, key: str | 
 
 def test_an_http_session_stays_with_the_key_that_opened_it(http_server: str) -> None:
     a = {**ACCEPT, "Authorization": f"Bearer {KEY_A}"}
-    b = {**ACCEPT, "Authorization": f"Bearer {KEY_B}"}
     opened = httpx.post(http_server, json=INITIALIZE, headers=a)
     session = opened.headers["mcp-session-id"]
     ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
-    for method, body in (("POST", ping), ("DELETE", None)):
-        other = httpx.request(
-            method, http_server, json=body, headers={**b, "mcp-session-id": session}
-        )
-        assert other.status_code == 404, other.text
-    mine = httpx.post(http_server, json=ping, headers={**a, "mcp-session-id": session})
-    assert mine.status_code == 200, mine.text
+    for key in (KEY_B, KEY_A2):  # another tenant's key, and another key of the same tenant
+        other = {**ACCEPT, "Authorization": f"Bearer {key}", "mcp-session-id": session}
+        for method, body in (("POST", ping), ("GET", None), ("DELETE", None)):
+            answer = httpx.request(method, http_server, json=body, headers=other)
+            assert answer.status_code == 404, (key, method, answer.text)
+    unknown = httpx.post(http_server, json=ping, headers={**a, "mcp-session-id": "f" * 32})
+    assert unknown.status_code == 404
+    mine = {**a, "mcp-session-id": session}
+    assert httpx.post(http_server, json=ping, headers=mine).status_code == 200
+    assert httpx.delete(http_server, headers=mine).status_code == 200
+    assert httpx.post(http_server, json=ping, headers=mine).status_code == 404  # ended
 
 
 @pytest.mark.parametrize(

@@ -163,6 +163,31 @@ def test_an_async_memory_serves_one_event_loop_after_another(serve: Callable[...
     asyncio.run(memory.aclose())
 
 
+def test_an_async_memory_serves_loops_of_several_threads_at_once(
+    serve: Callable[..., str],
+) -> None:
+    memory: Any = AsyncMemory(serve(), api_key=ACME)
+    failures: list[BaseException] = []
+
+    def worker() -> None:
+        async def counts() -> None:
+            for _ in range(20):
+                await memory.count()
+
+        try:
+            asyncio.run(counts())
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    memory.close()
+    assert failures == []
+
+
 def _parity(call: Callable[[Any], Any], local: Any, remote: Any) -> None:
     """``call`` gives the same result type on both memories, or raises the same error class."""
     outcomes = []
@@ -186,6 +211,13 @@ PARITY_CALLS: dict[str, Callable[[Any], Any]] = {
     "an update that changes nothing": lambda m: m.update(m.write("y", scope="user:p").id),
     "a flush timeout that is not a number": lambda m: m.flush(float("nan")),
     "a negative flush timeout": lambda m: m.flush(-1),
+    "a flush timeout past any clock": lambda m: m.flush(1e10),
+    "a string for delete_original": lambda m: m.promote(
+        m.write("z", scope="user:p").id, to="org:o", delete_original="false"
+    ),
+    "a string for data loaded": lambda m: m.set_data_loaded(m.create_session("u").id, "false"),
+    "a number for include_superseded": lambda m: m.count("user:p", include_superseded=1),
+    "a string for conversational": lambda m: m.search("x", "user:p", conversational="no"),
 }
 
 

@@ -95,6 +95,7 @@ def open_session(tab: Page, base: str, seeded: Seeded) -> None:
     log_in(tab, base)
     tab.click("text=Q1 sales")
     expect(tab.locator("h1")).to_contain_text("Q1 sales")
+    tab.wait_for_load_state("load")  # its script (filters that submit on change) has run
 
 
 def entry(tab: Page, panel: str, text: str) -> Locator:
@@ -162,9 +163,11 @@ def test_findings_filter_by_severity_and_text(page: Page, served: tuple[str, See
     expect(findings).to_contain_text("Osaka sold 1850 units in week 10")
     page.select_option("#severity", "")
     expect(findings).to_have_count(4)  # the unfiltered page has loaded before typing in it
+    page.wait_for_load_state("load")
     page.fill("#findings input[name=q]", "osaka")
     page.locator("#findings").get_by_role("button", name="Filter").click()
     expect(findings).to_have_count(2)
+    page.wait_for_load_state("load")
     page.select_option("#severity", "medium")
     expect(findings).to_have_count(1)
     expect(findings).to_contain_text("Osaka promotion ended a week early")

@@ -11,10 +11,12 @@ from memvault.errors import ConfigError, ValidationError
 from memvault.rest.fields import (
     FLAG,
     INTEGER,
+    INTEGERS,
     NUMBER,
     SECONDS,
     TAG_PARAM,
     TEXT,
+    TEXTS,
     TIMESTAMP,
     fields,
     from_query,
@@ -137,3 +139,17 @@ def test_query_fields_refuse_what_is_not_of_the_fields_type() -> None:
     for bad in ({"limit": ["3_0"]}, {"limit": ["\uff13"]}, {"on": ["yes"]}):
         with pytest.raises(ValidationError, match="JSON type"):
             query_fields(bad, accepted)
+
+
+def test_array_fields_check_their_items() -> None:
+    assert fields({"n": [1, 2], "t": ["a"]}, {"n": INTEGERS, "t": TEXTS}) == {
+        "n": [1, 2],
+        "t": ["a"],
+    }
+    for bad, says in (
+        ({"n": [True, True]}, r"n\[0\] must be of JSON type integer, got bool"),
+        ({"n": [1, 1.0]}, r"n\[1\] must be of JSON type integer, got float"),
+        ({"t": ["a", 3]}, r"t\[1\] must be of JSON type string"),
+    ):
+        with pytest.raises(ValidationError, match=says):
+            fields(bad, {"n": INTEGERS, "t": TEXTS})

@@ -170,13 +170,16 @@ class ContextPlans:
         tz: tzinfo = UTC,
     ) -> Plan[HierarchicalContext]:
         """Hierarchical context: the memories most relevant to ``query`` (default: the last
-        user record) from Global Memory, this session's notes and findings, and the records
-        of the user's other non-private sessions — deduplicated, within 30 % of ``budget`` —
-        then the session's window (recent records and summaries) in the rest."""
+        user record, its last 10,000 characters) from Global Memory, this session's notes and
+        findings, and the records of the user's other non-private sessions — deduplicated,
+        within 30 % of ``budget`` — then the session's window (recent records and summaries)
+        in the rest."""
         limit = check.limit(limit, self.store.settings)
         session = Session.from_entry((yield from self.sessions.session_entry(session_id)))
         records = yield from self.sessions.record_log(Scope.session(session_id))
-        query = query or next((r.content for r in reversed(records) if r.role == "user"), None)
+        if not query:  # the last thing the user said; its end when it is long (the question)
+            said = next((r.content for r in reversed(records) if r.role == "user"), "")
+            query = said[-check.MAX_QUERY_CHARS :].strip() or None
         hits: builtins.list[SearchHit] = []
         if query:
             hits = yield from self._relevant(session, query, limit, records)
@@ -212,7 +215,7 @@ class ContextPlans:
         ids = [r.id for r in block]
         asynchronous = inspect.iscoroutinefunction(summarizer.summarize)
         try:
-            text = yield from call(summarizer.summarize, tuple(block), blocking=not asynchronous)
+            text = yield from call(summarizer.summarize, tuple(block), slow=not asynchronous)
         except Exception as exc:
             reason = f"summariser {summarizer.name!r} raised {type(exc).__name__}: {exc}"
             raise CompactionError(ids, reason) from exc

@@ -387,7 +387,7 @@ class LearningPlans:
             max_tokens=self.store.settings.llm_max_tokens,
             purpose="extraction",
         )
-        reply: ChatReply = yield from call(self.chat.complete, request, blocking=True)
+        reply: ChatReply = yield from call(self.chat.complete, request, slow=True)
         if guard.leaks(reply.text, nonce):
             self.store.stats.add("extraction_refused_leak")
             return reply, ()

@@ -17,7 +17,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from ..errors import ValidationError
+from ..errors import ValidationError, shown
 from ..store.duplicates import restates
 from ..types import MemoryEntry
 
@@ -63,7 +63,7 @@ def one_of(name: str, value: object, allowed: Iterable[str]) -> str:
     """``value`` if it is one of ``allowed``, else a ValidationError naming them."""
     choices = [str(a) for a in allowed]
     if value not in choices:
-        raise ValidationError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+        raise ValidationError(f"{name} must be one of {', '.join(choices)}; got {shown(value)}")
     return str(value)
 
 

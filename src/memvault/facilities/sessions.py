@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import validation as check
 from ..core import Plan, Planner, run, run_all
-from ..errors import InvalidScopeError, SessionNotFoundError, ValidationError
+from ..errors import InvalidScopeError, SessionNotFoundError, ValidationError, shown
 from ..ids import new_id
 from ..retrieval.ranker import RankSpec
 from ..store.ops import DeleteMatchingOp, DeleteScopeOp, Filter, ListOp, ReplaceOp
@@ -42,10 +42,11 @@ class SessionPlans:
         if not isinstance(private, bool):
             raise ValidationError("private must be true or false")
         now = self.store.now()
-        if isinstance(session_id, str) and "/" in session_id:
+        if isinstance(session_id, str) and ("/" in session_id or session_id in {".", ".."}):
             raise InvalidScopeError(
-                f"session id {session_id[:100]!r} holds a '/': a session is named in URLs (REST, "
-                "the inspector, MCP resources), where no '/' can stand in one part"
+                f"session id {shown(session_id)} holds a '/' or is a dot segment: a session is "
+                "named in URLs (REST, the inspector, MCP resources), where neither can stand as "
+                "one part"
             )
         sid = session_id if session_id is not None else f"s-{new_id(now).lower()}"
         scope = Scope.session(sid)

@@ -44,7 +44,6 @@ from ..errors import (
     ConfigError,
     ConflictError,
     InvalidScopeError,
-    MemvaultError,
     ValidationError,
     extra_needed,
     restated,
@@ -86,6 +85,8 @@ ROOT_TYPE = "langgraph"
 DEFAULT_FIELDS = ("$",)
 SWEEP_MINUTES = 5
 """How often the TTL sweeper deletes expired items when nothing says otherwise."""
+MAX_SWEEP_MINUTES = 525_600
+"""The longest sweep interval: a year."""
 MAX_TTL_MINUTES = 52_596_000
 """The longest TTL of an item: a century."""
 """What is indexed unless the store's ``index`` or a put says otherwise: the whole value."""
@@ -820,11 +821,11 @@ def _ttl_config(ttl: Mapping[str, Any] | None) -> TTLConfig | None:
 def _interval(minutes: object, error: type[ValidationError | ConfigError]) -> Any:
     """A sweep interval in minutes: a positive finite number."""
     try:
-        value = check.finite("sweep_interval_minutes", minutes)
+        value = check.finite("sweep_interval_minutes", minutes, 0, MAX_SWEEP_MINUTES)
     except ValidationError as exc:
         raise error(str(exc)) from None
-    if value <= 0:
-        raise error(f"sweep_interval_minutes must be positive, got {minutes!r}")
+    if value == 0:
+        raise error("sweep_interval_minutes must be positive, got 0")
     return minutes
 
 
@@ -898,8 +899,10 @@ class MemvaultStore(BaseStore, Closing):
         ``sweep_interval_minutes`` (default: the ``TTLConfig``'s, else 5) until
         :meth:`stop_ttl_sweeper` or :meth:`close`; the future is done when the sweeper stops.
         A sweeper already running is returned as it is."""
-        configured = (self.ttl_config or {}).get("sweep_interval_minutes")
-        minutes = _interval(sweep_interval_minutes or configured or SWEEP_MINUTES, ValidationError)
+        given = sweep_interval_minutes
+        if given is None:
+            given = (self.ttl_config or {}).get("sweep_interval_minutes") or SWEEP_MINUTES
+        minutes = _interval(given, ValidationError)
         with self._sweeping:
             if self._sweeper is None or self._sweeper.done.done():
                 self._sweeper = _Sweeper(self.sweep_ttl, float(minutes) * 60)
@@ -936,7 +939,7 @@ class _Sweeper:
             while not self._stopping.wait(seconds):
                 try:
                     swept = sweep()
-                except MemvaultError as exc:
+                except Exception as exc:  # logged; the sweeper goes on with the next sweep
                     log.warning("TTL sweep failed: %s: %s", type(exc).__name__, exc)
                 else:
                     log.debug("TTL sweep deleted %d expired items", swept)

@@ -14,6 +14,7 @@ guard refuses what a web page could forge; a non-loopback address needs keys.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
@@ -60,7 +61,7 @@ Answer = tuple[str, dict[str, Any]]
 MCP_PATH = "/mcp"
 SESSION_HEADER = "mcp-session-id"
 KEPT_SESSIONS = 100_000
-"""MCP sessions whose tenant is remembered (the oldest are forgotten first)."""
+"""MCP sessions whose key is remembered (an older one is refused: its client opens another)."""
 INSTRUCTIONS = """\
 memvault is your long-term memory: it keeps what you learn about users and their work across
 conversations, searchable by meaning.
@@ -611,48 +612,57 @@ def add_resources(server: MCPServer[Any], read: Read) -> None:
 
 class KeyCheck:
     """Refuse (401) an HTTP request without a known Bearer key before the MCP app reads it, and
-    keep each MCP session to the tenant whose key opened it (another key's request naming it
-    is answered as for an unknown session: 404)."""
+    keep each MCP session to the key that opened it: a request naming a session another key
+    opened, or one this server does not know, is answered as for an unknown session (404)."""
 
     def __init__(self, app: ASGIApp, keys: KeyRing) -> None:
         self.app, self.keys = app, keys
         self.owners: OrderedDict[str, str] = OrderedDict()
-        """The tenant of each session opened here (the most recent ``KEPT_SESSIONS``)."""
+        """The digest of the key that opened each session (the latest ``KEPT_SESSIONS``; an
+        older session is refused, and its client opens a new one)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not self.keys.enabled:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        tenant = self.keys.tenant_for(headers.get("authorization"))
+        key = headers.get("authorization")
         session = headers.get(SESSION_HEADER)
-        if tenant is None:
+        if self.keys.tenant_for(key) is None:
             refusal = error_response(
                 401,
                 "Unauthorized",
                 "a valid 'Authorization: Bearer <key>' is required",
                 {"www-authenticate": "Bearer"},
             )
-        elif session is not None and self.owners.get(session, tenant) != tenant:
+        elif session is not None and self.owners.get(session) != _digest(key):
             refusal = error_response(404, "NotFound", "session not found")
         else:
-            await self.app(scope, receive, send if session else self._recording(send, tenant))
+            await self.app(scope, receive, self._noting(send, session, _digest(key), scope))
             return
         await refusal(scope, receive, send)
 
-    def _recording(self, send: Send, tenant: str) -> Send:
-        """``send``, noting the tenant of the session an answer opens."""
+    def _noting(self, send: Send, session: str | None, owner: str, scope: Scope) -> Send:
+        """``send``, noting the owner of a session an answer opens (and forgetting one that a
+        ``DELETE`` ended)."""
 
-        async def send_recording(message: Message) -> None:
+        async def send_noting(message: Message) -> None:
             if message["type"] == "http.response.start":
                 opened = MutableHeaders(scope=message).get(SESSION_HEADER)
-                if opened:
-                    self.owners[opened] = tenant
+                if session is None and opened:
+                    self.owners[opened] = owner
                     while len(self.owners) > KEPT_SESSIONS:
                         self.owners.popitem(last=False)
+                ended = scope["method"] == "DELETE" and message["status"] < 300
+                if session is not None and ended:
+                    self.owners.pop(session, None)
             await send(message)
 
-        return send_recording
+        return send_noting
+
+
+def _digest(key: str | None) -> str:
+    return hashlib.sha256((key or "").encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def http_app(

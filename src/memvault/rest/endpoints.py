@@ -76,11 +76,16 @@ class Endpoint:
 
         def value(match: re.Match[str]) -> str:
             text = values[match[1]]
-            if text in {".", ".."}:  # not a step up the path
-                return text.replace(".", "%2E")
-            return quote(text, safe=":/" if match[0].endswith(":path}") else ":")
+            parts = text.split("/") if match[0].endswith(":path}") else [text]
+            return "/".join(_segment(part) for part in parts)
 
         return _PARAMETER.sub(value, self.path)
+
+
+def _segment(text: str) -> str:
+    """One segment of a path, percent-encoded; ``.`` and ``..`` too, so that no client or proxy
+    takes them for steps up the path (the server reads them back as they were)."""
+    return text.replace(".", "%2E") if text in {".", ".."} else quote(text, safe=":")
 
 
 # -- the scoped store ------------------------------------------------------------------------
@@ -241,7 +246,7 @@ NOTE = {
     "tool_originated": FLAG,
 }
 SESSION = "/v1/sessions/{session_id}"
-USER = "/v1/users/{user_id}/global"
+USER = "/v1/users/{user_id:path}/global"  # a user id may hold "/"
 
 CREATE_SESSION = Endpoint(
     "POST",

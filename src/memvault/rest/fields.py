@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..errors import ValidationError
+from ..errors import ValidationError, shown
 
 Convert = Callable[[str, Any], Any]
 _PYTHON: dict[str, type | tuple[type, ...]] = {
@@ -43,6 +43,16 @@ def typed(kind: str) -> Convert:
         ):
             raise ValidationError(f"{name} must be of JSON type {kind}, got {_kind(value)}")
         return value
+
+    return check
+
+
+def array_of(kind: str) -> Convert:
+    """A converter that checks a JSON array whose every item is of the JSON type ``kind``."""
+    array, item = typed("array"), typed(kind)
+
+    def check(name: str, value: Any) -> Any:
+        return [item(f"{name}[{n}]", v) for n, v in enumerate(array(name, value))]
 
     return check
 
@@ -88,7 +98,7 @@ class Field:
 
 
 TEXT = Field({"type": "string"})
-TEXTS = Field({"type": "array", "items": {"type": "string"}}, typed("array"))
+TEXTS = Field({"type": "array", "items": {"type": "string"}}, array_of("string"))
 OBJECT = Field({"type": "object"}, typed("object"))
 NUMBER = Field({"type": "number"}, typed("number"))
 INTEGER = Field({"type": "integer"}, typed("integer"))
@@ -118,7 +128,7 @@ def _ids(name: str, value: Any) -> Any:
 
 IDS = Field({"anyOf": [{"type": "string"}, TEXTS.schema]}, _ids)
 """One id, or a list of them."""
-INTEGERS = Field({"type": "array", "items": {"type": "integer"}}, typed("array"))
+INTEGERS = Field({"type": "array", "items": {"type": "integer"}}, array_of("integer"))
 
 
 def fields(
@@ -129,9 +139,8 @@ def fields(
         raise ValidationError(f"the request body must be a JSON object, got {_kind(source)}")
     unknown = sorted(set(source) - set(accepted))
     if unknown:
-        raise ValidationError(
-            f"unknown field(s): {', '.join(unknown)}; accepted: {', '.join(sorted(accepted))}"
-        )
+        named = ", ".join(name if len(name) <= 80 else shown(name) for name in unknown[:10])
+        raise ValidationError(f"unknown field(s): {named}; accepted: {', '.join(sorted(accepted))}")
     missing = [name for name in required if source.get(name) is None]
     if missing:
         raise ValidationError(f"missing required field(s): {', '.join(missing)}")

@@ -282,8 +282,7 @@ def _extraction(body: Any) -> Extraction | Failure | None:
 def flush(timeout: float | None, session_id: str | None) -> Steps[bool]:
     """Wait until the server's background extractions (or the session's) are done, asking
     in requests of at most :data:`FLUSH_WAIT` seconds; False if ``timeout`` came first."""
-    if timeout is not None:
-        check.finite("timeout", timeout, least=0)
+    timeout = check.timeout(timeout)
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         left = FLUSH_WAIT if deadline is None else deadline - time.monotonic()

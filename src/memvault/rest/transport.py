@@ -5,10 +5,13 @@ connection pool, with the retries and timeouts of :class:`~memvault.rest.codec.O
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import itertools
 import ssl
+import threading
 import time
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import httpx
@@ -106,26 +109,26 @@ class Blocking:
 
 
 class Awaiting:
-    """Sends requests with ``await``: a connection pool on each event loop it is used in (a
-    connection belongs to one loop), closed when the memory closes or the loop ends."""
+    """Sends requests with ``await``: a connection pool per event loop it is used in (a
+    connection belongs to one loop; threads with loops of their own each get theirs), each
+    closed when the memory closes or its loop ends."""
 
     def __init__(self, options: Options) -> None:
         self.options = options
-        self.client: httpx.AsyncClient | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.keeper: asyncio.Task[None] | None = None
-        """Closes the pool when cancelled: by :meth:`close`, or by ``asyncio.run`` ending."""
+        self._pools: dict[asyncio.AbstractEventLoop, _Pool] = {}
+        self._lock = threading.Lock()
 
     def _client_here(self) -> httpx.AsyncClient:
-        """The pool of the running loop (a new one when the memory moved to another loop, as
-        each ``asyncio.run`` is)."""
+        """The pool of the running loop (new on a loop not seen before, as each
+        ``asyncio.run`` is); the pools of closed loops are let go (their connections went
+        with them)."""
         loop = asyncio.get_running_loop()
-        if self.client is None or self.loop is not loop:
-            self.close()
-            self.client = httpx.AsyncClient(base_url=self.options.url, verify=_tls())
-            self.loop = loop
-            self.keeper = loop.create_task(_close_when_cancelled(self.client))
-        return self.client
+        with self._lock:
+            for gone in [known for known in self._pools if known.is_closed()]:
+                del self._pools[gone]
+            if loop not in self._pools:
+                self._pools[loop] = _Pool.on(loop, self.options)
+            return self._pools[loop].client
 
     async def send(self, request: Request, key: str | None) -> Any:
         client = self._client_here()
@@ -140,30 +143,57 @@ class Awaiting:
             return answer(request, response.status_code, response.content, self.options.server)
         raise AssertionError("unreachable")
 
+    def _taken(self) -> dict[asyncio.AbstractEventLoop, _Pool]:
+        with self._lock:
+            pools, self._pools = self._pools, {}
+        return pools
+
     async def aclose(self) -> None:
-        client, here = self.client, self.loop is asyncio.get_running_loop()
-        self.close()
-        if client is not None and here:
-            await client.aclose()
+        here = asyncio.get_running_loop()
+        for loop, pool in self._taken().items():
+            if loop is here:
+                await pool.client.aclose()
+            pool.end(loop)
 
     def close(self) -> None:
-        """Close the pool on its loop: at once when the loop is idle, soon when it runs (its
-        keeper is cancelled), not at all when it is closed (its connections went with it)."""
-        keeper, loop = self.keeper, self.loop
-        self.client = self.loop = self.keeper = None
-        if keeper is None or loop is None or loop.is_closed():
+        """Close each pool on its loop: at once when the loop is idle, soon when it runs, not
+        at all when it is closed (its connections went with it)."""
+        for loop, pool in self._taken().items():
+            pool.end(loop)
+
+
+@dataclass(frozen=True, slots=True)
+class _Pool:
+    """A client of one loop, and the task that closes it when that loop ends (``asyncio.run``
+    cancels the tasks still pending) or when it is cancelled."""
+
+    client: httpx.AsyncClient
+    keeper: asyncio.Task[None]
+
+    @classmethod
+    def on(cls, loop: asyncio.AbstractEventLoop, options: Options) -> _Pool:
+        client = httpx.AsyncClient(base_url=options.url, verify=_tls())
+        keeper = loop.create_task(_close_when_cancelled(client))
+        keeper._log_destroy_pending = False  # type: ignore[attr-defined]  # a loop closed by hand
+        return cls(client, keeper)
+
+    def end(self, loop: asyncio.AbstractEventLoop) -> None:
+        if loop.is_closed():
             return
         if loop.is_running():
-            loop.call_soon_threadsafe(keeper.cancel)
-        else:
-            keeper.cancel()
-            loop.run_until_complete(asyncio.wait([keeper]))
+            loop.call_soon_threadsafe(self.keeper.cancel)
+            return
+        self.keeper.cancel()
+        with contextlib.suppress(RuntimeError):  # another loop runs in this thread: let it be
+            loop.run_until_complete(asyncio.wait([self.keeper]))
 
 
 async def _close_when_cancelled(client: httpx.AsyncClient) -> None:
     """Wait for the end (the memory closing, or the loop's end: ``asyncio.run`` cancels what
-    still runs), then close ``client``'s connections on its loop."""
+    still runs), then close ``client``'s connections on its loop. A loop closed by hand, without
+    cancelling its tasks, leaves nothing to close them on: they go with it."""
     try:
         await asyncio.Event().wait()
-    finally:
+    except asyncio.CancelledError:
         await client.aclose()
+        raise

@@ -395,6 +395,17 @@ class MemoryConformance(FacilityConformance, VersionConformance):
         assert other_tenant.count("session:s1") == 1
         assert memory.delete_by_scope("session:s1") == 0
 
+    def test_a_scope_id_with_dot_segments_names_that_scope_only(self, memory: Any) -> None:
+        """``..`` in a scope id is text, not a step up a URL path (over REST neither)."""
+        memory.write("bob's fact", scope="user:bob")
+        assert memory.delete_by_scope("user:alice/../../scopes/user:bob") == 0
+        assert memory.delete_by_scope("object:x:y/..") == 0
+        assert memory.count("user:bob") == 1
+        memory.write("dotted", scope="user:a/./b/../c")
+        assert memory.count("user:a/./b/../c") == 1
+        assert memory.delete_by_scope("user:a/./b/../c") == 1
+        assert memory.count() == 1
+
     def test_purge_expired_deletes_only_expired(self, memory: Any, clock: ManualClock) -> None:
         gone = memory.write("gone", scope="user:a", ttl=5)
         memory.write("stays", scope="user:a", ttl=500)
