@@ -33,6 +33,7 @@ from .llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest
 from .llm.tasks import LLMCompaction, LLMSummarizer
 from .memory import AsyncMemory, Memory
 from .rest import AsyncRemoteMemory, RemoteMemory
+from .trust.erasure import ErasureReceipt
 from .types import (
     ItemResult,
     MemoryEntry,
@@ -55,6 +56,7 @@ __all__ = [
     "ChatModel",
     "ChatReply",
     "ChatRequest",
+    "ErasureReceipt",
     "Extraction",
     "LLMCompaction",
     "LLMSummarizer",

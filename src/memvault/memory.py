@@ -33,6 +33,7 @@ from .rest.client import AsyncRemoteMemory, RemoteMemory
 from .rest.codec import is_server_url
 from .store.base import Backend
 from .store.registry import open_backend
+from .trust.erasure import ErasurePlans
 from .versions import VersionPlans
 
 P = ParamSpec("P")
@@ -60,14 +61,18 @@ class Planners:
     notes: NotePlans
     context: ContextPlans
     learning: LearningPlans
+    erasure: ErasurePlans
 
     @classmethod
-    def on(cls, store: Planner, chat: ChatModel | None = None) -> Planners:
+    def on(
+        cls, store: Planner, chat: ChatModel | None = None, backend: Backend | None = None
+    ) -> Planners:
         sessions = SessionPlans(store)
         notes = NotePlans(store, sessions)
         context = ContextPlans(store, sessions, notes, chat)
         learning = LearningPlans(store, sessions, notes, chat)
-        return cls(store, VersionPlans(store), sessions, notes, context, learning)
+        erasure = ErasurePlans(store, backend.residue if backend is not None else None)
+        return cls(store, VersionPlans(store), sessions, notes, context, learning, erasure)
 
     def of(self, owner: str) -> Any:
         """The planner of class ``owner`` (by name)."""
@@ -81,6 +86,7 @@ _PART = {
     "NotePlans": "notes",
     "ContextPlans": "context",
     "LearningPlans": "learning",
+    "ErasurePlans": "erasure",
 }
 
 
@@ -132,7 +138,7 @@ class _Base:
             if embedder is None:
                 embedder = default_embedder(settings.redis_url, settings.embed_threads)
             store_planner = Planner(tenant or settings.tenant, settings, clock or utc_now, embedder)
-            self._planners = Planners.on(store_planner, self._chat)
+            self._planners = Planners.on(store_planner, self._chat, self._backend)
             if check_embedding:
                 run_blocking(store_planner.check_embedding(), self._backend)
         except BaseException:
@@ -163,7 +169,8 @@ class _Base:
         view._backend, view._owns_backend = self._backend, False
         view._chat, view._owns_chat = self._chat, False
         view._learner, view._owns_learner = self._learner, False
-        view._planners = Planners.on(self._planners.store.for_tenant(tenant), self._chat)
+        store = self._planners.store.for_tenant(tenant)
+        view._planners = Planners.on(store, self._chat, self._backend)
         return view
 
     @property
@@ -364,6 +371,8 @@ class Memory(_Base, Closing):
     # learning from conversations: turns in, memories out (in the background)
     add_turn = _blocking(LearningPlans.add_turn, then=_Base._scheduled)
     extract = _blocking(LearningPlans.extract)
+    # trust: erasure with a receipt
+    erase = _blocking(ErasurePlans.erase)
 
     def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
         """Wait until this tenant's background extractions (or one session's) are done; False if
@@ -421,6 +430,8 @@ class AsyncMemory(_Base, AsyncClosing):
     # learning from conversations: turns in, memories out (in the background)
     add_turn = _awaitable(LearningPlans.add_turn, then=_Base._scheduled)
     extract = _awaitable(LearningPlans.extract)
+    # trust: erasure with a receipt
+    erase = _awaitable(ErasurePlans.erase)
 
     async def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
         """Wait until this tenant's background extractions (or one session's) are done; False if

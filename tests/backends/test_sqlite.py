@@ -249,3 +249,18 @@ def test_a_version_2_store_migrates_to_validity_intervals(tmp_path: Path) -> Non
         assert not entry.superseded and entry.supersedes == ()
         assert [e.id for e in memory.retrieve("user:a")] == ["E1"]
         assert memory.backend.schema_version() == 3  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("where", ["file", ":memory:"])
+def test_residue_finds_what_is_there_and_not_what_was_erased(tmp_path: Path, where: str) -> None:
+    store = str(tmp_path / "m.db") if where == "file" else ":memory:"
+    with Memory(store) as memory:
+        gone = memory.write("Quetzal-secret-7781 of the user", scope="user:gone")
+        kept = memory.write("Kept-phrase-5512 of another", scope="user:kept")
+        twin = memory.write("Quetzal-secret-7781 of the user", scope="user:kept")
+        backend = memory.backend
+        assert backend.residue([gone.id], [gone.content]) == 1  # its content lives in the twin
+        assert backend.residue([kept.id, "x" * 26], []) == 1
+        receipt = memory.erase(user="gone")
+        assert receipt.total == 1 and receipt.residue == 0
+        assert backend.residue([gone.id], []) == 0 and memory.get(twin.id) is not None

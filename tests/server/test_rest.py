@@ -307,3 +307,23 @@ def test_values_at_the_edge_of_their_type_are_400_not_500(
 ) -> None:
     status, answer = api(method, path, body)
     assert (status, answer["error"]["type"]) == (400, "ValidationError"), answer
+
+
+def test_erasure_over_rest_stays_in_the_keys_tenant(
+    start_server: Callable[..., Client],
+) -> None:
+    api = start_server(api_keys=f"a:{'a' * 16},b:{'b' * 16}")
+    a, b = api.with_key("a" * 16), api.with_key("b" * 16)
+    for client in (a, b):
+        assert (
+            client("POST", "/v1/memories", {"content": "Bob drinks tea", "scope": "user:bob"})[0]
+            == 201
+        )
+    status, receipt = a("POST", "/v1/erase", {"user": "bob"})
+    assert status == 200 and receipt["total"] == 1 and receipt["tenant"] == "a"
+    assert receipt["residue"] == 0 and "tea" not in str(receipt)
+    assert b("GET", "/v1/count?scope=user:bob")[1] == {"count": 1}  # the other tenant's bob
+    status, refused = a("POST", "/v1/erase", {"tenant": "b"})
+    assert status == 403 and refused["error"]["type"] == "ForbiddenError"
+    assert b("GET", "/v1/count?scope=user:bob")[1] == {"count": 1}
+    assert a("POST", "/v1/erase", {"user": "bob", "scope": "user:bob"})[0] == 400

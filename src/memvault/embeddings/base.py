@@ -33,6 +33,9 @@ class Embedder(ABC):
         """Whether embedding would load nothing first (a server warms up until it is)."""
         return True
 
+    def forget(self, texts: Sequence[str]) -> None:  # noqa: B027 - a hook: most keep nothing
+        """Drop whatever is kept of ``texts`` (a cache's vectors): erasure calls it."""
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed any number of texts, in batches."""
         if not texts:

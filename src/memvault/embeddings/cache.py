@@ -41,6 +41,12 @@ class CachedEmbedder(Embedder):
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         return self.embed(texts)
 
+    def forget(self, texts: Sequence[str]) -> None:
+        with self._lock:
+            for text in texts:
+                self._cache.pop(self._key(text), None)
+        self.inner.forget(texts)
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         keys = [self._key(text) for text in texts]
         found: dict[tuple[str, bytes], Vectors] = {}

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import BackendError
 from .base import Embedder, Vectors
 
 
@@ -55,6 +56,19 @@ class RedisCachedEmbedder(Embedder):
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         return self.embed(texts)
+
+    def forget(self, texts: Sequence[str]) -> None:
+        """Delete the texts' vectors from Redis; a Redis that cannot be reached is a
+        BackendError here (an erasure must not pass over a cache it could not clear)."""
+        keys = [self._key(text) for text in texts]
+        try:
+            for start in range(0, len(keys), 1000):
+                self.client.delete(*keys[start : start + 1000])
+        except Exception as exc:
+            raise BackendError(
+                f"cannot delete erased texts' vectors from the Redis cache: {type(exc).__name__}"
+            ) from None
+        self.inner.forget(texts)
 
     def _lookup(self, keys: list[str]) -> list[Any]:
         try:

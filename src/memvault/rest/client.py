@@ -260,6 +260,7 @@ class RemoteMemory(_Remote, Closing):
     recall = _blocking(ops.RECALL)
     add_turn = _blocking(ops.ADD_TURN)
     extract = _blocking(ops.EXTRACT)
+    erase = _blocking(ops.ERASE)
 
     def stats(self) -> dict[str, int]:
         """The server's counters (those of the store it serves, every tenant's work)."""
@@ -338,6 +339,7 @@ class AsyncRemoteMemory(_Remote, AsyncClosing):
     recall = _awaitable(ops.RECALL)
     add_turn = _awaitable(ops.ADD_TURN)
     extract = _awaitable(ops.EXTRACT)
+    erase = _awaitable(ops.ERASE)
 
     async def stats(self) -> dict[str, int]:
         """The server's counters (those of the store it serves, every tenant's work)."""

@@ -25,6 +25,7 @@ from ..extraction.worker import Failure
 from ..facilities.model import Finding, Record, Session
 from ..facilities.notes import NotePlans
 from ..facilities.sessions import SessionPlans
+from ..trust.erasure import ErasurePlans, ErasureReceipt
 from ..types import ItemResult, MemoryEntry, NewEntry, Page, SearchHit, WriteReport
 from ..versions import Supersession, VersionPlans
 from . import endpoints as api
@@ -199,6 +200,7 @@ RECALL = Operation(
 )
 ADD_TURN = Operation(LearningPlans.add_turn, api.ADD_TURN, TurnResult.from_dict)
 EXTRACT = Operation(LearningPlans.extract, api.EXTRACT, Extraction.from_dict)
+ERASE = Operation(ErasurePlans.erase, api.ERASE, ErasureReceipt.from_dict)
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     WRITE,
@@ -240,6 +242,7 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     RECALL,
     ADD_TURN,
     EXTRACT,
+    ERASE,
 )
 
 LOCAL_ONLY = {

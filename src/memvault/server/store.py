@@ -7,7 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import validation as check
-from ..errors import CompactionError, ConflictError, NotFoundError, ValidationError
+from ..errors import (
+    CompactionError,
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    ValidationError,
+)
 from ..memory import AsyncMemory, run_awaiting
 from ..rest import endpoints as api
 from ..rest.fields import fields
@@ -139,6 +145,14 @@ async def stats(memory: AsyncMemory, call: Call) -> Answer:
     return 200, memory.stats()
 
 
+async def erase(memory: AsyncMemory, call: Call) -> Answer:
+    """Erase a user, a scope, or the caller's own tenant (no key reaches another tenant)."""
+    asked = call.args.get("tenant")
+    if asked is not None and asked != memory.tenant:
+        raise ForbiddenError(f"a key of tenant {memory.tenant!r} cannot erase another tenant")
+    return 200, (await memory.erase(**call.args)).to_dict()
+
+
 ROUTES = (
     Route(api.WRITE, write),
     Route(api.LIST, list_entries),
@@ -156,4 +170,5 @@ ROUTES = (
     Route(api.PURGE_EXPIRED, purge_expired),
     Route(api.TENANT, tenant),
     Route(api.STATS, stats),
+    Route(api.ERASE, erase),
 )

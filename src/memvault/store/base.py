@@ -88,6 +88,13 @@ class Backend(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections and files. Safe to call twice."""
 
+    def residue(self, ids: Sequence[str], contents: Sequence[str]) -> int | None:
+        """How many erased ``ids`` and ``contents`` the store's storage still holds anywhere —
+        its files, logs and indexes where it can read them, else every row — leaving out a
+        content that a live entry (of any tenant) also holds; None when this backend cannot
+        tell. Erasure reports it on its receipt."""
+        return None
+
     def execute(self, tx: Any, op: Op[Any]) -> Any:  # noqa: PLR0912 - a case per op
         """Run one op inside the transaction ``tx``: the one place an op meets its handler."""
         checked = cast(AnyOp, op)

@@ -93,6 +93,13 @@ class InMemoryBackend(Backend):
             raise BackendError(f"the memory backend takes no location; use memory://, not {url!r}")
         return cls()
 
+    def residue(self, ids: Sequence[str], contents: Sequence[str]) -> int | None:
+        with self._lock:
+            held = repr((self._rows, self._info))
+            live = [row.entry.content for row in self._rows.values()]
+        unique = [c for c in contents if not any(c in text for text in live)]
+        return sum(n in held or repr(n)[1:-1] in held for n in (*ids, *unique))
+
     def batch(self, ops: Sequence[ops.Op[Any]]) -> list[Any]:
         undo: Undo = []
         with self._lock:

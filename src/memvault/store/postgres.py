@@ -113,6 +113,17 @@ def score_sql(op: ops.SearchOp, rids: list[int]) -> SQL:
     return sql, [*lexical_params, *dense_params, rids]
 
 
+RESIDUE_SQL = """
+SELECT EXISTS (SELECT 1 FROM entries WHERE strpos(id, %(n)s) > 0
+                   OR strpos(content, %(n)s) > 0 OR strpos(coalesce(context, ''), %(n)s) > 0
+                   OR strpos(entries::text, %(n)s) > 0)
+    OR EXISTS (SELECT 1 FROM chunks WHERE strpos(text, %(n)s) > 0
+                   OR strpos(coalesce(context, ''), %(n)s) > 0)
+    OR EXISTS (SELECT 1 FROM entry_tags WHERE strpos(entry_tags::text, %(n)s) > 0)
+"""
+"""Whether any row still holds a needle (an erased id or content)."""
+
+
 class PostgresBackend(SqlOps, Backend):
     """A PostgreSQL database with pgvector; many processes and machines may share it."""
 
@@ -177,6 +188,20 @@ class PostgresBackend(SqlOps, Backend):
 
     def close(self) -> None:
         self._pool.close()
+
+    def residue(self, ids: Sequence[str], contents: Sequence[str]) -> int | None:
+        """VACUUMs the tables (so that no dead row version keeps erased text in the heap for
+        long), then looks for each erased id in every text column of every row: ids, contents,
+        contexts, chunks, tags and metadata. (A content is only readable here in live rows,
+        which are left out: what the files keep after VACUUM is PostgreSQL's to reuse.)"""
+        found = 0
+        with self._pool.connection() as conn:
+            for table in ("entries", "chunks", "entry_tags"):
+                conn.execute(f"VACUUM {table}")
+            for needle in ids:
+                row = conn.execute(RESIDUE_SQL, {"n": needle}).fetchone()
+                found += bool(row and row[0])
+        return found
 
     # -- operations -------------------------------------------------------------------------
 

@@ -220,6 +220,31 @@ class SQLiteBackend(SqlOps, Backend):
         with self._lock:
             self._conn.close()
 
+    def _every_row(self) -> bytes:
+        tables = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        rows = [
+            value if isinstance(value, bytes) else str(value).encode("utf-8", "surrogatepass")
+            for (table,) in tables.fetchall()
+            for row in self._conn.execute(f'SELECT * FROM "{table}"')
+            for value in row
+        ]
+        return b"\n".join(rows)
+
+    def residue(self, ids: Sequence[str], contents: Sequence[str]) -> int | None:
+        """Scans the bytes of the database and its write-ahead log (after a checkpoint folds
+        the log in), or every row of an in-memory database, for each needle as UTF-8."""
+        with self._lock:
+            live = "SELECT EXISTS (SELECT 1 FROM entries WHERE instr(content, ?) > 0)"
+            unique = [c for c in contents if not self._conn.execute(live, (c,)).fetchone()[0]]
+            needles = [*ids, *unique]
+            self._truncate_log()
+            if self._in_memory:  # the database has no file: every row of every table
+                images = [self._every_row()]
+            else:
+                files = [Path(self.path), Path(f"{self.path}-wal")]
+                images = [f.read_bytes() for f in files if f.exists()]
+        return sum(any(n.encode() in image for image in images) for n in needles)
+
     def duplicate_key_errors(self) -> tuple[type[Exception], ...]:
         return (sqlite3.IntegrityError,)
 

@@ -74,6 +74,67 @@ class FacilityConformance:
         assert other.delete_session(session.id) == 0
         assert memory.get_session(session.id).id == session.id
 
+    # -- erasure ------------------------------------------------------------------------------
+
+    def test_erasing_a_user_removes_every_trace_and_nothing_of_the_others(
+        self, memory: Any, clock: ManualClock
+    ) -> None:
+        def life_of(user: str) -> dict[str, Any]:
+            session = memory.create_session(user, title=f"{user}'s plans")
+            memory.append_record(session.id, "user", f"{user} secret marker-{user}-record")
+            note = memory.add_session_memory(session.id, f"{user} keeps marker-{user}-note")
+            finding = f"{user} found marker-{user}-finding"
+            memory.add_finding(session.id, finding, source="analyze_data")
+            memory.add_global_memory(user, f"{user} prefers marker-{user}-tea", source="user_turn")
+            made_there = memory.write(
+                f"object of marker-{user}-made",
+                scope=f"object:doc:{user}",
+                provenance={"created_in_session_id": session.id},
+            )
+            promoted = memory.promote(note.id, to="org:acme")
+            clock.advance(seconds=1)
+            return {"session": session, "promoted": promoted, "made": made_there}
+
+        lives = {user: life_of(user) for user in ("alice", "bob", "carol")}
+        shared = memory.write("the org's own policy marker-org", scope="org:acme")
+        before = {u: memory.count(f"user:{u}") for u in lives}
+        receipt = memory.erase(user="bob")
+        assert receipt.subject == "user bob" and receipt.tenant == memory.tenant
+        assert receipt.counts["session"] == 1 and receipt.counts["record"] == 1
+        assert receipt.counts["finding"] == 1 and receipt.total == 7
+        assert len(receipt.ids_sha256) == 64 and "marker" not in str(receipt.to_dict())
+        assert receipt.residue in (0, None)
+        bob = lives["bob"]
+        for gone in (bob["promoted"].id, bob["made"].id):
+            assert memory.get(gone) is None
+        with pytest.raises(SessionNotFoundError):
+            memory.get_session(bob["session"].id)
+        assert memory.count("user:bob") == 0
+        hits = memory.search("bob keeps marker-bob-note", "org:acme")
+        assert hits and all("bob" not in hit.entry.content for hit in hits)
+        for user in ("alice", "carol"):
+            assert memory.count(f"user:{user}") == before[user]
+            assert memory.get(lives[user]["promoted"].id) is not None
+            assert memory.get(lives[user]["made"].id) is not None
+            assert len(memory.records(lives[user]["session"].id)) == 1
+        assert memory.get(shared.id) is not None
+        again = memory.erase(user="bob")
+        assert again.total == 0 and again.counts == {}
+
+    def test_erasing_a_scope_or_a_tenant(self, memory: Any) -> None:
+        kept = memory.write("kept in another scope", scope="workspace:w2")
+        entry = memory.write("doomed workspace fact", scope="workspace:w1")
+        copy = memory.promote(entry.id, to="org:o")
+        receipt = memory.erase(scope="workspace:w1")
+        assert receipt.total == 2 and memory.get(copy.id) is None
+        assert memory.get(kept.id) is not None
+        other = memory.with_tenant("t2")
+        other.write("a tenant's only fact", scope="user:z")
+        assert other.erase(tenant="t2").total == 1  # a tenant's view erases the tenant
+        assert other.count() == 0 and memory.get(kept.id) is not None
+        with pytest.raises(ValidationError, match="exactly one"):
+            memory.erase(user="a", scope="user:a")
+
     # -- records ------------------------------------------------------------------------------
 
     def test_records_are_an_ordered_append_only_log(self, memory: Any, clock: ManualClock) -> None:
