@@ -182,3 +182,30 @@ def test_a_store_that_forgets_is_refused_not_silently_lost(store: str) -> None:
     assert result.exit_code == 2 and "forgets everything" in result.stderr
     serve = CliRunner().invoke(cli, ["--store", store, "serve", "--workers", "2"])
     assert serve.exit_code == 2 and "lives in one process" in serve.stderr
+
+
+def test_backup_and_restore_a_backup(run: Any, tmp_path: Path) -> None:
+    first = run("write", "kept before the backup", "--scope", "user:a").output.strip()
+    copy = str(tmp_path / "copy.db")
+    assert "backed up to" in run("backup", copy).output
+    run("write", "written after it", "--scope", "user:a")
+    assert "exists" in run("backup", copy, code=2).output
+    assert "restored from" in run("restore-backup", copy, "--yes").output
+    assert run("count", "--scope", "user:a").output.strip() == "1"
+    assert run("get", first).output
+    (tmp_path / "junk.db").write_bytes(b"junk" * 1000)
+    assert (
+        "not a memvault SQLite store"
+        in run("restore-backup", str(tmp_path / "junk.db"), "--yes", code=1).output
+    )
+    assert run("count", "--scope", "user:a").output.strip() == "1"
+
+
+def test_erase_prints_a_receipt_without_content(run: Any) -> None:
+    run("write", "Bob's unmistakable secret recipe", "--scope", "user:bob")
+    run("write", "Alice stays", "--scope", "user:alice")
+    receipt = run("erase", "--user", "bob", "--yes").output
+    assert "erased user bob" in receipt and "total: 1" in receipt and "recipe" not in receipt
+    assert "scan of the store: 0" in receipt
+    assert run("count", "--scope", "user:alice").output.strip() == "1"
+    assert "exactly one" in run("erase", "--yes", code=2).output

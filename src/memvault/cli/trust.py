@@ -1,9 +1,10 @@
-"""Commands of trust: erasure with a receipt."""
+"""Commands of trust: erasure with a receipt, backup and restore."""
 
 from __future__ import annotations
 
 import click
 
+from ..store.ops import CountOp, Filter
 from ..trust.erasure import ErasureReceipt
 from .app import cli
 from .common import emit, json_option, open_memory
@@ -52,3 +53,37 @@ def erase(
     emit(as_json, receipt.to_dict(), _receipt_text(receipt))
     if receipt.residue:
         ctx.exit(1)
+
+
+@cli.command()
+@click.argument("path", type=click.Path(dir_okay=False))
+@json_option
+@click.pass_context
+def backup(ctx: click.Context, path: str, as_json: bool) -> None:
+    """Write a consistent copy of the SQLite store to PATH (a new file), while writers go on;
+    checked with SQLite's integrity check. For PostgreSQL use pg_dump (docs/reliability.md)."""
+    memory = open_memory(ctx)
+    size = memory.backend.backup(path)
+    entries = memory.backend.batch([CountOp(Filter(memory.tenant, None))])[0]
+    data = {"path": path, "bytes": size}
+    emit(
+        as_json,
+        data,
+        f"backed up to {path} ({size:,} bytes; {entries} entries of tenant {memory.tenant})",
+    )
+
+
+@cli.command("restore-backup")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+@click.pass_context
+def restore_backup(ctx: click.Context, path: str, yes: bool, as_json: bool) -> None:
+    """Replace the SQLite store's content by the backup at PATH (checked first: a whole
+    database, a memvault store of a known schema). For PostgreSQL use pg_restore. (`memvault
+    restore ID` makes a superseded entry current again.)"""
+    memory = open_memory(ctx)
+    if not yes:
+        click.confirm(f"Replace everything in the store by {path}?", abort=True)
+    memory.backend.restore(path)
+    emit(as_json, {"restored": path}, f"restored from {path}")

@@ -6,6 +6,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any, ClassVar, assert_never, cast
 
 from ..errors import CapabilityError
@@ -87,6 +88,18 @@ class Backend(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections and files. Safe to call twice."""
+
+    def backup(self, target: str | Path) -> int:
+        """Write a consistent copy of the store to ``target``; its size in bytes."""
+        raise CapabilityError(
+            self.name, "memvault backup (for PostgreSQL: pg_dump, docs/reliability.md)"
+        )
+
+    def restore(self, source: str | Path) -> None:
+        """Replace the store's content by the backup at ``source``."""
+        raise CapabilityError(
+            self.name, "memvault restore (for PostgreSQL: pg_restore, docs/reliability.md)"
+        )
 
     def residue(self, ids: Sequence[str], contents: Sequence[str]) -> int | None:
         """How many erased ``ids`` and ``contents`` the store's storage still holds anywhere —

@@ -27,6 +27,7 @@ from ..retrieval.candidates import Candidates
 from . import ann, migrations, ops
 from .base import Backend, Capabilities
 from .sql import SQL, Dialect, where_sql
+from .sqlite_backup import restore_backup, write_backup
 from .sqlops import SqlOps
 from .vector_cache import (
     CacheKey,
@@ -219,6 +220,21 @@ class SQLiteBackend(SqlOps, Backend):
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    def backup(self, target: str | Path) -> int:
+        """A consistent copy of the store at ``target`` (a new file), while writers go on;
+        checked with ``PRAGMA integrity_check`` before it is renamed into place. Its size."""
+        with self._lock:
+            return write_backup(self._conn, Path(target).expanduser())
+
+    def restore(self, source: str | Path) -> None:
+        """Replace the store's content by a backup's, checked first (integrity, a memvault
+        store of a schema this version knows); then brought to this version's schema."""
+        with self._lock:
+            restore_backup(Path(source).expanduser(), self._conn)
+            self._generation += 1
+            self._cache = VectorCache()
+            self._migrate()
 
     def _every_row(self) -> bytes:
         tables = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")

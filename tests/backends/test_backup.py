@@ -1,0 +1,75 @@
+"""Backups of a SQLite store (``memvault backup`` / ``restore-backup``): consistent while a
+writer goes on, checked before they are trusted, refused whole when broken."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from memvault import BackendError, CapabilityError, Memory, ValidationError
+from memvault.store.inmemory import InMemoryBackend
+from memvault.testing import HashEmbedder
+
+
+def test_a_backup_taken_while_a_writer_runs_is_whole_and_restores(tmp_path: Path) -> None:
+    store, copy = tmp_path / "live.db", tmp_path / "backup.db"
+    with Memory(str(store), embedder=HashEmbedder()) as memory:
+        before = [memory.write(f"fact number {n}", scope="user:a").id for n in range(50)]
+        stop = threading.Event()
+
+        def writer() -> None:
+            n = 50
+            while not stop.is_set():
+                memory.write(f"fact number {n}", scope="user:a")
+                n += 1
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        try:
+            size = memory.backend.backup(copy)
+        finally:
+            stop.set()
+            thread.join()
+        assert size == copy.stat().st_size > 0 and not (tmp_path / "backup.db.part").exists()
+        written = memory.count("user:a")
+    with sqlite3.connect(copy) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    with Memory(str(tmp_path / "fresh.db"), embedder=HashEmbedder()) as fresh:
+        fresh.backend.restore(copy)
+        restored = fresh.count("user:a")
+        assert 50 <= restored <= written
+        assert all(fresh.get(entry_id) is not None for entry_id in before)
+        assert fresh.search("fact number 7", "user:a")
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "not memvault", "missing"])
+def test_a_broken_backup_is_refused_and_changes_nothing(tmp_path: Path, damage: str) -> None:
+    with Memory(str(tmp_path / "live.db"), embedder=HashEmbedder()) as memory:
+        kept = memory.write("the store's own fact", scope="user:a")
+        good = tmp_path / "good.db"
+        memory.backend.backup(good)
+        bad = tmp_path / "bad.db"
+        if damage == "truncated":
+            bad.write_bytes(good.read_bytes()[:5000])
+        elif damage == "garbage":
+            bad.write_bytes(b"not a database at all" * 100)
+        elif damage == "not memvault":
+            with sqlite3.connect(bad) as db:
+                db.execute("CREATE TABLE t (x)")
+        expected = ValidationError if damage == "missing" else BackendError
+        with pytest.raises(expected):
+            memory.backend.restore(bad)
+        assert memory.get(kept.id) == kept and memory.count() == 1
+
+
+def test_a_backup_never_overwrites_and_other_stores_say_what_to_use(tmp_path: Path) -> None:
+    with Memory(str(tmp_path / "live.db"), embedder=HashEmbedder()) as memory:
+        (tmp_path / "taken.db").write_bytes(b"precious")
+        with pytest.raises(ValidationError, match="exists"):
+            memory.backend.backup(tmp_path / "taken.db")
+        assert (tmp_path / "taken.db").read_bytes() == b"precious"
+    with pytest.raises(CapabilityError, match="pg_dump"):
+        InMemoryBackend().backup(tmp_path / "x.db")
