@@ -1,6 +1,7 @@
 """The memvault CLI, through click's runner against a real SQLite file."""
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +210,15 @@ def test_erase_prints_a_receipt_without_content(run: Any) -> None:
     assert "scan of the store: 0" in receipt
     assert run("count", "--scope", "user:alice").output.strip() == "1"
     assert "exactly one" in run("erase", "--yes", code=2).output
+
+
+def test_retention_run_lists_and_removes(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMVAULT_RETENTION", "expired=0")
+    run("write", "gone soon", "--scope", "user:a", "--ttl", "0.001")
+    time.sleep(0.01)
+    listed = run("retention", "run", "--dry-run").output
+    assert "expired" in listed and "would remove 1" in listed and "gone soon" not in listed
+    assert "removed 1" in run("retention", "run").output
+    assert "removed 0" in run("retention", "run").output
+    monkeypatch.delenv("MEMVAULT_RETENTION")
+    assert "no retention policy" in run("retention", "run").output

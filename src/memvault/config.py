@@ -19,6 +19,48 @@ EXTRACTION_MODES = ("auto", "llm", "heuristic", "off")
 LOG_FORMATS = ("text", "json")
 
 
+RETENTION_RULES = ("records", "superseded", "expired", "idle_sessions")
+"""What retention removes: records older than DAYS; entries superseded more than DAYS ago;
+entries expired more than DAYS ago; sessions idle for DAYS, with everything in them."""
+Policy = dict[str, int]
+
+
+def retention_policies(text: str) -> dict[str | None, Policy]:
+    """The retention setting read: the policy of every tenant (key None) and of named tenants,
+    each rule a number of days (``off``: not applied). A tenant's rules override the general
+    ones; ConfigError for anything else."""
+    policies: dict[str | None, Policy] = {}
+    for part in (p.strip() for p in text.split(";")):
+        if not part:
+            continue
+        tenant: str | None = None
+        head, colon, rest = part.partition(":")
+        listed = part
+        if colon and "=" not in head:
+            tenant, listed = head.strip(), rest
+            if not tenant:
+                raise ConfigError(f"setting retention: no tenant before ':' in {part[:40]!r}")
+        rules = policies.setdefault(tenant, {})
+        for rule in (r.strip() for r in listed.split(",") if r.strip()):
+            name, equals, days = (x.strip() for x in rule.partition("="))
+            if name not in RETENTION_RULES or not equals:
+                raise ConfigError(
+                    f"setting retention: {rule[:40]!r} is not RULE=DAYS with RULE one of "
+                    f"{', '.join(RETENTION_RULES)}"
+                )
+            if days != "off" and not (days.isdigit() and len(days) <= 6):
+                raise ConfigError(f"setting retention: {name} needs a number of days or off")
+            rules[name] = -1 if days == "off" else int(days)
+    return policies
+
+
+def retention_policy(text: str, tenant: str) -> Policy:
+    """The rules that apply to ``tenant`` (days; rules turned off are left out)."""
+    policies = retention_policies(text)
+    merged = {**policies.get(None, {}), **policies.get(tenant, {})}
+    return {rule: days for rule, days in merged.items() if days >= 0}
+
+
 def default_home() -> Path:
     """The data directory: ``$MEMVAULT_HOME``, else the platform's user data dir."""
     env = os.environ.get(f"{ENV_PREFIX}HOME")
@@ -166,6 +208,20 @@ class Settings:
         default="US,GB,DE,FR,ES,IT,NL,CA,AU,IN",
         metadata={"doc": "regions whose national phone formats are recognised, comma-separated"},
     )
+    retention: str = field(
+        default="",
+        metadata={
+            "doc": "retention policy: RULE=DAYS,… for every tenant, then '; TENANT: RULE=DAYS,…' "
+            "per tenant (RULE: records, superseded, expired, idle_sessions; DAYS or off)"
+        },
+    )
+    retention_interval_s: int = field(
+        default=3600,
+        metadata={
+            "doc": "how often memvault serve applies retention, in seconds (0: never)",
+            "min": 0,
+        },
+    )
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -189,6 +245,7 @@ class Settings:
             raise ConfigError("setting sqlite_synchronous must be FULL, NORMAL or EXTRA")
         if not self.tenant.strip():
             raise ConfigError("setting tenant must be a non-empty string")
+        retention_policies(self.retention)  # a bad policy fails here
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, str) and not encodable(value):

@@ -34,6 +34,7 @@ from .rest.codec import is_server_url
 from .store.base import Backend
 from .store.registry import open_backend
 from .trust.erasure import ErasurePlans
+from .trust.retention import RetentionPlans
 from .versions import VersionPlans
 
 P = ParamSpec("P")
@@ -62,6 +63,7 @@ class Planners:
     context: ContextPlans
     learning: LearningPlans
     erasure: ErasurePlans
+    retention: RetentionPlans
 
     @classmethod
     def on(
@@ -72,7 +74,16 @@ class Planners:
         context = ContextPlans(store, sessions, notes, chat)
         learning = LearningPlans(store, sessions, notes, chat)
         erasure = ErasurePlans(store, backend.residue if backend is not None else None)
-        return cls(store, VersionPlans(store), sessions, notes, context, learning, erasure)
+        return cls(
+            store,
+            VersionPlans(store),
+            sessions,
+            notes,
+            context,
+            learning,
+            erasure,
+            RetentionPlans(store),
+        )
 
     def of(self, owner: str) -> Any:
         """The planner of class ``owner`` (by name)."""
@@ -87,6 +98,7 @@ _PART = {
     "ContextPlans": "context",
     "LearningPlans": "learning",
     "ErasurePlans": "erasure",
+    "RetentionPlans": "retention",
 }
 
 
@@ -373,6 +385,7 @@ class Memory(_Base, Closing):
     extract = _blocking(LearningPlans.extract)
     # trust: erasure with a receipt
     erase = _blocking(ErasurePlans.erase)
+    apply_retention = _blocking(RetentionPlans.apply_retention)
 
     def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
         """Wait until this tenant's background extractions (or one session's) are done; False if
@@ -432,6 +445,7 @@ class AsyncMemory(_Base, AsyncClosing):
     extract = _awaitable(LearningPlans.extract)
     # trust: erasure with a receipt
     erase = _awaitable(ErasurePlans.erase)
+    apply_retention = _awaitable(RetentionPlans.apply_retention)
 
     async def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
         """Wait until this tenant's background extractions (or one session's) are done; False if

@@ -1,4 +1,4 @@
-"""Commands of trust: erasure with a receipt, backup and restore."""
+"""Commands of trust: erasure with a receipt, retention, backup and restore."""
 
 from __future__ import annotations
 
@@ -87,3 +87,27 @@ def restore_backup(ctx: click.Context, path: str, yes: bool, as_json: bool) -> N
         click.confirm(f"Replace everything in the store by {path}?", abort=True)
     memory.backend.restore(path)
     emit(as_json, {"restored": path}, f"restored from {path}")
+
+
+@cli.group()
+def retention() -> None:
+    """Apply the retention policy (MEMVAULT_RETENTION; docs/trust.md)."""
+
+
+@retention.command("run")
+@click.option("--dry-run", is_flag=True, help="Only list what would go.")
+@json_option
+@click.pass_context
+def retention_run(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
+    """Remove what the tenant's retention policy says may go, and list it (rule, id, scope,
+    category — never content); with --dry-run, only list it."""
+    report = open_memory(ctx).apply_retention(dry_run=dry_run)
+    lines = [
+        f"{item.rule:14} {item.entry_id}  {item.scope}  {item.category or ''}"
+        for item in report.items
+    ]
+    if not report.policy:
+        lines = ["no retention policy for this tenant (MEMVAULT_RETENTION)"]
+    verb = "would remove" if dry_run else "removed"
+    lines.append(f"{verb} {len(report.items)}: {report.counts}")
+    emit(as_json, report.to_dict(), "\n".join(lines))

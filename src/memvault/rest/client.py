@@ -261,6 +261,7 @@ class RemoteMemory(_Remote, Closing):
     add_turn = _blocking(ops.ADD_TURN)
     extract = _blocking(ops.EXTRACT)
     erase = _blocking(ops.ERASE)
+    apply_retention = _blocking(ops.APPLY_RETENTION)
 
     def stats(self) -> dict[str, int]:
         """The server's counters (those of the store it serves, every tenant's work)."""
@@ -340,6 +341,7 @@ class AsyncRemoteMemory(_Remote, AsyncClosing):
     add_turn = _awaitable(ops.ADD_TURN)
     extract = _awaitable(ops.EXTRACT)
     erase = _awaitable(ops.ERASE)
+    apply_retention = _awaitable(ops.APPLY_RETENTION)
 
     async def stats(self) -> dict[str, int]:
         """The server's counters (those of the store it serves, every tenant's work)."""

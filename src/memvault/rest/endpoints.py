@@ -234,6 +234,12 @@ COUNT = Endpoint("GET", "/v1/count", query={**SELECT, **NARROWER, **VERSIONS}, a
 PURGE_EXPIRED = Endpoint("POST", "/v1/purge-expired", {}, answer="how many were purged")
 TENANT = Endpoint("GET", "/v1/tenant", answer="the tenant the request acts in")
 STATS = Endpoint("GET", "/v1/stats", answer="the server's counters")
+RETENTION = Endpoint(
+    "POST",
+    "/v1/retention",
+    {"dry_run": FLAG},
+    answer="what the tenant's retention policy removed (or would remove), item by item",
+)
 ERASE = Endpoint(
     "POST",
     "/v1/erase",

@@ -26,6 +26,7 @@ from ..facilities.model import Finding, Record, Session
 from ..facilities.notes import NotePlans
 from ..facilities.sessions import SessionPlans
 from ..trust.erasure import ErasurePlans, ErasureReceipt
+from ..trust.retention import RetentionPlans, RetentionReport
 from ..types import ItemResult, MemoryEntry, NewEntry, Page, SearchHit, WriteReport
 from ..versions import Supersession, VersionPlans
 from . import endpoints as api
@@ -201,6 +202,9 @@ RECALL = Operation(
 ADD_TURN = Operation(LearningPlans.add_turn, api.ADD_TURN, TurnResult.from_dict)
 EXTRACT = Operation(LearningPlans.extract, api.EXTRACT, Extraction.from_dict)
 ERASE = Operation(ErasurePlans.erase, api.ERASE, ErasureReceipt.from_dict)
+APPLY_RETENTION = Operation(
+    RetentionPlans.apply_retention, api.RETENTION, RetentionReport.from_dict
+)
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     WRITE,
@@ -243,6 +247,7 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     ADD_TURN,
     EXTRACT,
     ERASE,
+    APPLY_RETENTION,
 )
 
 LOCAL_ONLY = {

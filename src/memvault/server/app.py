@@ -213,6 +213,7 @@ def create_app(
     ``docs/inspector.md``; random when None).
     """
     from .metrics import AppMetrics, metrics  # prometheus_client: [server], not [mcp]
+    from .retention import sweep_retention
 
     keys = KeyRing.parse(api_keys)
     guard = Guard.parse(allowed_hosts, allowed_origins, bound_host)
@@ -221,9 +222,12 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         warming = asyncio.create_task(warm_up(memory.embedder))
+        sweeping = asyncio.create_task(sweep_retention(memory, keys.served(memory.tenant)))
         try:
             yield
         finally:
+            sweeping.cancel()
+            await asyncio.gather(sweeping, return_exceptions=True)
             await warming
             if owns_memory:
                 memory.close()

@@ -50,6 +50,10 @@ class KeyRing:
             raise ConfigError("setting api_keys names the same key twice")
         return cls(tuple(pairs))
 
+    def served(self, default: str) -> list[str]:
+        """The tenants the keys reach (each once), or ``default`` without keys."""
+        return list(dict.fromkeys(tenant for _, tenant in self.tenants)) or [default]
+
     @property
     def enabled(self) -> bool:
         return bool(self.tenants)

@@ -216,8 +216,7 @@ class AppMetrics:
             buckets=LATENCY_BUCKETS,
         )
         self._children: dict[tuple[str, str, str], Histogram] = {}
-        tenants = [tenant for _, tenant in keys.tenants] or [memory.tenant]
-        self.store_size = StoreSize(tenants)
+        self.store_size = StoreSize(keys.served(memory.tenant))
         self.registry.register(MemoryCollector(memory, self.store_size))
         ProcessCollector(registry=self.registry)
 

@@ -153,6 +153,11 @@ async def erase(memory: AsyncMemory, call: Call) -> Answer:
     return 200, (await memory.erase(**call.args)).to_dict()
 
 
+async def apply_retention(memory: AsyncMemory, call: Call) -> Answer:
+    """Apply the tenant's retention policy now (or, with dry_run, list what it would remove)."""
+    return 200, (await memory.apply_retention(**call.args)).to_dict()
+
+
 ROUTES = (
     Route(api.WRITE, write),
     Route(api.LIST, list_entries),
@@ -171,4 +176,5 @@ ROUTES = (
     Route(api.TENANT, tenant),
     Route(api.STATS, stats),
     Route(api.ERASE, erase),
+    Route(api.RETENTION, apply_retention),
 )
