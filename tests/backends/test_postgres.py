@@ -188,3 +188,14 @@ def test_concurrent_deletes_of_a_chain_keep_its_ends_linked(clean_backend: Backe
     assert first is not None and last is not None
     assert (first.superseded_by, last.supersedes) == (last.id, (first.id,))
     assert [e.id for e in memory.history(first.id)] == [first.id, last.id]
+
+
+def test_residue_counts_erased_ids_still_held_as_ids_or_links(clean_backend: Backend) -> None:
+    memory = Memory(clean_backend)
+    entry = memory.write("Quetzal-secret-7781 of the user", scope="user:gone")
+    copy = memory.promote(entry.id, to="org:o")
+    assert clean_backend.residue([entry.id, copy.id, "01M845Y28H4DYX5G91NPFGBNA5"], []) == 2
+    memory.delete(copy.id)
+    assert clean_backend.residue([copy.id], []) == 0
+    receipt = memory.erase(user="gone")
+    assert receipt.total == 1 and receipt.residue == 0

@@ -20,6 +20,7 @@ from ..types import MemoryEntry
 from . import ops
 from .base import Backend, Capabilities
 from .duplicates import stored_duplicate
+from .residue import found_in
 from .timeconv import to_micros
 from .vector_cache import ChunkTable, Visibility, exact_cosine, score_table
 
@@ -98,7 +99,7 @@ class InMemoryBackend(Backend):
             held = repr((self._rows, self._info))
             live = [row.entry.content for row in self._rows.values()]
         unique = [c for c in contents if not any(c in text for text in live)]
-        return sum(n in held or repr(n)[1:-1] in held for n in (*ids, *unique))
+        return found_in([held.encode("utf-8", "surrogatepass")], ids, unique)
 
     def batch(self, ops: Sequence[ops.Op[Any]]) -> list[Any]:
         undo: Undo = []

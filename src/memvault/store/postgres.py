@@ -114,14 +114,13 @@ def score_sql(op: ops.SearchOp, rids: list[int]) -> SQL:
 
 
 RESIDUE_SQL = """
-SELECT EXISTS (SELECT 1 FROM entries WHERE strpos(id, %(n)s) > 0
-                   OR strpos(content, %(n)s) > 0 OR strpos(coalesce(context, ''), %(n)s) > 0
-                   OR strpos(entries::text, %(n)s) > 0)
-    OR EXISTS (SELECT 1 FROM chunks WHERE strpos(text, %(n)s) > 0
-                   OR strpos(coalesce(context, ''), %(n)s) > 0)
-    OR EXISTS (SELECT 1 FROM entry_tags WHERE strpos(entry_tags::text, %(n)s) > 0)
+SELECT count(*) FROM unnest(%(ids)s::text[]) AS gone(id)
+WHERE EXISTS (SELECT 1 FROM entries e
+              WHERE e.id = gone.id OR e.promoted_from_id = gone.id
+                 OR e.superseded_by = gone.id OR e.supersedes ? gone.id
+                 OR e.compacted_from_ids ? gone.id)
 """
-"""Whether any row still holds a needle (an erased id or content)."""
+"""How many erased ids a row still holds: as its id, or in a link to another entry."""
 
 
 class PostgresBackend(SqlOps, Backend):
@@ -191,17 +190,15 @@ class PostgresBackend(SqlOps, Backend):
 
     def residue(self, ids: Sequence[str], contents: Sequence[str]) -> int | None:
         """VACUUMs the tables (so that no dead row version keeps erased text in the heap for
-        long), then looks for each erased id in every text column of every row: ids, contents,
-        contexts, chunks, tags and metadata. (A content is only readable here in live rows,
-        which are left out: what the files keep after VACUUM is PostgreSQL's to reuse.)"""
-        found = 0
+        long), then counts the erased ids a row still holds — as its id, or in a link (promoted
+        from, superseded by, supersedes, compacted from). (A content is only readable here in
+        live rows, which are left out: what the files keep after VACUUM is PostgreSQL's to
+        reuse.)"""
         with self._pool.connection() as conn:
             for table in ("entries", "chunks", "entry_tags"):
                 conn.execute(f"VACUUM {table}")
-            for needle in ids:
-                row = conn.execute(RESIDUE_SQL, {"n": needle}).fetchone()
-                found += bool(row and row[0])
-        return found
+            row = conn.execute(RESIDUE_SQL, {"ids": list(ids)}).fetchone()
+        return int(row[0]) if row else 0
 
     # -- operations -------------------------------------------------------------------------
 

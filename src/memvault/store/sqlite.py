@@ -26,6 +26,7 @@ from ..errors import BackendError
 from ..retrieval.candidates import Candidates
 from . import ann, migrations, ops
 from .base import Backend, Capabilities
+from .residue import found_in
 from .sql import SQL, Dialect, where_sql
 from .sqlite_backup import restore_backup, write_backup
 from .sqlops import SqlOps
@@ -252,14 +253,13 @@ class SQLiteBackend(SqlOps, Backend):
         with self._lock:
             live = "SELECT EXISTS (SELECT 1 FROM entries WHERE instr(content, ?) > 0)"
             unique = [c for c in contents if not self._conn.execute(live, (c,)).fetchone()[0]]
-            needles = [*ids, *unique]
             self._truncate_log()
             if self._in_memory:  # the database has no file: every row of every table
                 images = [self._every_row()]
             else:
                 files = [Path(self.path), Path(f"{self.path}-wal")]
                 images = [f.read_bytes() for f in files if f.exists()]
-        return sum(any(n.encode() in image for image in images) for n in needles)
+        return found_in(images, ids, unique)
 
     def duplicate_key_errors(self) -> tuple[type[Exception], ...]:
         return (sqlite3.IntegrityError,)

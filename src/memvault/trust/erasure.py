@@ -111,15 +111,20 @@ def texts_of(entries: Iterable[MemoryEntry], spec: chunking.ChunkSpec) -> list[s
 
 
 def needles(entries: Iterable[MemoryEntry]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """What must not be found in the store after ``entries`` are erased: their ids, and their
-    contents long enough to tell (the store leaves out those another live entry also holds)."""
+    """What must not be found in the store after ``entries`` are erased: every id, and the
+    longest contents (up to :data:`CONTENT_NEEDLES`; the store leaves out those another live
+    entry also holds)."""
     gone = list(entries)
-    contents = dict.fromkeys(e.content for e in gone if len(e.content) >= MIN_NEEDLE)
+    long_enough = {e.content for e in gone if len(e.content) >= MIN_NEEDLE}
+    contents = sorted(long_enough, key=lambda text: (-len(text), text))[:CONTENT_NEEDLES]
     return tuple(e.id for e in gone), tuple(contents)
 
 
 MIN_NEEDLE = 12
 """Contents shorter than this are not looked for in the store's files (any file holds "ok")."""
+CONTENT_NEEDLES = 32
+"""How many erased contents (the longest) a scan looks for: each costs a pass over the files,
+while every id is looked for in one pass."""
 
 
 def ids_digest(ids: Iterable[str]) -> str:
