@@ -16,6 +16,8 @@ from typing import Any, NoReturn
 
 import httpx
 
+from ..core import Invoke
+from ..drivers import Steps, drive_awaiting, drive_blocking
 from ..errors import BackendError, ValidationError
 from .codec import Options, Request, answer, backoff, json_bytes
 
@@ -79,6 +81,31 @@ def _failed(request: Request, error: httpx.RequestError, options: Options) -> No
     ) from None
 
 
+def _attempts(
+    client: httpx.Client | httpx.AsyncClient, request: Request, key: str | None, options: Options
+) -> Steps[Any]:
+    """One request and its retries, as the steps both senders run (:mod:`memvault.drivers`):
+    each attempt a send (awaited when the client is async), a pause before the next."""
+    for attempt in itertools.count(1):
+        try:
+            response = yield Invoke(client.send, (_built(client, request, key, options),))
+        except httpx.RequestError as error:
+            if not _again(request, error, attempt, options):
+                _failed(request, error, options)
+            yield Invoke(time.sleep, (backoff(attempt),), blocking=True)  # awaited: asyncio.sleep
+            continue
+        return answer(request, response.status_code, response.content, options.server)
+    raise AssertionError("unreachable")
+
+
+def _no_step(step: Any) -> Any:
+    raise AssertionError(f"a request's attempts have Invoke steps only, not {step!r}")
+
+
+async def _no_step_awaited(step: Any) -> Any:
+    return _no_step(step)
+
+
 @functools.cache
 def _tls() -> ssl.SSLContext:
     """The TLS settings of every client (made once: making them costs more than a request)."""
@@ -93,16 +120,7 @@ class Blocking:
         self.client = httpx.Client(base_url=options.url, verify=_tls())
 
     def send(self, request: Request, key: str | None) -> Any:
-        for attempt in itertools.count(1):
-            try:
-                response = self.client.send(_built(self.client, request, key, self.options))
-            except httpx.RequestError as error:
-                if not _again(request, error, attempt, self.options):
-                    _failed(request, error, self.options)
-                time.sleep(backoff(attempt))
-                continue
-            return answer(request, response.status_code, response.content, self.options.server)
-        raise AssertionError("unreachable")
+        return drive_blocking(_attempts(self.client, request, key, self.options), _no_step)
 
     def close(self) -> None:
         self.client.close()
@@ -131,17 +149,8 @@ class Awaiting:
             return self._pools[loop].client
 
     async def send(self, request: Request, key: str | None) -> Any:
-        client = self._client_here()
-        for attempt in itertools.count(1):
-            try:
-                response = await client.send(_built(client, request, key, self.options))
-            except httpx.RequestError as error:
-                if not _again(request, error, attempt, self.options):
-                    _failed(request, error, self.options)
-                await asyncio.sleep(backoff(attempt))
-                continue
-            return answer(request, response.status_code, response.content, self.options.server)
-        raise AssertionError("unreachable")
+        steps = _attempts(self._client_here(), request, key, self.options)
+        return await drive_awaiting(steps, _no_step_awaited)
 
     def _taken(self) -> dict[asyncio.AbstractEventLoop, _Pool]:
         with self._lock:
