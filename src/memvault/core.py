@@ -529,6 +529,13 @@ class Planner:
         writes = {**deletes, **{i: self._relinked(e) for i, e in changed.items()}}
         return heir, [writes[i] for i in sorted(writes)]
 
+    def remove(self, gone: Sequence[MemoryEntry]) -> Plan[None]:
+        """Delete ``gone`` and mend the chains they leave, in one transaction (see
+        :meth:`removal`; ConflictError if one changed since it was read)."""
+        if gone:
+            _, writes = yield from self.removal(gone)
+            yield from run_all(writes)
+
     def relink_evicted(self, scope: Scope, evicted: Sequence[str]) -> Plan[None]:
         """After a FIFO cap deleted the current entries ``evicted`` of ``scope``, the entries
         they had replaced stay superseded with no successor (a transaction of its own)."""
@@ -810,8 +817,7 @@ class Planner:
         found = yield from run(GetOp(self.tenant, entry_id))
         if found is None:
             return False
-        _, writes = yield from self.removal([self.editable(found)])
-        yield from run_all(writes)
+        yield from self.remove([self.editable(found)])
         return True
 
     def delete_by_scope(self, scope: Scope | str) -> Plan[int]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from ..core import Plan, Planner, call, retried, run_all
+from ..core import Plan, Planner, call, retried
 from ..errors import ValidationError
 from ..facilities.model import SESSION
 from ..retrieval import chunking
@@ -223,9 +223,7 @@ def _erase(store: Planner, subject: Subject) -> Plan[_Erasure]:
         store.settings.chunk_tokens, store.settings.chunk_overlap, store.settings.chunk_min_tokens
     )
     yield from call(store.embedder.forget, texts_of(gone, spec), blocking=True)
-    if gone:
-        _, writes = yield from store.removal(gone)
-        yield from run_all(writes)
+    yield from store.remove(gone)
     ids = {e.id for e in gone}
     receipt = ErasureReceipt(
         str(subject),

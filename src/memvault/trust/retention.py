@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..config import Policy, retention_policy
-from ..core import Plan, Planner, retried, run_all
+from ..core import Plan, Planner, retried
 from ..facilities.model import RECORD, SESSION
 from ..store.ops import Filter
 from ..types import MemoryEntry, ScopeKind
@@ -140,7 +140,6 @@ class RetentionPlans:
             every = yield from self.store.every(Filter(self.store.tenant, None))
             items = due(every, policy, now)
             gone = {item.entry_id for item in items}
-            if items and not dry_run:
-                _, writes = yield from self.store.removal([e for e in every if e.id in gone])
-                yield from run_all(writes)
+            if not dry_run:
+                yield from self.store.remove([e for e in every if e.id in gone])
         return RetentionReport(self.store.tenant, now, dry_run, policy, tuple(items))
