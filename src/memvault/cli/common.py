@@ -105,6 +105,25 @@ scope_option = _parsed_option(parse_scope, "SCOPE")
 datetime_option = _parsed_option(_datetime, "DATETIME")
 json_object_option = _parsed_option(_json_object, "JSON")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+allow_anonymous_option = click.option(
+    "--allow-anonymous",
+    is_flag=True,
+    help="Serve a non-loopback address without API keys (all clients share one tenant).",
+)
+"""The servers' (``serve``, ``mcp --transport http``) consent to listen beyond loopback keyless."""
+
+
+def log_level_option(default: str, explained: str) -> Callable[[Command], Command]:
+    """A server's ``--log-level`` (its default, and what that level shows)."""
+    return click.option(
+        "--log-level",
+        default=default,
+        show_default=True,
+        type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+        help=f"How much the server logs ({explained}).",
+    )
+
+
 tag_option = click.option(
     "--tag", "tags", multiple=True, help="A tag; repeat for several (filters need ALL of them)."
 )

@@ -8,7 +8,7 @@ import click
 from ..config import Settings
 from ..memory import AsyncMemory
 from .app import cli
-from .common import listenable
+from .common import allow_anonymous_option, listenable, log_level_option
 
 
 @cli.command("mcp")
@@ -30,18 +30,8 @@ from .common import listenable
 )
 @click.option("--store", help="Store URL or path (default: memvault's --store or MEMVAULT_STORE).")
 @click.option("--tenant", help="Tenant to act in (default: memvault's --tenant or 'default').")
-@click.option(
-    "--allow-anonymous",
-    is_flag=True,
-    help="Serve a non-loopback address without API keys (all clients share one tenant).",
-)
-@click.option(
-    "--log-level",
-    default="warning",
-    show_default=True,
-    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
-    help="How much the server logs (on stderr).",
-)
+@allow_anonymous_option
+@log_level_option("warning", "on stderr")
 @click.pass_context
 def mcp(
     ctx: click.Context,

@@ -11,7 +11,7 @@ from ..config import LOG_FORMATS, Settings
 from ..errors import ConfigError
 from ..memory import Memory
 from .app import cli
-from .common import EXIT_INPUT, listenable
+from .common import EXIT_INPUT, allow_anonymous_option, listenable, log_level_option
 
 
 def share_cores(settings: Settings, workers: int) -> None:
@@ -40,18 +40,8 @@ def share_cores(settings: Settings, workers: int) -> None:
     help="Worker processes (all share the one store; each embeds with cores/N "
     "threads unless MEMVAULT_EMBED_THREADS is set).",
 )
-@click.option(
-    "--allow-anonymous",
-    is_flag=True,
-    help="Serve a non-loopback address without API keys (all clients share one tenant).",
-)
-@click.option(
-    "--log-level",
-    default="info",
-    show_default=True,
-    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
-    help="How much the server logs (info: a line per request).",
-)
+@allow_anonymous_option
+@log_level_option("info", "info: a line per request")
 @click.option(
     "--log-format",
     type=click.Choice(LOG_FORMATS),
