@@ -212,6 +212,24 @@ def test_erase_prints_a_receipt_without_content(run: Any) -> None:
     assert "exactly one" in run("erase", "--yes", code=2).output
 
 
+def test_audit_lists_who_changed_what_never_content(run: Any) -> None:
+    entry = run("--actor", "ops-bot", "write", "Bob's secret recipe", "--scope", "user:bob")
+    entry_id = entry.output.strip()
+    run("update", entry_id, "--tag", "checked")
+    listed = run("audit").output
+    assert f"changed  {entry_id} user:bob  update by local" in listed
+    assert f"created  {entry_id} user:bob  write by ops-bot" in listed
+    assert "recipe" not in listed
+    page = json.loads(run("audit", "--actor", "ops-bot", "--json").output)
+    assert [e["change"] for e in page["events"]] == ["created"] and page["next_cursor"] is None
+    first = json.loads(run("audit", "--oldest", "--limit", "1", "--json").output)
+    assert first["events"][0]["operation"] == "write" and first["next_cursor"]
+    rest = run("audit", "--oldest", "--cursor", first["next_cursor"]).output
+    assert "update by local" in rest and "write by" not in rest
+    assert "no events" in run("audit", "--change", "erased").output
+    assert "actor must be" in run("--actor", "", "write", "x", "--scope", "user:a", code=2).output
+
+
 def test_retention_run_lists_and_removes(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMVAULT_RETENTION", "expired=0")
     run("write", "gone soon", "--scope", "user:a", "--ttl", "0.001")

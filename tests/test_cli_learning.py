@@ -19,6 +19,7 @@ def test_turns_teach_and_changes_supersede(run: Any) -> None:
     berlin = moved["learned"]["superseded"][0]
     history = run("history", berlin).output
     assert "superseded by" in history and "(current)" in history
+    assert "created  " in history and "extract by local" in history  # its audit events
     review = run("superseded", "--scope", "user:alice").output
     assert "Berlin" in review and "Paris" in review
     found = run("search", "where does the user live", "--scope", "user:alice").output

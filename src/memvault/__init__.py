@@ -36,6 +36,8 @@ from .rest import AsyncRemoteMemory, RemoteMemory
 from .trust.erasure import ErasureReceipt
 from .trust.retention import RetentionReport
 from .types import (
+    AuditEvent,
+    AuditPage,
     ItemResult,
     MemoryEntry,
     NewEntry,
@@ -47,12 +49,14 @@ from .types import (
     SearchHit,
     WriteReport,
 )
-from .versions import Supersession
+from .versions import History, Supersession
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AsyncMemory",
+    "AuditEvent",
+    "AuditPage",
     "AsyncRemoteMemory",
     "BackendError",
     "CapabilityError",
@@ -104,6 +108,7 @@ __all__ = [
     "Settings",
     "Source",
     "Summarizer",
+    "History",
     "Supersession",
     "TurnResult",
     "UNSET",

@@ -73,6 +73,10 @@ class Settings:
 
     store: str = field(default="", metadata={"doc": "store URL; empty means <home>/memvault.db"})
     tenant: str = field(default="default", metadata={"doc": "tenant of the embedded library"})
+    actor: str = field(
+        default="local",
+        metadata={"doc": "who the audit log says made local changes (a person, an agent)"},
+    )
     max_content_chars: int = field(
         default=100_000, metadata={"doc": "longest content accepted, in characters"}
     )

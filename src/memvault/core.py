@@ -50,6 +50,8 @@ from .retrieval.ranker import RankSpec, conversational_spec, rank
 from .scopes import check_promotion, expand_scopes
 from .store import chains, duplicates
 from .store.ops import (
+    AuditOp,
+    AuditQuery,
     ChunkPageOp,
     ChunkRecord,
     CountOp,
@@ -70,6 +72,7 @@ from .store.ops import (
 )
 from .types import (
     RESERVED_CATEGORIES,
+    AuditEvent,
     ItemResult,
     MemoryEntry,
     NewEntry,
@@ -470,7 +473,7 @@ class Planner:
             trim = TrimOp(current, cap[1])
             duplicate, evicted = yield from run_pair(put, trim, *also)
             self.stats.add("evicted", len(evicted))  # the FIFO cap's oldest entries
-            yield from self.relink_evicted(entry.scope, evicted)
+            yield from self.relink_evicted(entry.scope, [gone.id for gone in evicted])
         if duplicate is None:
             self.stats.add("written")
             return entry
@@ -529,12 +532,14 @@ class Planner:
         writes = {**deletes, **{i: self._relinked(e) for i, e in changed.items()}}
         return heir, [writes[i] for i in sorted(writes)]
 
-    def remove(self, gone: Sequence[MemoryEntry]) -> Plan[None]:
-        """Delete ``gone`` and mend the chains they leave, in one transaction (see
-        :meth:`removal`; ConflictError if one changed since it was read)."""
+    def remove(self, gone: Sequence[MemoryEntry], also: Sequence[Op[Any]] = ()) -> Plan[None]:
+        """Delete ``gone`` and mend the chains they leave, in one transaction with ``also``
+        (see :meth:`removal`; ConflictError if one changed since it was read)."""
+        writes: builtins.list[Op[Any]] = []
         if gone:
             _, writes = yield from self.removal(gone)
-            yield from run_all(writes)
+        if writes or also:
+            yield from run_all([*writes, *also])
 
     def relink_evicted(self, scope: Scope, evicted: Sequence[str]) -> Plan[None]:
         """After a FIFO cap deleted the current entries ``evicted`` of ``scope``, the entries
@@ -551,6 +556,18 @@ class Planner:
     def _relinked(self, entry: MemoryEntry) -> ReplaceOp:
         """Store ``entry``'s new links, if it is still at the revision it was read at."""
         return ReplaceOp(self.tenant, replace(entry, revision=entry.revision + 1), entry.revision)
+
+    def events(self, entry_ids: Iterable[str]) -> Plan[builtins.list[AuditEvent]]:
+        """Every audit event of the entries ``entry_ids``, oldest first (page by page)."""
+        query = AuditQuery(self.tenant, entry_ids=tuple(sorted(set(entry_ids))))
+        found: builtins.list[AuditEvent] = []
+        after = None
+        while True:
+            page = yield from run(AuditOp(query, PAGE, order="oldest", after=after))
+            found += page
+            if len(page) < PAGE:
+                return found
+            after = page[-1].seq
 
     def every(self, where: Filter, order: Order = "newest") -> Plan[builtins.list[MemoryEntry]]:
         """Every entry ``where`` selects, read page by page."""
@@ -822,7 +839,7 @@ class Planner:
 
     def delete_by_scope(self, scope: Scope | str) -> Plan[int]:
         """Delete every entry of exactly this scope (no other scope, no other tenant)."""
-        return (yield from run(DeleteScopeOp(self.tenant, Scope.coerce(scope))))
+        return len((yield from run(DeleteScopeOp(self.tenant, Scope.coerce(scope)))))
 
     def promote(
         self,
@@ -984,7 +1001,7 @@ class Planner:
 
     def purge_expired(self) -> Plan[int]:
         """Really delete this tenant's expired entries (retrieval already hides them)."""
-        return (yield from run(PurgeExpiredOp(self.tenant, self.now())))
+        return len((yield from run(PurgeExpiredOp(self.tenant, self.now()))))
 
     def search(
         self,

@@ -31,8 +31,10 @@ from .facilities.sessions import SessionPlans
 from .llm.base import ChatModel, chat_model_from_settings
 from .rest.client import AsyncRemoteMemory, RemoteMemory
 from .rest.codec import is_server_url
+from .store.audit import DIRECT, Stamp
 from .store.base import Backend
 from .store.registry import open_backend
+from .trust.audit import AuditPlans
 from .trust.erasure import ErasurePlans
 from .trust.retention import RetentionPlans
 from .versions import VersionPlans
@@ -42,14 +44,16 @@ T = TypeVar("T")
 PlannerT = TypeVar("PlannerT")
 
 
-def run_blocking(plan: Plan[T], backend: Backend) -> T:
-    """Run a plan to completion with blocking calls."""
-    return drive_blocking(plan, backend.batch)
+def run_blocking(plan: Plan[T], backend: Backend, stamp: Stamp = DIRECT) -> T:
+    """Run a plan to completion with blocking calls; the audit log says ``stamp`` of what it
+    changes."""
+    return drive_blocking(plan, functools.partial(backend.batch, stamp=stamp))
 
 
-async def run_awaiting(plan: Plan[T], backend: Backend) -> T:
-    """Run a plan to completion, awaiting the backend and async callbacks."""
-    return await drive_awaiting(plan, backend.abatch)
+async def run_awaiting(plan: Plan[T], backend: Backend, stamp: Stamp = DIRECT) -> T:
+    """Run a plan to completion, awaiting the backend and async callbacks; the audit log says
+    ``stamp`` of what it changes."""
+    return await drive_awaiting(plan, functools.partial(backend.abatch, stamp=stamp))
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +68,7 @@ class Planners:
     learning: LearningPlans
     erasure: ErasurePlans
     retention: RetentionPlans
+    audit: AuditPlans
 
     @classmethod
     def on(
@@ -83,6 +88,7 @@ class Planners:
             learning,
             erasure,
             RetentionPlans(store),
+            AuditPlans(store),
         )
 
     def of(self, owner: str) -> Any:
@@ -99,6 +105,7 @@ _PART = {
     "LearningPlans": "learning",
     "ErasurePlans": "erasure",
     "RetentionPlans": "retention",
+    "AuditPlans": "audit",
 }
 
 
@@ -125,6 +132,7 @@ class _Base:
         embedder: Embedder | None = None,
         check_embedding: bool = True,
         llm: ChatModel | None = None,
+        actor: str | None = None,
         api_key: str | Sequence[str] | None = None,
         timeout: float | None = None,
         retries: int | None = None,
@@ -134,6 +142,7 @@ class _Base:
                 "api_key, timeout and retries apply to a memvault server's URL (http://…) only"
             )
         settings = settings if settings is not None else Settings.from_env()
+        self._actor = check.actor(actor if actor is not None else settings.actor)
         self._chat, self._owns_chat = llm, False
         self._learner, self._owns_learner = Learner(), True
         self._owns_backend = False
@@ -162,6 +171,15 @@ class _Base:
         return self._planners.store.tenant
 
     @property
+    def actor(self) -> str:
+        """Who the audit log says made this object's changes."""
+        return self._actor
+
+    def stamp(self, operation: str) -> Stamp:
+        """What the audit log says of the changes ``operation`` makes through this object."""
+        return Stamp(operation, self._actor, self._planners.store.now)
+
+    @property
     def backend(self) -> Backend:
         return self._backend
 
@@ -177,12 +195,24 @@ class _Base:
 
     def with_tenant(self, tenant: str) -> Self:
         """A view of the same store for another tenant; it shares (and does not own) the backend."""
+        view = self._shared()
+        store = self._planners.store.for_tenant(tenant)
+        view._planners = Planners.on(store, self._chat, self._backend)
+        return view
+
+    def as_actor(self, actor: str) -> Self:
+        """A view of the same store and tenant whose changes the audit log says ``actor``
+        made (an agent, a person); it shares (and does not own) the backend."""
+        view = self._shared()
+        view._actor = check.actor(actor)
+        return view
+
+    def _shared(self) -> Self:
         view = object.__new__(type(self))
         view._backend, view._owns_backend = self._backend, False
         view._chat, view._owns_chat = self._chat, False
         view._learner, view._owns_learner = self._learner, False
-        store = self._planners.store.for_tenant(tenant)
-        view._planners = Planners.on(store, self._chat, self._backend)
+        view._planners, view._actor = self._planners, self._actor
         return view
 
     @property
@@ -229,10 +259,10 @@ class _Base:
         learning = self._planners.learning
         if learning.mode == "off":
             return turn
-        session_id, backend = turn.session_id, self._backend
+        session_id, backend, stamp = turn.session_id, self._backend, self.stamp("extract")
 
         def extract() -> Any:
-            return run_blocking(learning.extract(session_id), backend)
+            return run_blocking(learning.extract(session_id), backend, stamp)
 
         slot = (learning.store.tenant, session_id)
         return replace(turn, extraction=self._learner.schedule(slot, extract))
@@ -300,13 +330,13 @@ def _blocking(
     plan: Callable[Concatenate[PlannerT, P], Plan[T]], then: Then = _keep
 ) -> Callable[Concatenate[Memory, P], T]:
     """Bind a plan as a blocking operation of Memory."""
-    check_call, owner = _argument_check(plan), _owner(plan)
+    check_call, owner, name = _argument_check(plan), _owner(plan), plan.__name__
 
     @functools.wraps(plan)
     def operation(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> T:
         args, kwargs = check_call(args, kwargs)  # type: ignore[assignment]
-        result = run_blocking(plan(self._planners.of(owner), *args, **kwargs), self._backend)
-        return cast(T, then(self, result))
+        plan_run = plan(self._planners.of(owner), *args, **kwargs)
+        return cast(T, then(self, run_blocking(plan_run, self._backend, self.stamp(name))))
 
     described(operation, plan)
     return operation
@@ -316,13 +346,14 @@ def _awaitable(
     plan: Callable[Concatenate[PlannerT, P], Plan[T]], then: Then = _keep
 ) -> Callable[Concatenate[AsyncMemory, P], Coroutine[Any, Any, T]]:
     """Bind a plan as an ``async`` operation of AsyncMemory."""
-    check_call, owner = _argument_check(plan), _owner(plan)
+    check_call, owner, name = _argument_check(plan), _owner(plan), plan.__name__
 
     @functools.wraps(plan)
     async def operation(self: AsyncMemory, /, *args: P.args, **kwargs: P.kwargs) -> T:
         args, kwargs = check_call(args, kwargs)  # type: ignore[assignment]
         plan_run = plan(self._planners.of(owner), *args, **kwargs)
-        return cast(T, then(self, await run_awaiting(plan_run, self._backend)))
+        result = await run_awaiting(plan_run, self._backend, self.stamp(name))
+        return cast(T, then(self, result))
 
     described(operation, plan)
     return operation
@@ -383,9 +414,10 @@ class Memory(_Base, Closing):
     # learning from conversations: turns in, memories out (in the background)
     add_turn = _blocking(LearningPlans.add_turn, then=_Base._scheduled)
     extract = _blocking(LearningPlans.extract)
-    # trust: erasure with a receipt
+    # trust: erasure with a receipt, retention, the audit log
     erase = _blocking(ErasurePlans.erase)
     apply_retention = _blocking(RetentionPlans.apply_retention)
+    audit = _blocking(AuditPlans.audit)
 
     def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
         """Wait until this tenant's background extractions (or one session's) are done; False if
@@ -443,9 +475,10 @@ class AsyncMemory(_Base, AsyncClosing):
     # learning from conversations: turns in, memories out (in the background)
     add_turn = _awaitable(LearningPlans.add_turn, then=_Base._scheduled)
     extract = _awaitable(LearningPlans.extract)
-    # trust: erasure with a receipt
+    # trust: erasure with a receipt, retention, the audit log
     erase = _awaitable(ErasurePlans.erase)
     apply_retention = _awaitable(RetentionPlans.apply_retention)
+    audit = _awaitable(AuditPlans.audit)
 
     async def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
         """Wait until this tenant's background extractions (or one session's) are done; False if

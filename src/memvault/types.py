@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, fields, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from .errors import InvalidScopeError, ValidationError, shown
 
@@ -418,3 +418,66 @@ class WriteReport:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> WriteReport:
         return cls(tuple(ItemResult.from_dict(item) for item in data["items"]))
+
+
+Change = Literal["created", "changed", "deleted", "erased", "imported"]
+CHANGES: tuple[Change, ...] = ("created", "changed", "deleted", "erased", "imported")
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """One change to memory: what happened (``change``) to which entry, by which operation
+    and actor, when. ``seq`` orders the events of a store (given by the store)."""
+
+    tenant: str
+    at: datetime
+    actor: str
+    operation: str
+    change: Change
+    entry_id: str | None = None
+    scope: str | None = None
+    note: str | None = None
+    """A few words where an entry id cannot say it (an erasure's counts and id hash)."""
+    seq: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "tenant": self.tenant,
+            "at": self.at.isoformat(),
+            "actor": self.actor,
+            "operation": self.operation,
+            "change": self.change,
+            "entry_id": self.entry_id,
+            "scope": self.scope,
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AuditEvent:
+        return cls(
+            data["tenant"],
+            datetime.fromisoformat(data["at"]),
+            data["actor"],
+            data["operation"],
+            data["change"],
+            data.get("entry_id"),
+            data.get("scope"),
+            data.get("note"),
+            int(data.get("seq", 0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AuditPage:
+    """One page of :meth:`Memory.audit`; pass ``next_cursor`` back to get the next page."""
+
+    events: tuple[AuditEvent, ...]
+    next_cursor: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"events": [e.to_dict() for e in self.events], "next_cursor": self.next_cursor}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AuditPage:
+        return cls(tuple(AuditEvent.from_dict(e) for e in data["events"]), data["next_cursor"])

@@ -312,6 +312,17 @@ def tenant(value: object) -> str:
     return value
 
 
+def actor(value: object) -> str:
+    """An actor's name (who the audit log says acted): 1-128 printable characters."""
+    if not isinstance(value, str) or not value.strip() or len(value) > _MAX_ID_CHARS:
+        raise ValidationError(
+            f"actor must be a non-empty string of at most {_MAX_ID_CHARS}, got {shown(value)}"
+        )
+    if _has_control(value) or not encodable(value):
+        raise ValidationError("actor must not contain control characters or lone surrogates")
+    return value
+
+
 def entry_id(value: object) -> str:
     if not isinstance(value, str) or not value or len(value) > _MAX_ID_CHARS:
         raise ValidationError(

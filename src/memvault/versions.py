@@ -23,11 +23,33 @@ from .core import Plan, Planner, run, run_all
 from .errors import ConflictError, NotFoundError, ValidationError
 from .store import duplicates
 from .store.ops import ChunkRecord, Filter, GetOp, ReplaceOp
-from .types import MemoryEntry, NewEntry, Provenance, Scope
+from .types import AuditEvent, MemoryEntry, NewEntry, Provenance, Scope
 
 MAX_CHAIN = 1000
 """Most entries :meth:`VersionPlans.history` follows."""
 MAX_REASON_CHARS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """A fact's history: the versions the store still holds (oldest first), and what the
+    audit log says happened to each of them — and to versions deleted since."""
+
+    versions: tuple[MemoryEntry, ...]
+    events: tuple[AuditEvent, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "versions": [e.to_dict() for e in self.versions],
+            "events": [e.to_dict() for e in self.events],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> History:
+        return cls(
+            tuple(MemoryEntry.from_dict(e) for e in data["versions"]),
+            tuple(AuditEvent.from_dict(e) for e in data["events"]),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,21 +233,32 @@ class VersionPlans:
             found.append(entry)
         return found
 
-    def history(self, entry_id: str) -> Plan[builtins.list[MemoryEntry]]:
-        """Every version of the fact ``entry_id`` belongs to, oldest first: the entries it
-        replaced and those that replaced it, transitively (deleted ones are gone)."""
-        start = yield from run(GetOp(self.store.tenant, check.entry_id(entry_id)))
+    def history(self, entry_id: str) -> Plan[History]:
+        """The fact ``entry_id`` belongs to: every version the store holds, oldest first (the
+        entries it replaced and those that replaced it, transitively), and every audit event
+        of them — and of versions they still name that are gone — oldest first (who created,
+        changed, superseded, restored each, when). An entry deleted since has its events only;
+        NotFoundError if the store knows nothing of it."""
+        entry_id = check.entry_id(entry_id)
+        start = yield from run(GetOp(self.store.tenant, entry_id))
         if start is None:
-            raise NotFoundError(entry_id)
+            events = yield from self.store.events([entry_id])
+            if not events:
+                raise NotFoundError(entry_id)
+            return History((), tuple(events))
         seen = {start.id: start}
+        linked_ids = {start.id}
         frontier = [start]
         while frontier and len(seen) < MAX_CHAIN:
             linked = {i for e in frontier for i in (*e.supersedes, e.superseded_by) if i}
+            linked_ids |= linked
             fresh = sorted(linked - seen.keys())
             found = yield from run_all(GetOp(self.store.tenant, i) for i in fresh)
             frontier = [e for e in found if e is not None]
             seen.update((e.id, e) for e in frontier)
-        return sorted(seen.values(), key=lambda e: (e.valid_from, e.created_at, e.id))
+        versions = sorted(seen.values(), key=lambda e: (e.valid_from, e.created_at, e.id))
+        events = yield from self.store.events(linked_ids)
+        return History(tuple(versions), tuple(events))
 
     def restore(self, entry_id: str, *, keep_successor: bool = False) -> Plan[MemoryEntry]:
         """Undo the supersession of ``entry_id``: it is current again.

@@ -20,7 +20,7 @@ from memvault.testing.conformance import MemoryConformance
 pytest.importorskip("psycopg")
 pytest.importorskip("psycopg_pool")
 
-TABLES = "entries, entry_tags, chunks, store_info"
+TABLES = "entries, entry_tags, chunks, store_info, audit_log"
 
 
 @pytest.fixture(scope="session")
@@ -187,7 +187,7 @@ def test_concurrent_deletes_of_a_chain_keep_its_ends_linked(clean_backend: Backe
     first, last = memory.get(chain[0].id), memory.get(chain[-1].id)
     assert first is not None and last is not None
     assert (first.superseded_by, last.supersedes) == (last.id, (first.id,))
-    assert [e.id for e in memory.history(first.id)] == [first.id, last.id]
+    assert [e.id for e in memory.history(first.id).versions] == [first.id, last.id]
 
 
 def test_residue_counts_erased_ids_still_held_as_ids_or_links(clean_backend: Backend) -> None:
@@ -196,6 +196,18 @@ def test_residue_counts_erased_ids_still_held_as_ids_or_links(clean_backend: Bac
     copy = memory.promote(entry.id, to="org:o")
     assert clean_backend.residue([entry.id, copy.id, "01M845Y28H4DYX5G91NPFGBNA5"], []) == 2
     memory.delete(copy.id)
-    assert clean_backend.residue([copy.id], []) == 0
+    assert clean_backend.residue([copy.id], []) == 1  # the audit log's events of it
     receipt = memory.erase(user="gone")
     assert receipt.total == 1 and receipt.residue == 0
+    assert clean_backend.residue([entry.id], []) == 0
+
+
+def test_postgres_refuses_to_update_an_event(clean_backend: Backend) -> None:
+    import psycopg
+
+    memory = Memory(clean_backend)
+    memory.write("one", scope="user:a")
+    backend: Any = clean_backend
+    with backend._pool.connection() as conn, pytest.raises(psycopg.Error, match="append-only"):
+        conn.execute("UPDATE audit_log SET actor = 'someone else'")
+    assert memory.audit().events[0].actor == "local"

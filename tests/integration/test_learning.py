@@ -71,7 +71,7 @@ def test_knowledge_update_without_an_llm(tmp_path: Path, clock: ManualClock) -> 
         assert "Paris" in hits[0].entry.content
         paris = hits[0].entry
         assert paris.category == "identity" and paris.provenance.source == "user_turn"
-        history = memory.history(paris.id)
+        history = memory.history(paris.id).versions
         berlin = history[0]
         assert "Berlin" in berlin.content and berlin.superseded_by == paris.id
         assert berlin.superseded_reason
@@ -212,7 +212,7 @@ def test_an_undo_holds_through_the_next_turns(tmp_path: Path, clock: ManualClock
         clock.advance(minutes=5)
         memory.add_turn(session.id, user="I moved to Paris.", assistant="Congrats!")
         memory.flush(timeout=30)
-        berlin = memory.history(memory.global_memory("alice")[0].id)[0]
+        berlin = memory.history(memory.global_memory("alice")[0].id).versions[0]
         memory.restore(berlin.id)
         memory.add_turn(session.id, user="What should I cook tonight?", assistant="Pasta?")
         memory.flush(timeout=30)
@@ -287,7 +287,7 @@ def test_two_sessions_learning_at_once_keep_one_current_version(
         assert memory.flush(timeout=30)
         current = memory.global_memory("alice")
         assert [e.content for e in current] == ["The user lives in Rome."]
-        chain = [e.content.split()[-1] for e in memory.history(current[0].id)]
+        chain = [e.content.split()[-1] for e in memory.history(current[0].id).versions]
         assert chain == ["Berlin.", "Paris.", "Rome."]
 
 

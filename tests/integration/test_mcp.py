@@ -283,7 +283,7 @@ def test_a_crash_reaches_the_client_as_a_bare_error(monkeypatch: pytest.MonkeyPa
 
     async def scenario() -> None:
         memory = AsyncMemory(":memory:", embedder=HashEmbedder())
-        monkeypatch.setattr(memory, "search", broken)
+        monkeypatch.setattr(AsyncMemory, "search", broken)  # every view of it
         try:
             async with Client(build_server(Tenancy(memory), "CRITICAL")) as client:
                 failed = await error(client, "recall", query="x", scope="user:a")

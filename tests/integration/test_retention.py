@@ -76,7 +76,7 @@ def test_retention_removes_what_is_due_and_nothing_else(aged: Any) -> None:
     assert not report.dry_run and len(report.items) == 6
     assert [s.id for s in memory.list_sessions("alice")] == [things["busy"].id]
     assert [r.content for r in memory.records(things["busy"].id)] == ["a fresh message"]
-    assert memory.history(memory.retrieve("user:alice")[0].id)  # Paris stays, current
+    assert memory.history(memory.retrieve("user:alice")[0].id).versions  # Paris stays, current
     assert {e.content for e in memory.retrieve("user:alice")} == {
         "Alice lives in Paris",
         "a lasting fact",
@@ -89,3 +89,14 @@ def test_without_a_policy_nothing_goes(tmp_path: Path) -> None:
         memory.write("anything", scope="user:a")
         report = memory.apply_retention()
         assert report.policy == {} and report.items == () and memory.count() == 1
+
+
+def test_what_retention_removes_is_in_the_audit_log_and_a_dry_run_logs_nothing(aged: Any) -> None:
+    memory, _ = aged
+    before = memory.audit(limit=1).events[0].seq
+    memory.apply_retention(dry_run=True)
+    assert memory.audit(limit=1).events[0].seq == before
+    report = memory.as_actor("janitor").apply_retention()
+    removed = memory.audit(operation="apply_retention", change="deleted", limit=1000).events
+    assert {e.entry_id for e in removed} == {item.entry_id for item in report.items}
+    assert {e.actor for e in removed} == {"janitor"}

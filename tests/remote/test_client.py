@@ -266,7 +266,10 @@ class _Flaky(http.server.BaseHTTPRequestHandler):
 
     def _answer(self) -> None:
         _Flaky.seen.append(f"{self.command} {self.path}")
-        answers = {"/v1/tenant": b'{"tenant": "default"}', "/v1/sessions/s1/extraction": b"[]"}
+        answers = {
+            "/v1/tenant": b'{"tenant": "default", "actor": "local"}',
+            "/v1/sessions/s1/extraction": b"[]",
+        }
         if self.path in answers:
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

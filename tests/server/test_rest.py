@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -327,3 +328,33 @@ def test_erasure_over_rest_stays_in_the_keys_tenant(
     assert status == 403 and refused["error"]["type"] == "ForbiddenError"
     assert b("GET", "/v1/count?scope=user:bob")[1] == {"count": 1}
     assert a("POST", "/v1/erase", {"user": "bob", "scope": "user:bob"})[0] == 400
+
+
+def test_the_audit_log_names_the_key_and_the_agent_and_stays_in_the_tenant(
+    start_server: Callable[..., Client],
+) -> None:
+    api = start_server(api_keys=f"a:{'a' * 16} planner, a:{'c' * 16}, b:{'b' * 16} other")
+    planner, unnamed, b = (api.with_key(k * 16) for k in "acb")
+    written = write(planner, "Bob drinks tea", scope="user:bob")
+    agent = {"X-Memvault-Agent": "triage-7"}
+    status, _ = unnamed("PATCH", f"/v1/memories/{written['id']}", {"tags": ["x"]}, headers=agent)
+    assert status == 200
+    status, page = planner("GET", f"/v1/audit?entry_id={written['id']}&order=oldest")
+    assert status == 200 and page["next_cursor"] is None
+    fingerprint = hashlib.sha256(("c" * 16).encode()).hexdigest()[:8]
+    assert [(e["change"], e["operation"], e["actor"]) for e in page["events"]] == [
+        ("created", "write", "planner"),
+        ("changed", "update", f"key-{fingerprint}/triage-7"),
+    ]
+    assert "tea" not in str(page)
+    assert planner("GET", "/v1/tenant")[1] == {"tenant": "a", "actor": "planner"}
+    assert b("GET", "/v1/audit")[1] == {"events": [], "next_cursor": None}
+    assert b("GET", f"/v1/memories/{written['id']}/history")[0] == 404
+    status, history = planner("GET", f"/v1/memories/{written['id']}/history")
+    assert [v["id"] for v in history["versions"]] == [written["id"]]
+    assert len(history["events"]) == 2
+    for bad in ("", "x" * 65):
+        status, body = planner("GET", "/v1/count", headers={"X-Memvault-Agent": bad})
+        assert (status, body["error"]["type"]) == (400, "ValidationError"), bad
+    status, body = planner("GET", "/v1/audit?change=burnt")
+    assert (status, body["error"]["type"]) == (400, "ValidationError")

@@ -47,7 +47,7 @@ def test_a_turn_in_and_what_it_taught(api: Client) -> None:
     learned = ok(api("POST", f"/v1/sessions/{sid}/turns", moved), 201)["learned"]
     assert len(learned["superseded"]) == 1
     berlin = learned["superseded"][0]
-    chain = ok(api("GET", f"/v1/memories/{berlin}/history"))["entries"]
+    chain = ok(api("GET", f"/v1/memories/{berlin}/history"))["versions"]
     assert [e["content"] for e in chain] == [
         "The user lives in Berlin.",
         "The user lives in Paris.",

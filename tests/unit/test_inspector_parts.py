@@ -17,6 +17,7 @@ import pytest
 
 from memvault import ConfigError
 from memvault.facilities.model import Finding
+from memvault.server.auth import Key
 from memvault.server.guard import Guard
 from memvault.server.ui import page_origin
 from memvault.server.ui.tokens import LIFETIME, MAX_REVOKED, OPEN, Revocations, Signer, Visit
@@ -24,7 +25,10 @@ from memvault.server.ui.view import filter_tags, notice, session_url, severity_o
 
 NOW = 1_800_000_000.0
 SIGNER = Signer(b"s" * 32)
-KEYS = ((hashlib.sha256(b"acme-key").digest(), "acme"), (hashlib.sha256(b"globex").digest(), "gx"))
+KEYS = (
+    Key(hashlib.sha256(b"acme-key").digest(), "acme", "a"),
+    Key(hashlib.sha256(b"globex").digest(), "gx", "g"),
+)
 
 
 def test_a_sealed_visit_opens_until_it_expires() -> None:
@@ -93,15 +97,15 @@ def test_the_csrf_token_belongs_to_one_visit() -> None:
 
 
 def test_a_key_id_names_a_key_without_revealing_it() -> None:
-    digest, _ = KEYS[0]
+    digest = KEYS[0].digest
     key_id = SIGNER.key_id(digest)
     assert "acme" not in key_id and digest.hex() not in key_id
     assert base64.urlsafe_b64encode(digest).decode().rstrip("=") != key_id
-    assert SIGNER.tenant(Visit("n", 0, key_id), KEYS) == "acme"
-    assert SIGNER.tenant(Visit("n", 0, key_id), KEYS[1:]) is None  # the key was removed
-    assert SIGNER.tenant(Visit("n", 0, None), KEYS) is None
-    assert SIGNER.tenant(Visit("n", 0, OPEN), KEYS) is None
-    assert Signer(b"t" * 32).tenant(Visit("n", 0, key_id), KEYS) is None
+    assert SIGNER.key(Visit("n", 0, key_id), KEYS) == KEYS[0]
+    assert SIGNER.key(Visit("n", 0, key_id), KEYS[1:]) is None  # the key was removed
+    assert SIGNER.key(Visit("n", 0, None), KEYS) is None
+    assert SIGNER.key(Visit("n", 0, OPEN), KEYS) is None
+    assert Signer(b"t" * 32).key(Visit("n", 0, key_id), KEYS) is None
 
 
 def test_the_secret_is_long_or_random() -> None:

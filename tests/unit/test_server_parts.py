@@ -1,6 +1,7 @@
 """The REST server's pure parts: API keys, request fields (memvault.rest.fields), loopback
 detection."""
 
+import hashlib
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -22,7 +23,7 @@ from memvault.rest.fields import (
     from_query,
     query_fields,
 )
-from memvault.server.auth import KeyRing
+from memvault.server.auth import KeyRing, actor_of, agent_of
 from memvault.server.guard import is_loopback
 
 KEY = "k" * 16
@@ -38,6 +39,21 @@ def test_keys_map_to_tenants() -> None:
     assert KEY not in repr(ring)
 
 
+def test_keys_have_names_the_audit_log_shows() -> None:
+    ring = KeyRing.parse(f"acme:{KEY} support bot, acme:{'g' * 20}")
+    named, unnamed = (ring.key_for(f"Bearer {k}") for k in (KEY, "g" * 20))
+    assert named is not None and named.name == "support bot" and named.tenant == "acme"
+    fingerprint = hashlib.sha256(("g" * 20).encode()).hexdigest()[:8]
+    assert unnamed is not None and unnamed.name == f"key-{fingerprint}"
+    assert ring.served("default") == ["acme"]
+    assert actor_of("support bot", None) == "support bot"
+    assert actor_of("support bot", "triage") == "support bot/triage"
+    assert agent_of(None) is None and agent_of(" triage ") == "triage"
+    for bad in ("", " ", "x" * 65, "caf\u00e9", "a\x00b"):
+        with pytest.raises(ValidationError):
+            agent_of(bad)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -46,6 +62,9 @@ def test_keys_map_to_tenants() -> None:
         ("acme:", "tenant:key"),
         ("acme:short", "shorter than 16"),
         (f"acme:{KEY},globex:{KEY}", "same key twice"),
+        (f"acme:{KEY} bot,globex:{'g' * 16} bot", "the same name"),
+        (f"acme:{KEY} {'n' * 65}", "name of an API key"),
+        (f"acme:{KEY} caf\u00e9", "name of an API key"),
     ],
 )
 def test_bad_key_settings_are_refused(text: str, message: str) -> None:

@@ -41,9 +41,14 @@ from .common import (
     help="Store URL or path (default: $MEMVAULT_HOME/memvault.db). E.g. sqlite:///m.db, :memory:.",
 )
 @click.option("--tenant", envvar="MEMVAULT_TENANT", help="Tenant to act in (default: 'default').")
+@click.option(
+    "--actor",
+    envvar="MEMVAULT_ACTOR",
+    help="Who the audit log says made the changes (default: 'local').",
+)
 @click.version_option(package_name="memvault")
 @click.pass_context
-def cli(ctx: click.Context, store: str | None, tenant: str | None) -> None:
+def cli(ctx: click.Context, store: str | None, tenant: str | None, actor: str | None) -> None:
     """memvault: long-term memory for LLM agents.
 
     Scopes are written kind:id — session:ID, user:ID, workspace:ID, org:ID or object:TYPE:ID.
@@ -54,7 +59,9 @@ def cli(ctx: click.Context, store: str | None, tenant: str | None) -> None:
 
     def opener(**options: Any) -> Memory:
         settings = Settings.from_env()
-        return Memory(store or settings.store_url(), tenant=tenant, settings=settings, **options)
+        return Memory(
+            store or settings.store_url(), tenant=tenant, settings=settings, actor=actor, **options
+        )
 
     ctx.obj = opener
 

@@ -93,10 +93,13 @@ def supersede(
 @json_option
 @click.pass_context
 def history(ctx: click.Context, entry_id: str, as_json: bool) -> None:
-    """Every version of the fact ENTRY_ID, oldest first."""
-    chain = open_memory(ctx).history(entry_id)
-    text = "\n".join(f"{render.entry_line(e)}  {_state(e)}" for e in chain)
-    emit(as_json, [e.to_dict() for e in chain], text)
+    """Every version of the fact ENTRY_ID, oldest first, and what the audit log says
+    happened to each (who created, changed, superseded or deleted it, when)."""
+    found = open_memory(ctx).history(entry_id)
+    versions = [f"{render.entry_line(e)}  {_state(e)}" for e in found.versions]
+    events = [render.event_line(e) for e in found.events]
+    text = "\n".join([*versions, *(["events:", *events] if events else [])])
+    emit(as_json, found.to_dict(), text)
 
 
 def _state(entry: Any) -> str:

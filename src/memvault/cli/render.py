@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..facilities.model import Finding, Record, Session, trust_tag
-from ..types import MemoryEntry, WriteReport
+from ..types import AuditEvent, MemoryEntry, WriteReport
 
 
 def as_json(value: Any) -> str:
@@ -73,6 +73,15 @@ def entry_block(entry: MemoryEntry) -> str:
     if provenance:
         lines.append("provenance:  " + ", ".join(f"{k}={v}" for k, v in provenance.items()))
     return "\n".join([*lines, "", entry.content])
+
+
+def event_line(event: AuditEvent) -> str:
+    """One audit event: when, what happened to which entry, by which operation and actor."""
+    stamp = event.at.strftime("%Y-%m-%d %H:%M:%S")
+    what = " ".join(x for x in (event.entry_id, event.scope) if x) or "-"
+    note = f"  ({event.note})" if event.note else ""
+    how = f"{event.operation} by {event.actor}"
+    return f"{event.seq:>6}  {stamp}  {event.change:<8} {what}  {how}{note}"
 
 
 def entry_lines(entries: Iterable[MemoryEntry]) -> str:

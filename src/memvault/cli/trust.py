@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import click
 
 from ..store.ops import CountOp, Filter
 from ..trust.erasure import ErasureReceipt
+from ..types import CHANGES, Scope
+from . import render
 from .app import cli
-from .common import emit, json_option, open_memory
+from .common import datetime_option, emit, json_option, open_memory, scope_option
 
 
 def _receipt_text(receipt: ErasureReceipt) -> str:
@@ -53,6 +57,51 @@ def erase(
     emit(as_json, receipt.to_dict(), _receipt_text(receipt))
     if receipt.residue:
         ctx.exit(1)
+
+
+@cli.command()
+@click.option("--entry", "entry_id", help="Only the events of this entry.")
+@scope_option("--scope", help="Only the events of entries of this scope.")
+@click.option("--actor", help="Only what this actor (a key's name, an agent) did.")
+@click.option("--operation", help="Only this operation (write, update, pin, erase…).")
+@click.option("--change", type=click.Choice(CHANGES), help="Only this kind of change.")
+@datetime_option("--since", help="Only events at or after.")
+@datetime_option("--until", help="Only events before.")
+@click.option("--oldest", is_flag=True, help="Oldest first (default: newest first).")
+@click.option("--limit", type=int, default=100, show_default=True, help="Most events shown.")
+@click.option("--cursor", help="Go on from a page's next_cursor.")
+@json_option
+@click.pass_context
+def audit(
+    ctx: click.Context,
+    entry_id: str | None,
+    scope: Scope | None,
+    actor: str | None,
+    operation: str | None,
+    change: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    oldest: bool,
+    limit: int,
+    cursor: str | None,
+    as_json: bool,
+) -> None:
+    """The audit log: who changed which entry, how and when (never what it says)."""
+    page = open_memory(ctx).audit(
+        entry_id=entry_id,
+        scope=scope,
+        actor=actor,
+        operation=operation,
+        change=change,
+        since=since,
+        until=until,
+        order="oldest" if oldest else "newest",
+        limit=limit,
+        cursor=cursor,
+    )
+    more = [f"more: --cursor {page.next_cursor}"] if page.next_cursor else []
+    text = "\n".join([*(render.event_line(e) for e in page.events), *more])
+    emit(as_json, page.to_dict(), text or "no events")
 
 
 @cli.command()

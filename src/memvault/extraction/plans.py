@@ -517,7 +517,7 @@ class LearningPlans:
         evictions = results[len(puts) + len(retirements) : -1]
         for scope, evicted in zip(trims, evictions, strict=True):
             self.store.stats.add("evicted", len(evicted))
-            yield from self.store.relink_evicted(scope, evicted)
+            yield from self.store.relink_evicted(scope, [gone.id for gone in evicted])
         merged = yield from run_all(GetOp(tenant, str(twin)) for twin in twins if twin)
         stored = tuple(e for e, twin in zip(written, twins, strict=True) if twin is None)
         self.store.stats.add("written", len(stored))

@@ -104,10 +104,10 @@ class SessionPlans:
             scope_kinds=(ScopeKind.OBJECT.value,),
             provenance=(("created_in_session_id", session_id),),
         )
-        counts = yield from run_all(
+        removed = yield from run_all(
             (DeleteScopeOp(self.store.tenant, scope), DeleteMatchingOp(owned))
         )
-        return sum(counts)
+        return sum(len(gone) for gone in removed)
 
     def _session_filter(self, scope: Scope) -> Filter:
         return Filter(self.store.tenant, (scope,), categories=(SESSION,))

@@ -878,19 +878,25 @@ class MemvaultStore(BaseStore, Closing):
         return scope_of(_labels(namespace))
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        return run_blocking(self._plans.batch(list(ops)), self._memory.backend)
+        plan = self._plans.batch(list(ops))
+        return run_blocking(plan, self._memory.backend, self._memory.stamp("langgraph.batch"))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await run_awaiting(self._plans.batch(list(ops)), self._memory.backend)
+        plan = self._plans.batch(list(ops))
+        stamp = self._memory.stamp("langgraph.batch")
+        return await run_awaiting(plan, self._memory.backend, stamp)
 
     def sweep_ttl(self) -> int:
         """Really delete the tenant's expired entries (memvault's ``purge_expired``); they are
         hidden from every read already. Returns how many."""
-        return run_blocking(self._plans.store.purge_expired(), self._memory.backend)
+        plan = self._plans.store.purge_expired()
+        return run_blocking(plan, self._memory.backend, self._memory.stamp("langgraph.sweep_ttl"))
 
     async def asweep_ttl(self) -> int:
         """:meth:`sweep_ttl`, awaited."""
-        return await run_awaiting(self._plans.store.purge_expired(), self._memory.backend)
+        plan = self._plans.store.purge_expired()
+        stamp = self._memory.stamp("langgraph.sweep_ttl")
+        return await run_awaiting(plan, self._memory.backend, stamp)
 
     def start_ttl_sweeper(
         self, sweep_interval_minutes: float | None = None

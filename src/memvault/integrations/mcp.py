@@ -48,13 +48,15 @@ try:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from ..server.app import GuardMiddleware, error_response, printable
-    from ..server.auth import KeyRing
+    from ..server.auth import AGENT_HEADER, KeyRing, actor_of, agent_of
     from ..server.guard import Guard, access_rules
     from ..server.learning import WAIT_SECONDS
 except ImportError as missing:  # pragma: no cover - exercised without the extra
     raise extra_needed(missing, "mcp", "the MCP server") from None
 
 Ctx = Context[Any, Any]
+MCP_AGENT = "mcp"
+"""The agent the audit log names for changes made over MCP by a client that names none."""
 Answer = tuple[str, dict[str, Any]]
 """What an operation answers: readable text, and the same as structured content."""
 
@@ -94,12 +96,14 @@ class Tenancy:
 
     def memory_for(self, headers: Mapping[str, str] | None) -> AsyncMemory:
         """The memory view of the request's tenant; ForbiddenError for a missing or unknown key."""
+        agent = agent_of(None if headers is None else headers.get(AGENT_HEADER))
+        memory = self.memory
         if not self.keys.enabled:
-            return self.memory
-        tenant = self.keys.tenant_for(None if headers is None else headers.get("authorization"))
-        if tenant is None:
+            return memory.as_actor(actor_of(memory.actor, agent or MCP_AGENT))
+        key = self.keys.key_for(None if headers is None else headers.get("authorization"))
+        if key is None:
             raise ForbiddenError("a valid 'Authorization: Bearer <key>' is required")
-        return self.memory.with_tenant(tenant)
+        return memory.with_tenant(key.tenant).as_actor(actor_of(key.name, agent or MCP_AGENT))
 
 
 # -- readable text (pure) -----------------------------------------------------------------------

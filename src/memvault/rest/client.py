@@ -23,7 +23,7 @@ from ..errors import ClosedError, ConfigError, ForbiddenError
 from ..extraction.plans import Extraction
 from ..extraction.worker import Failure
 from . import operations as ops
-from .codec import Options, Request, header_safe
+from .codec import Caller, Options, Request, header_safe
 from .operations import LOCAL_ONLY, Operation
 
 if TYPE_CHECKING:
@@ -46,16 +46,26 @@ class _Link:
     (never shown), whether it is closed."""
 
     sender: Any
-    keys: Mapping[str, str | None] = field(repr=False)
+    keys: Mapping[str, Known] = field(repr=False)
     closed: bool = False
 
 
-def _tenants_of(sender: Blocking, keys: Sequence[str | None]) -> dict[str, str | None]:
-    """The tenant the server gives each key (the first key of a tenant wins)."""
-    found: dict[str, str | None] = {}
+@dataclass(frozen=True, slots=True)
+class Known:
+    """A key of a tenant (never shown), and the actor the server says it acts as."""
+
+    key: str | None = field(repr=False)
+    actor: str
+
+
+def _tenants_of(sender: Blocking, keys: Sequence[str | None]) -> dict[str, Known]:
+    """The tenant the server gives each key, and its actor (the first key of a tenant wins)."""
+    found: dict[str, Known] = {}
     for key in keys:
-        tenant = drive_blocking(ops.tenant(), functools.partial(sender.send, key=key))
-        found.setdefault(tenant, key)
+        tenant, actor = drive_blocking(
+            ops.tenant(), functools.partial(sender.send, caller=Caller(key))
+        )
+        found.setdefault(tenant, Known(key, actor))
     return found
 
 
@@ -80,6 +90,7 @@ class _Remote:
 
     _link: _Link
     _tenant: str
+    _agent: str | None
     _owner: bool
 
     def __init__(
@@ -92,10 +103,12 @@ class _Remote:
         embedder: Embedder | None = None,
         check_embedding: bool = True,
         llm: ChatModel | None = None,
+        actor: str | None = None,
         api_key: str | Sequence[str] | None = None,
         timeout: float | None = None,
         retries: int | None = None,
     ) -> None:
+        agent = Caller.checked_agent(actor)
         given = {"settings": settings, "clock": clock, "embedder": embedder, "llm": llm}
         theirs = [name for name, value in given.items() if value is not None]
         if theirs:
@@ -115,12 +128,12 @@ class _Remote:
             raise
         self._link = _Link(sender, tenants)
         self._tenant = tenant if tenant is not None else next(iter(tenants))
-        self._owner = True
+        self._agent, self._owner = agent, True
 
     def _sender(self, options: Options) -> Any:
         raise NotImplementedError
 
-    def _tenants(self, sender: Any, keys: Sequence[str | None]) -> dict[str, str | None]:
+    def _tenants(self, sender: Any, keys: Sequence[str | None]) -> dict[str, Known]:
         """The tenant of each key, asked with blocking calls (opening a memory blocks)."""
         from .transport import Blocking
 
@@ -136,6 +149,13 @@ class _Remote:
         return self._tenant
 
     @property
+    def actor(self) -> str:
+        """Who the server's audit log says made this memory's changes: its key's name (or the
+        server's actor), and the agent it names (``actor=``) after a ``/``."""
+        known = self._link.keys[self._tenant].actor
+        return known if self._agent is None else f"{known}/{self._agent}"
+
+    @property
     def server(self) -> str:
         """The server's URL (without a user name or password)."""
         sender: Any = self._link.sender
@@ -146,13 +166,21 @@ class _Remote:
         a tenant none of this memory's keys reaches is refused (the key decides the tenant)."""
         if tenant not in self._link.keys:
             raise ForbiddenError(_no_key(tenant, self.server))
+        return self._view(tenant, self._agent)
+
+    def as_actor(self, actor: str) -> Self:
+        """A view of the same server and tenant that names the agent ``actor`` in its
+        requests: the server's audit log says ``<key name>/<actor>`` made its changes."""
+        return self._view(self._tenant, Caller.checked_agent(actor))
+
+    def _view(self, tenant: str, agent: str | None) -> Self:
         view = object.__new__(type(self))
-        view._link, view._tenant, view._owner = self._link, tenant, False
+        view._link, view._tenant, view._agent, view._owner = self._link, tenant, agent, False
         return view
 
     @property
-    def _key(self) -> str | None:
-        return self._link.keys[self._tenant]
+    def _caller(self) -> Caller:
+        return Caller(self._link.keys[self._tenant].key, self._agent)
 
     def _open_link(self) -> _Link:
         if self._link.closed:
@@ -214,12 +242,12 @@ class RemoteMemory(_Remote, Closing):
 
         return Blocking(options)
 
-    def _tenants(self, sender: Blocking, keys: Sequence[str | None]) -> dict[str, str | None]:
+    def _tenants(self, sender: Blocking, keys: Sequence[str | None]) -> dict[str, Known]:
         return _tenants_of(sender, keys)
 
     def _run(self, steps: Steps[T]) -> T:
-        link, key = self._open_link(), self._key
-        return drive_blocking(steps, functools.partial(link.sender.send, key=key))
+        link, caller = self._open_link(), self._caller
+        return drive_blocking(steps, functools.partial(link.sender.send, caller=caller))
 
     write = _blocking(ops.WRITE)
     write_many = _blocking(ops.WRITE_MANY)
@@ -262,6 +290,7 @@ class RemoteMemory(_Remote, Closing):
     extract = _blocking(ops.EXTRACT)
     erase = _blocking(ops.ERASE)
     apply_retention = _blocking(ops.APPLY_RETENTION)
+    audit = _blocking(ops.AUDIT)
 
     def stats(self) -> dict[str, int]:
         """The server's counters (those of the store it serves, every tenant's work)."""
@@ -297,8 +326,10 @@ class AsyncRemoteMemory(_Remote, AsyncClosing):
         return Awaiting(options)
 
     async def _run(self, steps: Steps[T]) -> T:
-        link, key = self._open_link(), self._key
-        send: Callable[[Request], Awaitable[Any]] = functools.partial(link.sender.send, key=key)
+        link, caller = self._open_link(), self._caller
+        send: Callable[[Request], Awaitable[Any]] = functools.partial(
+            link.sender.send, caller=caller
+        )
         return await drive_awaiting(steps, send)
 
     write = _awaitable(ops.WRITE)
@@ -342,6 +373,7 @@ class AsyncRemoteMemory(_Remote, AsyncClosing):
     extract = _awaitable(ops.EXTRACT)
     erase = _awaitable(ops.ERASE)
     apply_retention = _awaitable(ops.APPLY_RETENTION)
+    audit = _awaitable(ops.AUDIT)
 
     async def stats(self) -> dict[str, int]:
         """The server's counters (those of the store it serves, every tenant's work)."""

@@ -320,6 +320,34 @@ def header_safe(key: str) -> bool:
     return bool(key) and all("!" <= ch <= "~" for ch in key)
 
 
+AGENT_HEADER = "X-Memvault-Agent"
+"""The header in which a client names the agent it is: the audit log's actor is then the
+key's name and this agent (the key, never the header, decides the tenant)."""
+MAX_AGENT_CHARS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sends a request: its API key (never shown) and the agent it says it is."""
+
+    key: str | None = field(default=None, repr=False)
+    agent: str | None = None
+
+    @staticmethod
+    def checked_agent(agent: object, what: str = "actor") -> str | None:
+        """An agent's name as a header carries it: 1-64 printable ASCII characters (None:
+        none); ValidationError naming ``what`` otherwise."""
+        if agent is None:
+            return None
+        if not isinstance(agent, str) or not 0 < len(agent.strip()) <= MAX_AGENT_CHARS:
+            raise ValidationError(
+                f"{what} must be a string of 1-{MAX_AGENT_CHARS} characters, got {agent!r:.80}"
+            )
+        if not header_safe(agent.strip().replace(" ", "_")):
+            raise ValidationError(f"{what} must be printable ASCII (it travels in a header)")
+        return agent.strip()
+
+
 def is_server_url(store: object) -> bool:
     """Whether ``store`` names a memvault server (``http://…`` or ``https://…``)."""
     return isinstance(store, str) and store.lower().startswith(("http://", "https://"))

@@ -232,7 +232,9 @@ SEARCH = Endpoint(
 )
 COUNT = Endpoint("GET", "/v1/count", query={**SELECT, **NARROWER, **VERSIONS}, answer="the count")
 PURGE_EXPIRED = Endpoint("POST", "/v1/purge-expired", {}, answer="how many were purged")
-TENANT = Endpoint("GET", "/v1/tenant", answer="the tenant the request acts in")
+TENANT = Endpoint(
+    "GET", "/v1/tenant", answer="the tenant the request acts in, and the actor its changes name"
+)
 STATS = Endpoint("GET", "/v1/stats", answer="the server's counters")
 RETENTION = Endpoint(
     "POST",
@@ -245,6 +247,23 @@ ERASE = Endpoint(
     "/v1/erase",
     {"user": TEXT, "scope": TEXT, "tenant": TEXT},
     answer="the receipt: counts per kind, a hash of the erased ids, residue",
+)
+AUDIT = Endpoint(
+    "GET",
+    "/v1/audit",
+    query={
+        "entry_id": TEXT,
+        "scope": TEXT,
+        "actor": TEXT,
+        "operation": TEXT,
+        "change": TEXT,
+        "since": TIMESTAMP,
+        "until": TIMESTAMP,
+        "order": TEXT,
+        "limit": INTEGER,
+        "cursor": TEXT,
+    },
+    answer="events (who changed which entry, how, when; never content) and next_cursor",
 )
 
 # -- the facilities ---------------------------------------------------------------------------
@@ -419,7 +438,9 @@ SUPERSEDE_MANY = Endpoint(
     status=201,
     answer="the new entry that replaces one or several (200: it restates them)",
 )
-HISTORY = Endpoint("GET", f"{ENTRY_ID}/history", answer="every version, oldest first")
+HISTORY = Endpoint(
+    "GET", f"{ENTRY_ID}/history", answer="versions (oldest first) and the audit log's events"
+)
 RESTORE = Endpoint(
     "POST", f"{ENTRY_ID}/restore", {"keep_successor": FLAG}, answer="the restored entry"
 )

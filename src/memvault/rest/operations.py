@@ -25,10 +25,11 @@ from ..extraction.worker import Failure
 from ..facilities.model import Finding, Record, Session
 from ..facilities.notes import NotePlans
 from ..facilities.sessions import SessionPlans
+from ..trust.audit import AuditPlans
 from ..trust.erasure import ErasurePlans, ErasureReceipt
 from ..trust.retention import RetentionPlans, RetentionReport
-from ..types import ItemResult, MemoryEntry, NewEntry, Page, SearchHit, WriteReport
-from ..versions import Supersession, VersionPlans
+from ..types import AuditPage, ItemResult, MemoryEntry, NewEntry, Page, SearchHit, WriteReport
+from ..versions import History, Supersession, VersionPlans
 from . import endpoints as api
 from .codec import arguments, decoded, entry_fields, request, wire
 
@@ -153,7 +154,7 @@ LIST = Operation(Planner.list, api.LIST, Page.from_dict)
 PURGE_EXPIRED = Operation(Planner.purge_expired, api.PURGE_EXPIRED, _field("purged"))
 SEARCH = Operation(Planner.search, api.SEARCH, _each("hits", SearchHit.from_dict))
 SUPERSEDE = Operation(VersionPlans.supersede, api.SUPERSEDE_MANY, MemoryEntry.from_dict)
-HISTORY = Operation(VersionPlans.history, api.HISTORY, _each("entries", MemoryEntry.from_dict))
+HISTORY = Operation(VersionPlans.history, api.HISTORY, History.from_dict)
 RESTORE = Operation(VersionPlans.restore, api.RESTORE, MemoryEntry.from_dict)
 SUPERSEDED = Operation(
     VersionPlans.superseded, api.SUPERSEDED, _each("supersessions", Supersession.from_dict)
@@ -205,6 +206,7 @@ ERASE = Operation(ErasurePlans.erase, api.ERASE, ErasureReceipt.from_dict)
 APPLY_RETENTION = Operation(
     RetentionPlans.apply_retention, api.RETENTION, RetentionReport.from_dict
 )
+AUDIT = Operation(AuditPlans.audit, api.AUDIT, AuditPage.from_dict)
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     WRITE,
@@ -248,6 +250,7 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     EXTRACT,
     ERASE,
     APPLY_RETENTION,
+    AUDIT,
 )
 
 LOCAL_ONLY = {
@@ -257,6 +260,7 @@ LOCAL_ONLY = {
     "embedder": "the server embeds with its own model",
     "llm": "extraction and summaries use the server's chat model",
     "reembed": "it rewrites every tenant's vectors: run `memvault reembed` on the server's store",
+    "stamp": "the server stamps the audit log's events (with its key's name and the agent)",
 }
 """What a ``Memory`` has and a remote one has not, and why."""
 
@@ -264,10 +268,10 @@ LOCAL_ONLY = {
 # -- what is not an operation of a planner ----------------------------------------------------
 
 
-def tenant() -> Steps[str]:
-    """The tenant the server lets the key act in."""
+def tenant() -> Steps[tuple[str, str]]:
+    """The tenant the server lets the key act in, and the actor its audit log names."""
     asked = request(api.TENANT, {})
-    return decoded(lambda body: str(body["tenant"]), (yield asked), asked)
+    return decoded(lambda body: (str(body["tenant"]), str(body["actor"])), (yield asked), asked)
 
 
 def stats() -> Steps[dict[str, int]]:

@@ -19,17 +19,19 @@ import httpx
 from ..core import Invoke
 from ..drivers import Steps, drive_awaiting, drive_blocking
 from ..errors import BackendError, ValidationError
-from .codec import Options, Request, answer, backoff, json_bytes
+from .codec import AGENT_HEADER, Caller, Options, Request, answer, backoff, json_bytes
 
 NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 """Transport failures before the request left: sending it again is safe for every request."""
 
 
-def _http(request: Request, key: str | None, options: Options) -> dict[str, Any]:
+def _http(request: Request, caller: Caller, options: Options) -> dict[str, Any]:
     """The keyword arguments of ``httpx`` for ``request``."""
     headers = {"Accept": "application/json"}
-    if key is not None:
-        headers["Authorization"] = f"Bearer {key}"
+    if caller.key is not None:
+        headers["Authorization"] = f"Bearer {caller.key}"
+    if caller.agent is not None:
+        headers[AGENT_HEADER] = caller.agent
     content = None
     if request.body is not None:
         headers["Content-Type"] = "application/json"
@@ -45,11 +47,11 @@ def _http(request: Request, key: str | None, options: Options) -> dict[str, Any]
 
 
 def _built(
-    client: httpx.Client | httpx.AsyncClient, request: Request, key: str | None, options: Options
+    client: httpx.Client | httpx.AsyncClient, request: Request, caller: Caller, options: Options
 ) -> httpx.Request:
     """The ``httpx`` request of ``request``; one no URL can carry is a ValidationError."""
     try:
-        return client.build_request(**_http(request, key, options))
+        return client.build_request(**_http(request, caller, options))
     except httpx.InvalidURL as error:
         raise ValidationError(f"{request.method} {request.path} cannot be sent: {error}") from None
 
@@ -82,13 +84,13 @@ def _failed(request: Request, error: httpx.RequestError, options: Options) -> No
 
 
 def _attempts(
-    client: httpx.Client | httpx.AsyncClient, request: Request, key: str | None, options: Options
+    client: httpx.Client | httpx.AsyncClient, request: Request, caller: Caller, options: Options
 ) -> Steps[Any]:
     """One request and its retries, as the steps both senders run (:mod:`memvault.drivers`):
     each attempt a send (awaited when the client is async), a pause before the next."""
     for attempt in itertools.count(1):
         try:
-            response = yield Invoke(client.send, (_built(client, request, key, options),))
+            response = yield Invoke(client.send, (_built(client, request, caller, options),))
         except httpx.RequestError as error:
             if not _again(request, error, attempt, options):
                 _failed(request, error, options)
@@ -119,8 +121,8 @@ class Blocking:
         self.options = options
         self.client = httpx.Client(base_url=options.url, verify=_tls())
 
-    def send(self, request: Request, key: str | None) -> Any:
-        return drive_blocking(_attempts(self.client, request, key, self.options), _no_step)
+    def send(self, request: Request, caller: Caller) -> Any:
+        return drive_blocking(_attempts(self.client, request, caller, self.options), _no_step)
 
     def close(self) -> None:
         self.client.close()
@@ -148,8 +150,8 @@ class Awaiting:
                 self._pools[loop] = _Pool.on(loop, self.options)
             return self._pools[loop].client
 
-    async def send(self, request: Request, key: str | None) -> Any:
-        steps = _attempts(self._client_here(), request, key, self.options)
+    async def send(self, request: Request, caller: Caller) -> Any:
+        steps = _attempts(self._client_here(), request, caller, self.options)
         return await drive_awaiting(steps, _no_step_awaited)
 
     def _taken(self) -> dict[asyncio.AbstractEventLoop, _Pool]:

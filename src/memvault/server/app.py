@@ -47,7 +47,7 @@ from ..errors import (
 )
 from ..memory import AsyncMemory
 from . import facilities, learning, store, ui
-from .auth import KeyRing
+from .auth import AGENT_HEADER, KeyRing, actor_of, agent_of
 from .guard import Guard
 from .observe import ObserveMiddleware, healthz, readyz, warm_up
 from .request import HttpError
@@ -98,15 +98,17 @@ def error_response(
 
 
 def _memory_for(request: Request) -> AsyncMemory:
-    """The store view of the request's tenant: the API key's, or the server's own."""
+    """The store view of the request's tenant (the API key's, or the server's own), acting as
+    the key (or the server) and the agent the request names."""
     memory: AsyncMemory = request.app.state.memory
     keys: KeyRing = request.app.state.keys
+    agent = agent_of(request.headers.get(AGENT_HEADER))
     if not keys.enabled:
-        return memory
-    tenant = keys.tenant_for(request.headers.get("authorization"))
-    if tenant is None:
+        return memory if agent is None else memory.as_actor(actor_of(memory.actor, agent))
+    key = keys.key_for(request.headers.get("authorization"))
+    if key is None:
         raise HttpError(401, "Unauthorized", "a valid 'Authorization: Bearer <key>' is required")
-    return memory.with_tenant(tenant)
+    return memory.with_tenant(key.tenant).as_actor(actor_of(key.name, agent))
 
 
 def endpoint(route: Route) -> Callable[[Request], Awaitable[JSONResponse]]:

@@ -1,20 +1,24 @@
 """API keys: which tenant a request acts in (pure).
 
-Keys are configured as ``tenant:key`` pairs (``MEMVAULT_API_KEYS``, comma-separated). A request
-names its key as ``Authorization: Bearer <key>``; the key, never the request, decides the
-tenant, so one client can never reach another tenant's memories.
+Keys are configured as ``tenant:key`` pairs (``MEMVAULT_API_KEYS``, comma-separated), each
+optionally followed by a space and a name (the audit log's actor). A request names its key as
+``Authorization: Bearer <key>``; the key, never the request, decides the tenant, so one client
+can never reach another tenant's memories.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import ConfigError
-from ..rest.codec import header_safe
+from ..rest.codec import AGENT_HEADER, Caller, header_safe
+
+__all__ = ["AGENT_HEADER", "Key", "KeyRing", "actor_of", "agent_of"]
 
 MIN_KEY_CHARS = 16
+MAX_NAME_CHARS = 64
 
 
 def _digest(key: str) -> bytes:
@@ -22,57 +26,97 @@ def _digest(key: str) -> bytes:
 
 
 @dataclass(frozen=True, slots=True)
-class KeyRing:
-    """The accepted keys (as digests) and the tenant of each; empty means no authentication."""
+class Key:
+    """An accepted key: its digest, its tenant, and its name (who the audit log says acted)."""
 
-    tenants: tuple[tuple[bytes, str], ...] = ()
+    digest: bytes = field(repr=False)
+    tenant: str
+    name: str
+
+
+def _key_of(item: str) -> Key:
+    """``tenant:key`` or ``tenant:key name`` → a Key (named ``key-<first 8 hex of its
+    SHA-256>`` when no name is given: it tells keys apart, and nothing of the key)."""
+    tenant, sep, rest = item.partition(":")
+    key, _, name = rest.strip().partition(" ")
+    tenant, name = tenant.strip(), name.strip()
+    if not sep or not tenant or not key:
+        raise ConfigError("setting api_keys must be comma-separated tenant:key pairs")
+    if len(key) < MIN_KEY_CHARS:
+        raise ConfigError(
+            f"the API key of tenant {tenant!r} is shorter than {MIN_KEY_CHARS} characters"
+        )
+    if not header_safe(key):
+        raise ConfigError(
+            f"the API key of tenant {tenant!r} holds a character an HTTP header cannot carry "
+            "(a control character or non-ASCII)"
+        )
+    if name and (len(name) > MAX_NAME_CHARS or not header_safe(name.replace(" ", "_"))):
+        raise ConfigError(
+            f"the name of an API key of tenant {tenant!r} must be at most {MAX_NAME_CHARS} "
+            "printable ASCII characters"
+        )
+    digest = _digest(key)
+    return Key(digest, tenant, name or f"key-{digest.hex()[:8]}")
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRing:
+    """The accepted keys (as digests), each with its tenant and name; empty means no
+    authentication."""
+
+    keys: tuple[Key, ...] = ()
 
     @classmethod
     def parse(cls, text: str) -> KeyRing:
-        """Read ``tenant:key[,tenant:key…]``; keys must be unique and at least 16 characters."""
-        pairs = []
-        for item in filter(None, (part.strip() for part in text.split(","))):
-            tenant, sep, key = item.partition(":")
-            if not sep or not tenant.strip() or not key.strip():
-                raise ConfigError("setting api_keys must be comma-separated tenant:key pairs")
-            if len(key.strip()) < MIN_KEY_CHARS:
-                raise ConfigError(
-                    f"the API key of tenant {tenant.strip()!r} is shorter than "
-                    f"{MIN_KEY_CHARS} characters"
-                )
-            if not header_safe(key.strip()):
-                raise ConfigError(
-                    f"the API key of tenant {tenant.strip()!r} holds a character an HTTP "
-                    "header cannot carry (a space, a control character or non-ASCII)"
-                )
-            pairs.append((_digest(key.strip()), tenant.strip()))
-        if len({digest for digest, _ in pairs}) != len(pairs):
+        """Read ``tenant:key[ name][,tenant:key[ name]…]``; keys must be unique and at least
+        16 printable ASCII characters (no spaces: what follows a space names the key)."""
+        keys = tuple(_key_of(item) for item in filter(None, (p.strip() for p in text.split(","))))
+        if len({key.digest for key in keys}) != len(keys):
             raise ConfigError("setting api_keys names the same key twice")
-        return cls(tuple(pairs))
+        if len({key.name for key in keys}) != len(keys):
+            raise ConfigError("setting api_keys gives two keys the same name")
+        return cls(keys)
 
     def served(self, default: str) -> list[str]:
         """The tenants the keys reach (each once), or ``default`` without keys."""
-        return list(dict.fromkeys(tenant for _, tenant in self.tenants)) or [default]
+        return list(dict.fromkeys(key.tenant for key in self.keys)) or [default]
 
     @property
     def enabled(self) -> bool:
-        return bool(self.tenants)
+        return bool(self.keys)
 
-    def tenant_for(self, authorization: str | None) -> str | None:
-        """The tenant of a ``Bearer`` header's key, or None when it names no known key."""
+    def key_for(self, authorization: str | None) -> Key | None:
+        """The key a ``Bearer`` header names, or None when it names no known key."""
         scheme, _, key = (authorization or "").partition(" ")
         if scheme.lower() != "bearer":
             return None
-        found = self.lookup(key)
-        return None if found is None else found[1]
+        return self.lookup(key)
 
-    def lookup(self, key: str) -> tuple[bytes, str] | None:
-        """The digest and tenant of ``key``, or None when it is no known key."""
+    def tenant_for(self, authorization: str | None) -> str | None:
+        """The tenant of a ``Bearer`` header's key, or None when it names no known key."""
+        found = self.key_for(authorization)
+        return None if found is None else found.tenant
+
+    def lookup(self, key: str) -> Key | None:
+        """The known key ``key`` is, or None."""
         if not key.strip():
             return None
         digest = _digest(key.strip())
         found = None
-        for known, tenant in self.tenants:  # compare with every key: no early exit
-            if hmac.compare_digest(known, digest):
-                found = (known, tenant)
+        for known in self.keys:  # compare with every key: no early exit
+            if hmac.compare_digest(known.digest, digest):
+                found = known
         return found
+
+
+def actor_of(name: str, agent: str | None) -> str:
+    """The audit log's actor of a request: the key's name (or the server's actor, without
+    keys), and the agent the request says it is after a ``/``."""
+    return name if agent is None else f"{name}/{agent}"
+
+
+def agent_of(header: str | None) -> str | None:
+    """The agent a request names in its :data:`AGENT_HEADER` (None: none); ValidationError if
+    it is not 1-64 printable ASCII characters."""
+    return Caller.checked_agent(header, f"header {AGENT_HEADER}")

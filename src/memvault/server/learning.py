@@ -59,8 +59,8 @@ async def supersede(memory: AsyncMemory, call: Call) -> Answer:
 
 
 async def history(memory: AsyncMemory, call: Call) -> Answer:
-    """Every version of the fact, oldest first."""
-    return 200, {"entries": [e.to_dict() for e in await memory.history(call.path["entry_id"])]}
+    """Every version of the fact, oldest first, and the audit log's events of them."""
+    return 200, (await memory.history(call.path["entry_id"])).to_dict()
 
 
 async def restore(memory: AsyncMemory, call: Call) -> Answer:

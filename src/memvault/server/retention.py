@@ -12,8 +12,11 @@ from collections.abc import Iterable
 from ..config import retention_policy
 from ..errors import MemvaultError
 from ..memory import AsyncMemory
+from .auth import actor_of
 
 log = logging.getLogger("memvault.retention")
+SWEEPER = "retention-sweeper"
+"""The agent the audit log names for what the sweeper removes (after the server's actor)."""
 
 
 async def sweep_retention(memory: AsyncMemory, tenants: Iterable[str]) -> None:
@@ -26,7 +29,8 @@ async def sweep_retention(memory: AsyncMemory, tenants: Iterable[str]) -> None:
         await asyncio.sleep(interval)
         for tenant in served:
             try:
-                report = await memory.with_tenant(tenant).apply_retention()
+                sweeper = memory.with_tenant(tenant).as_actor(actor_of(memory.actor, SWEEPER))
+                report = await sweeper.apply_retention()
             except MemvaultError as exc:
                 log.warning("retention run failed: %s: %s", type(exc).__name__, exc)
                 continue

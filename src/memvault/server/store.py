@@ -136,8 +136,8 @@ async def purge_expired(memory: AsyncMemory, call: Call) -> Answer:
 
 
 async def tenant(memory: AsyncMemory, call: Call) -> Answer:
-    """The tenant this request acts in (the API key's)."""
-    return 200, {"tenant": memory.tenant}
+    """The tenant this request acts in (the API key's), and the actor the audit log names."""
+    return 200, {"tenant": memory.tenant, "actor": memory.actor}
 
 
 async def stats(memory: AsyncMemory, call: Call) -> Answer:
@@ -156,6 +156,11 @@ async def erase(memory: AsyncMemory, call: Call) -> Answer:
 async def apply_retention(memory: AsyncMemory, call: Call) -> Answer:
     """Apply the tenant's retention policy now (or, with dry_run, list what it would remove)."""
     return 200, (await memory.apply_retention(**call.args)).to_dict()
+
+
+async def audit(memory: AsyncMemory, call: Call) -> Answer:
+    """A page of the tenant's audit log (never content)."""
+    return 200, (await memory.audit(**call.args)).to_dict()
 
 
 ROUTES = (
@@ -177,4 +182,5 @@ ROUTES = (
     Route(api.STATS, stats),
     Route(api.ERASE, erase),
     Route(api.RETENTION, apply_retention),
+    Route(api.AUDIT, audit),
 )

@@ -2,13 +2,18 @@
 registry that opens backends by URL.
 
 A backend subclasses :class:`Backend`, implements :meth:`Backend.batch` (one transaction around
-a sequence of ops, each run by :meth:`Backend.execute`) and one ``op_<name>(tx, op)`` handler per
-op of :data:`AnyOp`, and proves itself with :class:`memvault.testing.conformance.MemoryConformance`.
+a sequence of ops, run by :meth:`Backend.run_batch`, which appends the audit log's events of
+their changes under the batch's :class:`Stamp`) and one ``op_<name>(tx, op)`` handler per op of
+:data:`AnyOp`, and proves itself with :class:`memvault.testing.conformance.MemoryConformance`.
 """
 
 from ..retrieval.candidates import Candidates
+from .audit import DIRECT, Stamp
 from .base import AnyOp, Backend, Capabilities
 from .ops import (
+    AppendAuditOp,
+    AuditOp,
+    AuditQuery,
     ChunkPageOp,
     ChunkRecord,
     ChunkText,
@@ -18,11 +23,13 @@ from .ops import (
     DeleteScopeOp,
     EmbeddingInfoOp,
     Filter,
+    ForgetAuditOp,
     GetOp,
     ListOp,
     Op,
     PurgeExpiredOp,
     PutOp,
+    Removed,
     ReplaceOp,
     SearchOp,
     SetVectorsOp,
@@ -32,7 +39,11 @@ from .ops import (
 from .registry import open_backend, register_backend
 
 __all__ = [
+    "DIRECT",
     "AnyOp",
+    "AppendAuditOp",
+    "AuditOp",
+    "AuditQuery",
     "Backend",
     "Candidates",
     "Capabilities",
@@ -45,14 +56,17 @@ __all__ = [
     "DeleteScopeOp",
     "EmbeddingInfoOp",
     "Filter",
+    "ForgetAuditOp",
     "GetOp",
     "ListOp",
     "Op",
     "PurgeExpiredOp",
     "PutOp",
+    "Removed",
     "ReplaceOp",
     "SearchOp",
     "SetVectorsOp",
+    "Stamp",
     "StoredEmbeddingOp",
     "TrimOp",
     "open_backend",

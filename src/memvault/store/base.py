@@ -11,8 +11,11 @@ from typing import Any, ClassVar, assert_never, cast
 
 from ..errors import CapabilityError
 from ..retrieval.candidates import Candidates
-from ..types import MemoryEntry
+from ..types import AuditEvent, MemoryEntry
+from .audit import DIRECT, Stamp, events
 from .ops import (
+    AppendAuditOp,
+    AuditOp,
     ChunkPageOp,
     ChunkText,
     CountOp,
@@ -20,11 +23,13 @@ from .ops import (
     DeleteOp,
     DeleteScopeOp,
     EmbeddingInfoOp,
+    ForgetAuditOp,
     GetOp,
     ListOp,
     Op,
     PurgeExpiredOp,
     PutOp,
+    Removed,
     ReplaceOp,
     SearchOp,
     SetVectorsOp,
@@ -59,6 +64,9 @@ AnyOp = (
     | EmbeddingInfoOp
     | ChunkPageOp
     | SetVectorsOp
+    | AppendAuditOp
+    | AuditOp
+    | ForgetAuditOp
 )
 """Every op a backend must handle."""
 
@@ -66,8 +74,8 @@ AnyOp = (
 class Backend(ABC):
     """Storage engine for one store (all tenants).
 
-    A backend implements :meth:`batch` (one transaction around a sequence of ops, each run by
-    :meth:`execute`) and one handler ``op_<name>(tx, op)`` per op of :data:`AnyOp`; ``tx`` is
+    A backend implements :meth:`batch` (one transaction around a sequence of ops, run by
+    :meth:`run_batch`) and one handler ``op_<name>(tx, op)`` per op of :data:`AnyOp`; ``tx`` is
     whatever its handlers share inside one transaction (a connection, an undo log).
     """
 
@@ -76,15 +84,26 @@ class Backend(ABC):
     """Declared per class, or per instance where the location decides (SQLite ``:memory:``)."""
 
     @abstractmethod
-    def batch(self, ops: Sequence[Op[Any]]) -> list[Any]:
-        """Run ``ops`` in order, in one transaction; return their results in order.
+    def batch(self, ops: Sequence[Op[Any]], stamp: Stamp = DIRECT) -> list[Any]:
+        """Run ``ops`` in order, in one transaction (:meth:`run_batch`); return their results
+        in order. The audit log's events of its changes say ``stamp``.
 
         If any op raises, nothing of the batch is applied and the error propagates.
         """
 
-    async def abatch(self, ops: Sequence[Op[Any]]) -> list[Any]:
+    async def abatch(self, ops: Sequence[Op[Any]], stamp: Stamp = DIRECT) -> list[Any]:
         """Async form of :meth:`batch`; by default runs it in a worker thread."""
-        return await asyncio.to_thread(self.batch, ops)
+        return await asyncio.to_thread(self.batch, ops, stamp)
+
+    def run_batch(self, tx: Any, ops: Sequence[Op[Any]], stamp: Stamp) -> list[Any]:
+        """Inside the transaction ``tx``: run ``ops``, then append the audit log's events of
+        what they changed (:func:`memvault.store.audit.events`)."""
+        results = [self.execute(tx, op) for op in ops]
+        if any(op.writes for op in ops):
+            logged = events(stamp, ops, results)
+            if logged:
+                self.op_append_audit(tx, AppendAuditOp(tuple(logged)))
+        return results
 
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections and files. Safe to call twice."""
@@ -142,6 +161,12 @@ class Backend(ABC):
                 return self.op_chunk_page(tx, checked)
             case SetVectorsOp():
                 return self.op_set_vectors(tx, checked)
+            case AppendAuditOp():
+                return self.op_append_audit(tx, checked)
+            case AuditOp():
+                return self.op_audit(tx, checked)
+            case ForgetAuditOp():
+                return self.op_forget_audit(tx, checked)
             case _:
                 assert_never(checked)
 
@@ -156,15 +181,15 @@ class Backend(ABC):
     @abstractmethod
     def op_replace(self, tx: Any, op: ReplaceOp) -> None: ...
     @abstractmethod
-    def op_delete(self, tx: Any, op: DeleteOp) -> bool: ...
+    def op_delete(self, tx: Any, op: DeleteOp) -> list[Removed]: ...
     @abstractmethod
-    def op_delete_scope(self, tx: Any, op: DeleteScopeOp) -> int: ...
+    def op_delete_scope(self, tx: Any, op: DeleteScopeOp) -> list[Removed]: ...
     @abstractmethod
-    def op_delete_matching(self, tx: Any, op: DeleteMatchingOp) -> int: ...
+    def op_delete_matching(self, tx: Any, op: DeleteMatchingOp) -> list[Removed]: ...
     @abstractmethod
-    def op_trim(self, tx: Any, op: TrimOp) -> list[str]: ...
+    def op_trim(self, tx: Any, op: TrimOp) -> list[Removed]: ...
     @abstractmethod
-    def op_purge_expired(self, tx: Any, op: PurgeExpiredOp) -> int: ...
+    def op_purge_expired(self, tx: Any, op: PurgeExpiredOp) -> list[Removed]: ...
     @abstractmethod
     def op_search(self, tx: Any, op: SearchOp) -> Candidates: ...
     @abstractmethod
@@ -175,6 +200,12 @@ class Backend(ABC):
     def op_chunk_page(self, tx: Any, op: ChunkPageOp) -> list[ChunkText]: ...
     @abstractmethod
     def op_set_vectors(self, tx: Any, op: SetVectorsOp) -> None: ...
+    @abstractmethod
+    def op_append_audit(self, tx: Any, op: AppendAuditOp) -> None: ...
+    @abstractmethod
+    def op_audit(self, tx: Any, op: AuditOp) -> list[AuditEvent]: ...
+    @abstractmethod
+    def op_forget_audit(self, tx: Any, op: ForgetAuditOp) -> int: ...
 
     def require(self, capability: str) -> None:
         """Raise CapabilityError unless this backend declares ``capability``."""

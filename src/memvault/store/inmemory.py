@@ -16,8 +16,9 @@ from ..errors import BackendError, ConflictError
 from ..retrieval.candidates import Candidates
 from ..retrieval.lexical import bm25
 from ..retrieval.text import words
-from ..types import MemoryEntry
+from ..types import AuditEvent, MemoryEntry
 from . import ops
+from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
 from .duplicates import stored_duplicate
 from .residue import found_in
@@ -86,6 +87,8 @@ class InMemoryBackend(Backend):
         self._chunk_owner: dict[int, Key] = {}
         self._chunk_keys = itertools.count(1)
         self._info: dict[str, Any] = {}
+        self._audit: list[AuditEvent] = []
+        self._audit_seq = itertools.count(1)
         self._lock = threading.RLock()
 
     @classmethod
@@ -96,16 +99,16 @@ class InMemoryBackend(Backend):
 
     def residue(self, ids: Sequence[str], contents: Sequence[str]) -> int | None:
         with self._lock:
-            held = repr((self._rows, self._info))
+            held = repr((self._rows, self._info, self._audit))
             live = [row.entry.content for row in self._rows.values()]
         unique = [c for c in contents if not any(c in text for text in live)]
         return found_in([held.encode("utf-8", "surrogatepass")], ids, unique)
 
-    def batch(self, ops: Sequence[ops.Op[Any]]) -> list[Any]:
+    def batch(self, ops: Sequence[ops.Op[Any]], stamp: Stamp = DIRECT) -> list[Any]:
         undo: Undo = []
         with self._lock:
             try:
-                return [self.execute(undo, op) for op in ops]
+                return self.run_batch(undo, ops, stamp)
             except BaseException:
                 for step in reversed(undo):
                     step()
@@ -184,38 +187,41 @@ class InMemoryBackend(Backend):
         chunks = row.chunks if op.chunks is None else self._numbered(op.chunks)
         self._set((op.tenant, op.entry.id), _Row(_detached(op.entry), chunks), undo)
 
-    def op_delete(self, undo: Undo, op: ops.DeleteOp) -> bool:
-        if self._current(op.tenant, op.entry_id, op.expected_revision) is None:
-            return False
+    def op_delete(self, undo: Undo, op: ops.DeleteOp) -> list[ops.Removed]:
+        row = self._current(op.tenant, op.entry_id, op.expected_revision)
+        if row is None:
+            return []
         self._remove((op.tenant, op.entry_id), undo)
-        return True
+        return [ops.Removed(row.entry.id, str(row.entry.scope))]
 
-    def _remove_where(self, doomed: Callable[[Key, MemoryEntry], bool], undo: Undo) -> int:
-        keys = [key for key, row in self._rows.items() if doomed(key, row.entry)]
-        for key in keys:
+    def _remove_where(
+        self, doomed: Callable[[Key, MemoryEntry], bool], undo: Undo
+    ) -> list[ops.Removed]:
+        gone = [(key, row.entry) for key, row in self._rows.items() if doomed(key, row.entry)]
+        for key, _ in gone:
             self._remove(key, undo)
-        return len(keys)
+        return [ops.Removed(entry.id, str(entry.scope)) for _, entry in gone]
 
-    def op_delete_scope(self, undo: Undo, op: ops.DeleteScopeOp) -> int:
+    def op_delete_scope(self, undo: Undo, op: ops.DeleteScopeOp) -> list[ops.Removed]:
         return self._remove_where(lambda k, e: k[0] == op.tenant and e.scope == op.scope, undo)
 
-    def op_delete_matching(self, undo: Undo, op: ops.DeleteMatchingOp) -> int:
+    def op_delete_matching(self, undo: Undo, op: ops.DeleteMatchingOp) -> list[ops.Removed]:
         return self._remove_where(
             lambda k, e: k[0] == op.filter.tenant and matches(e, op.filter), undo
         )
 
-    def op_trim(self, undo: Undo, op: ops.TrimOp) -> list[str]:
+    def op_trim(self, undo: Undo, op: ops.TrimOp) -> list[ops.Removed]:
         newest = sorted(
             (r.entry for r in self._select(op.filter)),
             key=lambda e: (e.created_at, e.id),
             reverse=True,
         )
-        doomed = [e.id for e in reversed(newest[op.keep :])]
-        for entry_id in doomed:
-            self._remove((op.filter.tenant, entry_id), undo)
+        doomed = [ops.Removed(e.id, str(e.scope)) for e in reversed(newest[op.keep :])]
+        for gone in doomed:
+            self._remove((op.filter.tenant, gone.id), undo)
         return doomed
 
-    def op_purge_expired(self, undo: Undo, op: ops.PurgeExpiredOp) -> int:
+    def op_purge_expired(self, undo: Undo, op: ops.PurgeExpiredOp) -> list[ops.Removed]:
         return self._remove_where(lambda k, e: k[0] == op.tenant and e.is_expired(op.now), undo)
 
     def op_search(self, undo: Undo, op: ops.SearchOp) -> Candidates:
@@ -275,3 +281,50 @@ class InMemoryBackend(Backend):
                 continue
             chunks = tuple((k, replace(c, vector=vector) if k == key else c) for k, c in row.chunks)
             self._set(owner, _Row(row.entry, chunks), undo)  # type: ignore[arg-type]
+
+    # -- the audit log ------------------------------------------------------------------------
+
+    def op_append_audit(self, undo: Undo, op: ops.AppendAuditOp) -> None:
+        kept = len(self._audit)
+        self._audit.extend(replace(event, seq=next(self._audit_seq)) for event in op.events)
+        undo.append(lambda: self._set_audit(self._audit[:kept]))
+
+    def _set_audit(self, events: list[AuditEvent]) -> None:
+        self._audit = events
+
+    def op_audit(self, undo: Undo, op: ops.AuditOp) -> list[AuditEvent]:
+        found = [e for e in self._audit if audit_matches(e, op.query)]
+        if op.order == "newest":
+            found.reverse()
+        if op.after is not None:
+            after = op.after
+            newer = op.order == "oldest"
+            found = [e for e in found if (e.seq > after if newer else e.seq < after)]
+        return found[: op.limit]
+
+    def op_forget_audit(self, undo: Undo, op: ops.ForgetAuditOp) -> int:
+        before = self._audit
+        self._audit = [e for e in before if not forgotten(e, op)]
+        undo.append(lambda: self._set_audit(before))
+        return len(before) - len(self._audit)
+
+
+def audit_matches(event: AuditEvent, query: ops.AuditQuery) -> bool:
+    """Whether ``event`` is one ``query`` asks for."""
+    return (
+        event.tenant == query.tenant
+        and (query.entry_ids is None or event.entry_id in query.entry_ids)
+        and (query.scope is None or event.scope == query.scope)
+        and (query.actor is None or event.actor == query.actor)
+        and (query.operation is None or event.operation == query.operation)
+        and (query.change is None or event.change == query.change)
+        and (query.since is None or event.at >= query.since)
+        and (query.until is None or event.at < query.until)
+    )
+
+
+def forgotten(event: AuditEvent, op: ops.ForgetAuditOp) -> bool:
+    """Whether an erasure ``op`` deletes ``event``."""
+    return event.tenant == op.tenant and (
+        op.everything or event.entry_id in op.ids or event.scope in op.scopes
+    )

@@ -9,17 +9,24 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, replace
 from datetime import datetime
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ..retrieval.candidates import Candidates
-from ..types import MemoryEntry, Scope
+from ..types import AuditEvent, MemoryEntry, Scope
 
 Order = Literal["newest", "oldest"]
 Superseded = Literal["hide", "show", "only"]
 R_co = TypeVar("R_co", covariant=True)
+
+
+class Removed(NamedTuple):
+    """An entry a deleting op removed (what the audit log records of it)."""
+
+    id: str
+    scope: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +160,8 @@ class ReplaceOp(Op[None]):
 
 
 @dataclass(frozen=True, slots=True)
-class DeleteOp(Op[bool]):
-    """Delete one entry. Result: bool (whether it existed).
+class DeleteOp(Op[list[Removed]]):
+    """Delete one entry. Result: list[Removed], the entry (or nothing: there was none).
 
     With ``expected_revision`` the entry must exist at that revision, else ConflictError.
     """
@@ -167,8 +174,8 @@ class DeleteOp(Op[bool]):
 
 
 @dataclass(frozen=True, slots=True)
-class DeleteScopeOp(Op[int]):
-    """Delete every entry of one scope of one tenant. Result: int (how many)."""
+class DeleteScopeOp(Op[list[Removed]]):
+    """Delete every entry of one scope of one tenant. Result: list[Removed], those deleted."""
 
     writes: ClassVar[bool] = True
     tenant: str
@@ -176,18 +183,18 @@ class DeleteScopeOp(Op[int]):
 
 
 @dataclass(frozen=True, slots=True)
-class DeleteMatchingOp(Op[int]):
-    """Delete every entry that passes a filter (expired or not). Result: int (how many)."""
+class DeleteMatchingOp(Op[list[Removed]]):
+    """Delete every entry that passes a filter (expired or not). Result: list[Removed]."""
 
     writes: ClassVar[bool] = True
     filter: Filter
 
 
 @dataclass(frozen=True, slots=True)
-class TrimOp(Op[list[str]]):
+class TrimOp(Op[list[Removed]]):
     """Keep only the newest ``keep`` entries that pass a filter of one scope (a FIFO cap).
 
-    Result: list[str], the ids deleted, oldest first. Concurrent trims of one scope are
+    Result: list[Removed], the entries deleted, oldest first. Concurrent trims of one scope are
     serialised, so the cap holds under any number of writers.
     """
 
@@ -201,8 +208,8 @@ class TrimOp(Op[list[str]]):
 
 
 @dataclass(frozen=True, slots=True)
-class PurgeExpiredOp(Op[int]):
-    """Delete every entry of a tenant expired at ``now``. Result: int (how many)."""
+class PurgeExpiredOp(Op[list[Removed]]):
+    """Delete every entry of a tenant expired at ``now``. Result: list[Removed]."""
 
     writes: ClassVar[bool] = True
     tenant: str
@@ -268,3 +275,59 @@ class SetVectorsOp(Op[None]):
     writes: ClassVar[bool] = True
     keys: tuple[int, ...]
     vectors: npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class AppendAuditOp(Op[None]):
+    """Append events to the audit log (the store numbers them). Result: None.
+
+    A backend appends the events of every transaction itself (:mod:`memvault.store.audit`);
+    this op carries events recorded elsewhere (a bundle's history, on import).
+    """
+
+    writes: ClassVar[bool] = True
+    events: tuple[AuditEvent, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditQuery:
+    """Which events of one tenant's audit log to read; every given field must match."""
+
+    tenant: str
+    _: KW_ONLY
+    entry_ids: tuple[str, ...] | None = None
+    scope: str | None = None
+    actor: str | None = None
+    operation: str | None = None
+    change: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditOp(Op[list[AuditEvent]]):
+    """Events of the audit log, ordered by ``seq``. Result: list[AuditEvent].
+
+    ``after`` is a keyset cursor: the ``seq`` of the last event of the previous page.
+    """
+
+    query: AuditQuery
+    limit: int
+    _: KW_ONLY
+    order: Order = "newest"
+    after: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetAuditOp(Op[int]):
+    """An erasure's trace in the audit log: delete the events of entries ``ids`` and of
+    ``scopes`` (with ``everything``, every event of the tenant); the transaction then appends
+    one event of change ``erased`` saying ``note``. Result: int (events deleted)."""
+
+    writes: ClassVar[bool] = True
+    tenant: str
+    ids: frozenset[str]
+    scopes: frozenset[str] = frozenset()
+    _: KW_ONLY
+    everything: bool = False
+    note: str | None = None

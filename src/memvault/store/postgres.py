@@ -20,6 +20,7 @@ from ..config import Settings
 from ..errors import BackendError, ConflictError
 from ..retrieval.candidates import Candidates
 from . import migrations, ops
+from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
 from .sql import SQL, Dialect, where_sql
 from .sqlops import SqlOps
@@ -119,8 +120,10 @@ WHERE EXISTS (SELECT 1 FROM entries e
               WHERE e.id = gone.id OR e.promoted_from_id = gone.id
                  OR e.superseded_by = gone.id OR e.supersedes ? gone.id
                  OR e.compacted_from_ids ? gone.id)
+   OR EXISTS (SELECT 1 FROM audit_log a WHERE a.entry_id = gone.id)
 """
-"""How many erased ids a row still holds: as its id, or in a link to another entry."""
+"""How many erased ids a row still holds: as its id, in a link to another entry, or in an
+event of the audit log."""
 
 
 class PostgresBackend(SqlOps, Backend):
@@ -174,12 +177,12 @@ class PostgresBackend(SqlOps, Backend):
             row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
         return int(row[0] or 0) if row else 0
 
-    def batch(self, ops_: Sequence[ops.Op[Any]]) -> list[Any]:
+    def batch(self, ops_: Sequence[ops.Op[Any]], stamp: Stamp = DIRECT) -> list[Any]:
         import psycopg
 
         try:
             with self._pool.connection() as conn, conn.transaction():
-                return [self.execute(conn, op) for op in ops_]
+                return self.run_batch(conn, ops_, stamp)
         except psycopg.errors.TransactionRollback as exc:  # a deadlock or serialisation loss
             raise ConflictError(f"PostgreSQL store: a concurrent transaction won: {exc}") from exc
         except psycopg.Error as exc:
@@ -195,7 +198,7 @@ class PostgresBackend(SqlOps, Backend):
         live rows, which are left out: what the files keep after VACUUM is PostgreSQL's to
         reuse.)"""
         with self._pool.connection() as conn:
-            for table in ("entries", "chunks", "entry_tags"):
+            for table in ("entries", "chunks", "entry_tags", "audit_log"):
                 conn.execute(f"VACUUM {table}")
             row = conn.execute(RESIDUE_SQL, {"ids": list(ids)}).fetchone()
         return int(row[0]) if row else 0

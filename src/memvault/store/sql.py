@@ -207,7 +207,7 @@ def count_sql(op: ops.CountOp, d: Dialect) -> SQL:
 def delete_matching_sql(where: ops.Filter, d: Dialect) -> SQL:
     clause, params = where_sql(where, d)
     doomed = f"SELECT e.id FROM entries e WHERE {clause}"
-    sql = f"DELETE FROM entries WHERE tenant = {d.mark} AND id IN ({doomed}) RETURNING id"
+    sql = f"DELETE FROM entries WHERE tenant = {d.mark} AND id IN ({doomed}) RETURNING id, scope"
     return sql, [where.tenant, *params]
 
 
@@ -220,6 +220,83 @@ def trim_sql(op: ops.TrimOp, d: Dialect) -> SQL:
         f"LIMIT {d.no_limit} OFFSET {d.mark}"
     )
     sql = (
-        f"DELETE FROM entries WHERE tenant = {d.mark} AND id IN ({doomed}) RETURNING id, created_at"
+        f"DELETE FROM entries WHERE tenant = {d.mark} AND id IN ({doomed}) "
+        "RETURNING id, scope, created_at"
     )
     return sql, [op.filter.tenant, *params, op.keep]
+
+
+# -- the audit log ----------------------------------------------------------------------------
+
+_EVENT_COLUMNS = ("tenant", "at", "actor", "operation", "change", "entry_id", "scope", "note")
+FORGET_CHUNK = 500
+"""Ids (or scopes) one statement of an erasure's audit deletes names."""
+
+
+def append_audit_sql(events: Sequence[t.AuditEvent], d: Dialect) -> tuple[str, list[list[Any]]]:
+    """One insert statement and a row of parameters per event (the store numbers them)."""
+    marks = ", ".join([d.mark] * len(_EVENT_COLUMNS))
+    sql = f"INSERT INTO audit_log ({', '.join(_EVENT_COLUMNS)}) VALUES ({marks})"
+    rows = [
+        [e.tenant, to_micros(e.at), e.actor, e.operation, e.change, e.entry_id, e.scope, e.note]
+        for e in events
+    ]
+    return sql, rows
+
+
+def event_from_row(row: Sequence[Any]) -> t.AuditEvent:
+    """Rebuild an event from a row of ``seq`` and :data:`_EVENT_COLUMNS`."""
+    seq, tenant, at, actor, operation, change, entry_id, scope, note = row
+    return t.AuditEvent(
+        tenant, from_micros(at), actor, operation, change, entry_id, scope, note, int(seq)
+    )
+
+
+def audit_sql(op: ops.AuditOp, d: Dialect) -> SQL:
+    """One keyset page of audit events, ordered by ``seq``."""
+    m, q = d.mark, op.query
+    clauses, params = [f"tenant = {m}"], list[Any]([q.tenant])
+    if q.entry_ids is not None and not q.entry_ids:
+        clauses.append("1 = 0")  # no entry: no event
+    elif q.entry_ids is not None:
+        where, more = d.any_of("entry_id", list(q.entry_ids))
+        clauses.append(where)
+        params += more
+    for column, value in (
+        ("scope", q.scope),
+        ("actor", q.actor),
+        ("operation", q.operation),
+        ("change", q.change),
+    ):
+        if value is not None:
+            clauses.append(f"{column} = {m}")
+            params.append(value)
+    if q.since is not None:
+        clauses.append(f"at >= {m}")
+        params.append(to_micros(q.since))
+    if q.until is not None:
+        clauses.append(f"at < {m}")
+        params.append(to_micros(q.until))
+    direction, before = ("DESC", "<") if op.order == "newest" else ("ASC", ">")
+    if op.after is not None:
+        clauses.append(f"seq {before} {m}")
+        params.append(op.after)
+    sql = (
+        f"SELECT seq, {', '.join(_EVENT_COLUMNS)} FROM audit_log WHERE {' AND '.join(clauses)} "
+        f"ORDER BY seq {direction} LIMIT {m}"
+    )
+    return sql, [*params, op.limit]
+
+
+def forget_audit_sql(op: ops.ForgetAuditOp, d: Dialect) -> list[SQL]:
+    """The statements that delete an erasure's events: every event of the tenant, or those
+    of its ids and scopes (a statement per :data:`FORGET_CHUNK` of them)."""
+    head = f"DELETE FROM audit_log WHERE tenant = {d.mark}"
+    if op.everything:
+        return [(head, [op.tenant])]
+    statements = []
+    for column, values in (("entry_id", sorted(op.ids)), ("scope", sorted(op.scopes))):
+        for start in range(0, len(values), FORGET_CHUNK):
+            where, params = d.any_of(column, values[start : start + FORGET_CHUNK])
+            statements.append((f"{head} AND {where}", [op.tenant, *params]))
+    return statements

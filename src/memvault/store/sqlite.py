@@ -25,6 +25,7 @@ from ..config import Settings
 from ..errors import BackendError
 from ..retrieval.candidates import Candidates
 from . import ann, migrations, ops
+from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
 from .residue import found_in
 from .sql import SQL, Dialect, where_sql
@@ -39,7 +40,14 @@ from .vector_cache import (
     score_table,
 )
 
-_DELETING = (ops.DeleteOp, ops.DeleteScopeOp, ops.DeleteMatchingOp, ops.PurgeExpiredOp, ops.TrimOp)
+_DELETING = (
+    ops.DeleteOp,
+    ops.DeleteScopeOp,
+    ops.DeleteMatchingOp,
+    ops.PurgeExpiredOp,
+    ops.TrimOp,
+    ops.ForgetAuditOp,
+)
 _CHUNK_ROWS = (
     "SELECT c.rowid, e.id, e.created_at, e.expires_at, e.valid_from, e.valid_to, c.vector "
     "FROM entries e JOIN chunks c ON c.entry_rowid = e.rowid WHERE {where} "
@@ -192,14 +200,14 @@ class SQLiteBackend(SqlOps, Backend):
             row = self._conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
         return int(row[0] or 0)
 
-    def batch(self, ops: Sequence[ops.Op[Any]]) -> list[Any]:
+    def batch(self, ops: Sequence[ops.Op[Any]], stamp: Stamp = DIRECT) -> list[Any]:
         writes = any(op.writes for op in ops)
         with self._lock:
             conn = self._conn
             try:
                 conn.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
                 try:
-                    results = [self.execute(conn, op) for op in ops]
+                    results = self.run_batch(conn, ops, stamp)
                 except BaseException:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")

@@ -11,15 +11,19 @@ from typing import Any, ClassVar
 
 from ..errors import BackendError, ConflictError
 from ..retrieval.candidates import Candidates
-from ..types import MemoryEntry
+from ..types import AuditEvent, MemoryEntry
 from . import ops
 from .duplicates import probe, stored_duplicate
 from .sql import (
     COLUMNS,
     Dialect,
+    append_audit_sql,
+    audit_sql,
     count_sql,
     delete_matching_sql,
     entry_from_row,
+    event_from_row,
+    forget_audit_sql,
     insert_sql,
     list_sql,
     replace_sql,
@@ -85,40 +89,58 @@ class SqlOps:
     def op_count(self, conn: Any, op: ops.CountOp) -> int:
         return int(conn.execute(*count_sql(op, self.dialect)).fetchone()[0])
 
-    def op_delete(self, conn: Any, op: ops.DeleteOp) -> bool:
+    def op_delete(self, conn: Any, op: ops.DeleteOp) -> list[ops.Removed]:
         m = self.dialect.mark
         sql = f"DELETE FROM entries WHERE tenant = {m} AND id = {m}"
         params: list[Any] = [op.tenant, op.entry_id]
         if op.expected_revision is not None:
             sql += f" AND revision = {m}"
             params.append(op.expected_revision)
-        deleted: bool = conn.execute(sql, params).rowcount > 0
-        if op.expected_revision is not None and not deleted:
+        gone = _removed(conn.execute(f"{sql} RETURNING id, scope", params))
+        if op.expected_revision is not None and not gone:
             raise ConflictError(f"entry {op.entry_id} changed or was deleted concurrently")
-        return deleted
+        return gone
 
-    def op_delete_scope(self, conn: Any, op: ops.DeleteScopeOp) -> int:
+    def op_delete_scope(self, conn: Any, op: ops.DeleteScopeOp) -> list[ops.Removed]:
         m = self.dialect.mark
-        sql = f"DELETE FROM entries WHERE tenant = {m} AND scope = {m}"
-        return int(conn.execute(sql, (op.tenant, str(op.scope))).rowcount)
+        sql = f"DELETE FROM entries WHERE tenant = {m} AND scope = {m} RETURNING id, scope"
+        return _removed(conn.execute(sql, (op.tenant, str(op.scope))))
 
-    def op_purge_expired(self, conn: Any, op: ops.PurgeExpiredOp) -> int:
+    def op_purge_expired(self, conn: Any, op: ops.PurgeExpiredOp) -> list[ops.Removed]:
         m = self.dialect.mark
         sql = (
             f"DELETE FROM entries WHERE tenant = {m} AND expires_at IS NOT NULL "
-            f"AND expires_at <= {m}"
+            f"AND expires_at <= {m} RETURNING id, scope"
         )
-        return int(conn.execute(sql, (op.tenant, to_micros(op.now))).rowcount)
+        return _removed(conn.execute(sql, (op.tenant, to_micros(op.now))))
 
-    def op_delete_matching(self, conn: Any, op: ops.DeleteMatchingOp) -> int:
-        return len(conn.execute(*delete_matching_sql(op.filter, self.dialect)).fetchall())
+    def op_delete_matching(self, conn: Any, op: ops.DeleteMatchingOp) -> list[ops.Removed]:
+        return _removed(conn.execute(*delete_matching_sql(op.filter, self.dialect)))
 
     def lock_scope(self, conn: Any, tenant: str, scope: str) -> None:
         """Serialise writers of one scope until the transaction ends (a no-op where writers
         are serialised already)."""
 
-    def op_trim(self, conn: Any, op: ops.TrimOp) -> list[str]:
+    def op_trim(self, conn: Any, op: ops.TrimOp) -> list[ops.Removed]:
         (scope,) = op.filter.scopes or ()
         self.lock_scope(conn, op.filter.tenant, str(scope))
         rows = conn.execute(*trim_sql(op, self.dialect)).fetchall()
-        return [str(r[0]) for r in sorted(rows, key=lambda r: (r[1], r[0]))]
+        oldest_first = sorted(rows, key=lambda r: (r[2], r[0]))
+        return [ops.Removed(str(r[0]), str(r[1])) for r in oldest_first]
+
+    # -- the audit log ------------------------------------------------------------------------
+
+    def op_append_audit(self, conn: Any, op: ops.AppendAuditOp) -> None:
+        sql, rows = append_audit_sql(op.events, self.dialect)
+        conn.cursor().executemany(sql, rows)
+
+    def op_audit(self, conn: Any, op: ops.AuditOp) -> list[AuditEvent]:
+        return [event_from_row(row) for row in conn.execute(*audit_sql(op, self.dialect))]
+
+    def op_forget_audit(self, conn: Any, op: ops.ForgetAuditOp) -> int:
+        return sum(conn.execute(*sql).rowcount for sql in forget_audit_sql(op, self.dialect))
+
+
+def _removed(rows: Any) -> list[ops.Removed]:
+    """The ``(id, scope)`` rows a ``DELETE … RETURNING id, scope`` gave."""
+    return [ops.Removed(str(entry_id), str(scope)) for entry_id, scope in rows.fetchall()]

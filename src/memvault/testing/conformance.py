@@ -38,6 +38,7 @@ from ..scopes import PROMOTION_TARGETS
 from ..store.base import Backend
 from ..types import MemoryEntry, NewEntry, Outcome, Provenance, Scope, ScopeKind, SearchHit
 from . import HashEmbedder, ManualClock
+from .audit_conformance import AuditConformance
 from .facilities_conformance import FacilityConformance
 from .versions_conformance import VersionConformance
 
@@ -63,6 +64,9 @@ class BlockingAsync:
     def with_tenant(self, tenant: str) -> BlockingAsync:
         return BlockingAsync(self._memory.with_tenant(tenant), self._runner)
 
+    def as_actor(self, actor: str) -> BlockingAsync:
+        return BlockingAsync(self._memory.as_actor(actor), self._runner)
+
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._memory, name)
         if not inspect.iscoroutinefunction(attribute):
@@ -78,7 +82,7 @@ def ids(hits: Sequence[SearchHit]) -> list[str]:
     return [h.entry.id for h in hits]
 
 
-class MemoryConformance(FacilityConformance, VersionConformance):
+class MemoryConformance(FacilityConformance, VersionConformance, AuditConformance):
     """The behaviour every backend must show (seed 003 §15 is the floor)."""
 
     @pytest.fixture

@@ -268,9 +268,8 @@ class _Apps:
         else:
             self.backend = self.backend or _postgres(self.store)
             with self.backend._pool.connection() as connection:
-                connection.execute(
-                    "TRUNCATE entries, entry_tags, chunks, store_info RESTART IDENTITY CASCADE"
-                )
+                tables = "entries, entry_tags, chunks, store_info, audit_log"
+                connection.execute(f"TRUNCATE {tables} RESTART IDENTITY CASCADE")
                 connection.execute("DROP INDEX IF EXISTS chunks_vector_hnsw")
         return {"ok": True}
 

@@ -99,8 +99,8 @@ class VersionConformance:
         clock.advance(days=1)
         rome = memory.supersede(paris.id, "The user lives in Rome.")
         chain = [berlin.id, paris.id, rome.id]
-        assert [e.id for e in memory.history(berlin.id)] == chain
-        assert [e.id for e in memory.history(rome.id)] == chain
+        assert [e.id for e in memory.history(berlin.id).versions] == chain
+        assert [e.id for e in memory.history(rome.id).versions] == chain
         with pytest.raises(NotFoundError):
             memory.history("no-such-id")
 
@@ -113,7 +113,7 @@ class VersionConformance:
         retired = memory.get(paris.id)
         assert retired.superseded_by == berlin.id
         assert retired.superseded_reason == f"restored {berlin.id}"
-        assert {e.id for e in memory.history(berlin.id)} == {berlin.id, paris.id}
+        assert {e.id for e in memory.history(berlin.id).versions} == {berlin.id, paris.id}
         with pytest.raises(ValidationError):
             memory.restore(berlin.id)
 
@@ -205,7 +205,7 @@ class VersionConformance:
         retired = memory.get(berlin.id)
         assert (retired.superseded_by, retired.superseded_reason) == (paris.id, "the user moved")
         assert retired.valid_to == clock()
-        assert _ids(memory.history(berlin.id)) == [berlin.id, paris.id]
+        assert _ids(memory.history(berlin.id).versions) == [berlin.id, paris.id]
 
     # -- copies and deletions keep chains whole ------------------------------------------------
 
@@ -235,7 +235,7 @@ class VersionConformance:
         assert moved.supersedes == (berlin.id,) and not moved.superseded
         assert memory.get(paris.id) is None
         assert memory.get(berlin.id).superseded_by == moved.id
-        assert _ids(memory.history(berlin.id)) == [berlin.id, moved.id]
+        assert _ids(memory.history(berlin.id).versions) == [berlin.id, moved.id]
         memory.restore(berlin.id)
         assert _ids(memory.global_memory("alice")) == [berlin.id]
         assert memory.session_memory(session.id) == []
@@ -253,7 +253,7 @@ class VersionConformance:
         assert memory.get(berlin.id).superseded_by == rome.id
         assert memory.get(berlin.id).superseded_reason == "the user moved"
         assert memory.get(rome.id).supersedes == (berlin.id,)
-        assert _ids(memory.history(berlin.id)) == [berlin.id, rome.id]
+        assert _ids(memory.history(berlin.id).versions) == [berlin.id, rome.id]
         memory.restore(berlin.id)
         current = set(_ids(memory.retrieve(USER)))  # a compaction is current too
         assert berlin.id in current and rome.id not in current

@@ -25,7 +25,7 @@ from ..core import Plan, Planner, call, retried
 from ..errors import ValidationError
 from ..facilities.model import SESSION
 from ..retrieval import chunking
-from ..store.ops import Filter
+from ..store.ops import Filter, ForgetAuditOp
 from ..types import MemoryEntry, Scope, ScopeKind
 
 Kind = Literal["user", "scope", "tenant"]
@@ -223,7 +223,6 @@ def _erase(store: Planner, subject: Subject) -> Plan[_Erasure]:
         store.settings.chunk_tokens, store.settings.chunk_overlap, store.settings.chunk_min_tokens
     )
     yield from call(store.embedder.forget, texts_of(gone, spec), blocking=True)
-    yield from store.remove(gone)
     ids = {e.id for e in gone}
     receipt = ErasureReceipt(
         str(subject),
@@ -232,4 +231,25 @@ def _erase(store: Planner, subject: Subject) -> Plan[_Erasure]:
         dict(sorted(Counter(_kind(e) for e in gone).items())),
         ids_digest(ids),
     )
+    yield from store.remove(gone, also=[forget_audit(subject, gone, receipt)])
     return _Erasure(receipt, *needles(gone))
+
+
+def forget_audit(subject: Subject, gone: Sequence[MemoryEntry], receipt: ErasureReceipt) -> Any:
+    """The op that drops the audit log's events of what an erasure removes — those of its
+    entries, and of the erased scopes (the user's and their sessions') — leaving one event:
+    that an erasure of a user, a scope or a tenant happened, with its counts and id hash
+    (never the user id or the scope)."""
+    scopes = {str(e.scope) for e in gone if e.scope.kind in (ScopeKind.USER, ScopeKind.SESSION)}
+    if subject.kind == "user":
+        scopes.add(str(Scope.user(subject.value)))
+    elif subject.kind == "scope":
+        scopes.add(subject.value)
+    note = f"{subject.kind} erased: {receipt.total} entries, ids sha256 {receipt.ids_sha256}"
+    return ForgetAuditOp(
+        receipt.tenant,
+        frozenset(e.id for e in gone),
+        frozenset(scopes),
+        everything=subject.kind == "tenant",
+        note=note,
+    )

@@ -22,11 +22,14 @@ from ...errors import MemvaultError, NotFoundError, ValidationError
 from ...facilities.model import GLOBAL_MEMORY, SESSION_MEMORY, trust_tag
 from ...memory import AsyncMemory
 from ...types import Scope
-from ..auth import KeyRing
+from ..auth import KeyRing, actor_of
 from ..observe import route_template
 from ..request import HttpError
 from . import view
 from .tokens import LIFETIME, OPEN, Revocations, Signer, Visit
+
+INSPECTOR = "inspector"
+"""The agent the audit log names for changes made in the inspector (after the key's name)."""
 
 log = logging.getLogger("memvault.server.ui")
 
@@ -108,13 +111,16 @@ class Inspector:
         keys: KeyRing = request.app.state.keys
         visit = self.visit_of(request)
         if not keys.enabled:
+            inspector = memory.as_actor(actor_of(memory.actor, INSPECTOR))
             if visit is None or visit.key_id != OPEN:
-                return Caller(memory, self.signer.visit(self.clock(), OPEN), fresh=True)
-            return Caller(memory, visit)
+                return Caller(inspector, self.signer.visit(self.clock(), OPEN), fresh=True)
+            return Caller(inspector, visit)
         if visit is None:
             return None
-        tenant = self.signer.tenant(visit, keys.tenants)
-        return None if tenant is None else Caller(memory.with_tenant(tenant), visit)
+        key = self.signer.key(visit, keys.keys)
+        if key is None:
+            return None
+        return Caller(memory.with_tenant(key.tenant).as_actor(actor_of(key.name, INSPECTOR)), visit)
 
     # -- answers ------------------------------------------------------------------------------
 
@@ -241,7 +247,7 @@ class Inspector:
             return self.render(request, visit, "login.html", {"error": error}, 401)
         self.revoked.revoke(visit, self.clock())
         answer = see_other(view.PREFIX)
-        logged_in = self.signer.visit(self.clock(), self.signer.key_id(found[0]))
+        logged_in = self.signer.visit(self.clock(), self.signer.key_id(found.digest))
         self.set_cookie(request, answer, logged_in)
         return answer
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ...errors import ConfigError
+from ..auth import Key
 
 LIFETIME = 8 * 3600
 """Seconds a visit lasts (then the browser must log in again)."""
@@ -107,15 +108,15 @@ class Signer:
         """The id of the key with this digest: not the key, nor its digest."""
         return _b64(self._mac("key", digest)[:16])
 
-    def tenant(self, visit: Visit, keys: Iterable[tuple[bytes, str]]) -> str | None:
-        """The tenant of the key ``visit`` logged in with (``keys``: digest and tenant pairs),
-        or None when that key is gone or the visit never logged in."""
+    def key(self, visit: Visit, keys: Iterable[Key]) -> Key | None:
+        """The key ``visit`` logged in with (one of ``keys``), or None when that key is gone
+        or the visit never logged in."""
         if not visit.key_id:
             return None
         found = None
-        for digest, tenant in keys:  # compare with every key: no early exit
-            if hmac.compare_digest(self.key_id(digest), visit.key_id):
-                found = tenant
+        for key in keys:  # compare with every key: no early exit
+            if hmac.compare_digest(self.key_id(key.digest), visit.key_id):
+                found = key
         return found
 
 

@@ -1,0 +1,73 @@
+"""The audit log: its events, and the events a transaction appends (pure).
+
+Every transaction that changes memory appends, in the same transaction, one event per entry it
+created, changed or deleted: when, who (the *actor*: an API key's name, an agent, ``local``),
+which operation of the API (``write``, ``pin``, ``erase``…), what happened to the entry, and
+the entry's id and scope — never its content. A backend derives the events from the ops it ran
+and their results (:func:`events`) under the :class:`Stamp` of the operation that ran them, so
+no write can skip the log. Events are never updated; only an erasure deletes them (those of
+what it erased), leaving one event that says an erasure happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from ..types import AuditEvent, Change
+from . import ops
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """Who runs which operation: what every event of its transactions says."""
+
+    operation: str
+    actor: str
+    clock: Callable[[], datetime] = _utc_now
+
+
+DIRECT = Stamp("direct", "backend")
+"""The stamp of ops run on a backend without one (tools and tests driving it by hand)."""
+
+
+def events(stamp: Stamp, batch: Sequence[ops.Op[Any]], results: Sequence[Any]) -> list[AuditEvent]:
+    """The events a transaction that ran ``batch`` (with these ``results``) appends: one per
+    entry created, changed or deleted, and one per :class:`~memvault.store.ops.ForgetAuditOp`
+    (an erasure); none for an entry the same transaction erased."""
+    at = stamp.clock()
+    erased = {i for op in batch if isinstance(op, ops.ForgetAuditOp) for i in op.ids}
+    return [
+        AuditEvent(tenant, at, stamp.actor, stamp.operation, change, entry_id, scope, note)
+        for op, result in zip(batch, results, strict=True)
+        for tenant, change, entry_id, scope, note in _changes(op, result)
+        if entry_id is None or entry_id not in erased
+    ]
+
+
+Fact = tuple[str, Change, str | None, str | None, str | None]
+
+
+def _changes(op: ops.Op[Any], result: Any) -> Iterator[Fact]:
+    """(tenant, change, entry id, scope, note) of what ``op`` did, given its ``result``."""
+    match op:
+        case ops.PutOp(tenant=tenant, entry=entry) if result is None:
+            yield tenant, "created", entry.id, str(entry.scope), None
+        case ops.ReplaceOp(tenant=tenant, entry=entry):
+            yield tenant, "changed", entry.id, str(entry.scope), None
+        case ops.DeleteOp(tenant=tenant) | ops.DeleteScopeOp(tenant=tenant):
+            yield from ((tenant, "deleted", r.id, r.scope, None) for r in result)
+        case ops.PurgeExpiredOp(tenant=tenant):
+            yield from ((tenant, "deleted", r.id, r.scope, None) for r in result)
+        case ops.DeleteMatchingOp(filter=where) | ops.TrimOp(filter=where):
+            yield from ((where.tenant, "deleted", r.id, r.scope, None) for r in result)
+        case ops.ForgetAuditOp(tenant=tenant, note=note):
+            yield tenant, "erased", None, None, note
+        case ops.AppendAuditOp():
+            return
