@@ -240,3 +240,17 @@ def test_retention_run_lists_and_removes(run: Any, monkeypatch: pytest.MonkeyPat
     assert "removed 0" in run("retention", "run").output
     monkeypatch.delenv("MEMVAULT_RETENTION")
     assert "no retention policy" in run("retention", "run").output
+
+
+def test_a_session_is_exported_and_imported_as_a_new_one(run: Any, tmp_path: Any) -> None:
+    sid = run("session", "create", "alice", "--private").output.strip()
+    run("record", "append", sid, "user", "I want to see Lisbon")
+    path = tmp_path / "s.zip"
+    exported = run("export-session", sid, str(path)).output
+    assert f"exported session {sid} -> {path}" in exported and "total: 2" in exported
+    imported = json.loads(run("import-session", str(path), "--json").output)
+    assert imported["source_session_id"] == sid and imported["session_id"] != sid
+    assert "Lisbon" in run("record", "list", imported["session_id"]).output
+    assert "exists already" in run("export-session", sid, str(path), code=2).output
+    path.write_bytes(b"not a bundle")
+    assert "not a whole zip" in run("import-session", str(path), code=2).output

@@ -83,3 +83,18 @@ def test_several_processes_share_one_server(tmp_path: Path) -> None:
             for code in (writer, reader)
         ]
     assert outputs == ["", "Alice prefers green tea\n"]
+
+
+TRUST = README.parent / "docs" / "trust.md"
+
+
+@pytest.mark.parametrize("heading", ["## The audit log", "## Session bundles"])
+def test_trust_examples_print_what_they_say(
+    isolated_environment: Path, capsys: pytest.CaptureFixture[str], heading: str
+) -> None:
+    text = TRUST.read_text(encoding="utf-8")
+    block = re.search(re.escape(heading) + r".*?```python\n(.*?)```", text, re.S)
+    assert block, f"docs/trust.md has no example under {heading}"
+    exec(compile(block[1], f"docs/trust.md {heading}", "exec"), {})
+    said = [line.strip()[2:] for line in block[1].splitlines() if line.strip().startswith("# ")]
+    assert capsys.readouterr().out.splitlines() == said

@@ -7,6 +7,7 @@ from .context.summarize import ExtractiveSummarizer, Summarizer
 from .core import UNSET, CompactionCallback
 from .errors import (
     BackendError,
+    BundleError,
     CapabilityError,
     ClosedError,
     CompactionError,
@@ -33,6 +34,7 @@ from .llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest
 from .llm.tasks import LLMCompaction, LLMSummarizer
 from .memory import AsyncMemory, Memory
 from .rest import AsyncRemoteMemory, RemoteMemory
+from .trust.bundles import BundleReport
 from .trust.erasure import ErasureReceipt
 from .trust.retention import RetentionReport
 from .types import (
@@ -59,6 +61,8 @@ __all__ = [
     "AuditPage",
     "AsyncRemoteMemory",
     "BackendError",
+    "BundleError",
+    "BundleReport",
     "CapabilityError",
     "ChatMessage",
     "ChatModel",

@@ -46,6 +46,11 @@ class InvalidScopeError(ValidationError):
     """A scope string or scope value is malformed."""
 
 
+class BundleError(ValidationError):
+    """A session bundle that cannot be imported: corrupt, truncated, oversize, tampered with,
+    of another format version, or holding what a bundle never holds. Nothing was imported."""
+
+
 class FilteredError(ValidationError):
     """A write-time filter refused the content; ``reason`` says which."""
 

@@ -35,6 +35,7 @@ from .store.audit import DIRECT, Stamp
 from .store.base import Backend
 from .store.registry import open_backend
 from .trust.audit import AuditPlans
+from .trust.bundles import BundlePlans
 from .trust.erasure import ErasurePlans
 from .trust.retention import RetentionPlans
 from .versions import VersionPlans
@@ -69,6 +70,7 @@ class Planners:
     erasure: ErasurePlans
     retention: RetentionPlans
     audit: AuditPlans
+    bundles: BundlePlans
 
     @classmethod
     def on(
@@ -89,6 +91,7 @@ class Planners:
             erasure,
             RetentionPlans(store),
             AuditPlans(store),
+            BundlePlans(store, sessions),
         )
 
     def of(self, owner: str) -> Any:
@@ -106,6 +109,7 @@ _PART = {
     "ErasurePlans": "erasure",
     "RetentionPlans": "retention",
     "AuditPlans": "audit",
+    "BundlePlans": "bundles",
 }
 
 
@@ -418,6 +422,10 @@ class Memory(_Base, Closing):
     erase = _blocking(ErasurePlans.erase)
     apply_retention = _blocking(RetentionPlans.apply_retention)
     audit = _blocking(AuditPlans.audit)
+    export_session = _blocking(BundlePlans.export_session)
+    import_session = _blocking(BundlePlans.import_session)
+    session_bundle = _blocking(BundlePlans.session_bundle)
+    import_bundle = _blocking(BundlePlans.import_bundle)
 
     def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
         """Wait until this tenant's background extractions (or one session's) are done; False if
@@ -479,6 +487,10 @@ class AsyncMemory(_Base, AsyncClosing):
     erase = _awaitable(ErasurePlans.erase)
     apply_retention = _awaitable(RetentionPlans.apply_retention)
     audit = _awaitable(AuditPlans.audit)
+    export_session = _awaitable(BundlePlans.export_session)
+    import_session = _awaitable(BundlePlans.import_session)
+    session_bundle = _awaitable(BundlePlans.session_bundle)
+    import_bundle = _awaitable(BundlePlans.import_bundle)
 
     async def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
         """Wait until this tenant's background extractions (or one session's) are done; False if

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import http.server
 import socket
 import threading
@@ -20,6 +21,7 @@ import pytest
 from memvault import (
     AsyncMemory,
     BackendError,
+    BundleError,
     ClosedError,
     ConfigError,
     Extraction,
@@ -409,3 +411,30 @@ def test_a_compaction_stores_only_what_was_made_of_unchanged_sources(
         assert memory.count() == 1
         merged = memory.compact([entry.id], lambda sources: f"{len(sources)} source")
         assert (merged.content, merged.compacted_from_ids) == ("1 source", (entry.id,))
+
+
+def test_a_session_bundle_travels_through_a_remote_memory(
+    serve: Callable[..., str], tmp_path: Path
+) -> None:
+    url = serve()
+    with Memory(url, api_key=[ACME, GLOBEX]) as acme:
+        globex = acme.with_tenant("globex")
+        session = acme.create_session("alice", title="remote trip", private=True)
+        acme.append_record(session.id, "user", "Lisbon in May")
+        path = tmp_path / "remote.zip"
+        exported = acme.export_session(session.id, path)
+        assert exported.path == str(path) and path.stat().st_size > 0
+        imported = globex.as_actor("migrator").import_session(path)
+        assert imported.source_session_id == session.id and imported.total == exported.total
+        copy = globex.get_session(imported.session_id)
+        assert copy.private and copy.title == "remote trip"
+        created = globex.audit(operation="import_bundle").events  # what the server ran
+        assert created and {e.actor for e in created} == {f"{globex.actor}/migrator"}
+        path.write_bytes(b"junk")
+        with pytest.raises(BundleError):
+            globex.import_session(path)
+        with pytest.raises(ValidationError, match="exists already"):
+            acme.export_session(session.id, path)
+        data, report = acme.session_bundle(session.id)
+        assert report.sha256 == hashlib.sha256(data).hexdigest()
+        assert globex.import_bundle(data).total == report.total

@@ -89,6 +89,30 @@ def test_sessions_are_confined_to_the_key_tenant(start_server: Callable[..., Cli
     assert ok(acme("GET", f"/v1/sessions/{sid}"))["id"] == sid
 
 
+def test_a_session_bundle_goes_out_and_comes_back_in_the_keys_tenant(
+    start_server: Callable[..., Client],
+) -> None:
+    server = start_server(api_keys=f"acme:{KEY_A},globex:{KEY_B}")
+    acme, globex = server.with_key(KEY_A), server.with_key(KEY_B)
+    sid = ok(acme("POST", "/v1/sessions", {"user_id": "alice", "private": True}), 201)["id"]
+    ok(acme("POST", f"/v1/sessions/{sid}/records", {"role": "user", "content": "hello"}), 201)
+    assert globex("GET", f"/v1/sessions/{sid}/bundle")[0] == 404
+    out = ok(acme("GET", f"/v1/sessions/{sid}/bundle"))
+    assert out["report"]["session_id"] == sid and out["report"]["total"] == 2
+    into = ok(globex("POST", "/v1/sessions/import", {"bundle": out["bundle"]}), 201)
+    assert into["source_session_id"] == sid and into["total"] == 2
+    copied = ok(globex("GET", f"/v1/sessions/{into['session_id']}"))
+    assert copied["private"] is True and copied["user_id"] == "alice"
+    assert acme("GET", f"/v1/sessions/{into['session_id']}")[0] == 404
+    status, body = globex("POST", "/v1/sessions/import", {"bundle": "not base64!"})
+    assert (status, body["error"]["type"]) == (400, "ValidationError")
+    status, body = globex("POST", "/v1/sessions/import", {"bundle": "aGVsbG8="})
+    assert (status, body["error"]["type"]) == (400, "BundleError")
+    assert (
+        ok(globex("GET", "/v1/sessions?user_id=alice"))["sessions"][0]["id"] == into["session_id"]
+    )
+
+
 @pytest.mark.parametrize(
     ("path", "body"),
     [

@@ -7,6 +7,7 @@ from datetime import datetime
 import click
 
 from ..store.ops import CountOp, Filter
+from ..trust.bundles import BundleReport
 from ..trust.erasure import ErasureReceipt
 from ..types import CHANGES, Scope
 from . import render
@@ -136,6 +137,43 @@ def restore_backup(ctx: click.Context, path: str, yes: bool, as_json: bool) -> N
         click.confirm(f"Replace everything in the store by {path}?", abort=True)
     memory.backend.restore(path)
     emit(as_json, {"restored": path}, f"restored from {path}")
+
+
+def _bundle_text(verb: str, report: BundleReport) -> str:
+    kinds = [f"  {kind}: {count}" for kind, count in report.counts.items()]
+    origin = f" (was {report.source_session_id})" if report.source_session_id else ""
+    where = f" -> {report.path}" if report.path else ""
+    return "\n".join(
+        [
+            f"{verb} session {report.session_id}{origin}{where}",
+            *kinds,
+            f"total: {report.total}, audit events: {report.events}",
+            f"sha256: {report.sha256}",
+        ]
+    )
+
+
+@cli.command("export-session")
+@click.argument("session_id")
+@click.argument("path", type=click.Path(dir_okay=False))
+@json_option
+@click.pass_context
+def export_session(ctx: click.Context, session_id: str, path: str, as_json: bool) -> None:
+    """Write SESSION_ID with all it holds (records, summaries, Session Memory, findings, the
+    objects created in it) and its audit events to a new bundle file at PATH."""
+    report = open_memory(ctx).export_session(session_id, path)
+    emit(as_json, report.to_dict(), _bundle_text("exported", report))
+
+
+@cli.command("import-session")
+@click.argument("path", type=click.Path(dir_okay=False))
+@json_option
+@click.pass_context
+def import_session(ctx: click.Context, path: str, as_json: bool) -> None:
+    """Import the bundle at PATH as a new session (fresh ids); a damaged, tampered or foreign
+    bundle is refused and nothing is imported."""
+    report = open_memory(ctx).import_session(path)
+    emit(as_json, report.to_dict(), _bundle_text("imported", report))
 
 
 @cli.group()

@@ -291,6 +291,10 @@ class RemoteMemory(_Remote, Closing):
     erase = _blocking(ops.ERASE)
     apply_retention = _blocking(ops.APPLY_RETENTION)
     audit = _blocking(ops.AUDIT)
+    export_session = _blocking(ops.EXPORT_SESSION)
+    import_session = _blocking(ops.IMPORT_SESSION)
+    session_bundle = _blocking(ops.SESSION_BUNDLE)
+    import_bundle = _blocking(ops.IMPORT_BUNDLE)
 
     def stats(self) -> dict[str, int]:
         """The server's counters (those of the store it serves, every tenant's work)."""
@@ -374,6 +378,10 @@ class AsyncRemoteMemory(_Remote, AsyncClosing):
     erase = _awaitable(ops.ERASE)
     apply_retention = _awaitable(ops.APPLY_RETENTION)
     audit = _awaitable(ops.AUDIT)
+    export_session = _awaitable(ops.EXPORT_SESSION)
+    import_session = _awaitable(ops.IMPORT_SESSION)
+    session_bundle = _awaitable(ops.SESSION_BUNDLE)
+    import_bundle = _awaitable(ops.IMPORT_BUNDLE)
 
     async def stats(self) -> dict[str, int]:
         """The server's counters (those of the store it serves, every tenant's work)."""

@@ -305,6 +305,19 @@ CHANGE_SESSION = Endpoint(
     answer="the session",
 )
 DELETE_SESSION = Endpoint("DELETE", SESSION, answer="how many entries were deleted")
+SESSION_BUNDLE = Endpoint(
+    "GET",
+    f"{SESSION}/bundle",
+    answer="the session's bundle (base64 of the zip) and what it holds (docs/trust.md)",
+)
+IMPORT_BUNDLE = Endpoint(
+    "POST",
+    "/v1/sessions/import",
+    {"bundle": TEXT},
+    required=("bundle",),
+    status=201,
+    answer="what the import stored: the new session's id, counts, events",
+)
 APPEND_RECORD = Endpoint(
     "POST",
     f"{SESSION}/records",

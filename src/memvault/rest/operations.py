@@ -9,15 +9,17 @@ driver, like :class:`~memvault.Memory` and :class:`~memvault.AsyncMemory` run th
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
 from .. import validation as check
 from ..context.builder import ContextWindow
 from ..context.plans import ContextPlans, HierarchicalContext
-from ..core import Plan, Planner, summarised
+from ..core import Invoke, Plan, Planner, summarised
 from ..drivers import Steps
 from ..errors import CompactionError, NotFoundError, ValidationError, restated
 from ..extraction.plans import Extraction, LearningPlans, TurnResult
@@ -26,6 +28,8 @@ from ..facilities.model import Finding, Record, Session
 from ..facilities.notes import NotePlans
 from ..facilities.sessions import SessionPlans
 from ..trust.audit import AuditPlans
+from ..trust.bundle_file import read_file, write_new_file
+from ..trust.bundles import BundlePlans, BundleReport
 from ..trust.erasure import ErasurePlans, ErasureReceipt
 from ..trust.retention import RetentionPlans, RetentionReport
 from ..types import AuditPage, ItemResult, MemoryEntry, NewEntry, Page, SearchHit, WriteReport
@@ -208,6 +212,54 @@ APPLY_RETENTION = Operation(
 )
 AUDIT = Operation(AuditPlans.audit, api.AUDIT, AuditPage.from_dict)
 
+
+def _bundle(body: Any) -> tuple[bytes, BundleReport]:
+    return base64.b64decode(body["bundle"], validate=True), BundleReport.from_dict(body["report"])
+
+
+def _export_session(op: Operation[Any, BundleReport], named: dict[str, Any]) -> Steps[Any]:
+    """Ask the server for the session's bundle; write it here, at ``path``."""
+    path = named.pop("path")
+    if not isinstance(path, str | Path) or not str(path):
+        raise ValidationError("path must name the bundle file to write")
+    asked = request(op.endpoint, named)
+    data, report = decoded(_bundle, (yield asked), asked)
+    written = yield Invoke(write_new_file, (path, data), blocking=True)
+    return replace(report, path=written)
+
+
+def _import_session(op: Operation[Any, BundleReport], named: dict[str, Any]) -> Steps[Any]:
+    """Read the bundle file here, at ``path``; the server imports it."""
+    path = named["path"]
+    if not isinstance(path, str | Path) or not str(path):
+        raise ValidationError("path must name the bundle file to read")
+    data = yield Invoke(read_file, (path,), blocking=True)
+    return (yield from _sent_bundle(op, data))
+
+
+def _import_bundle(op: Operation[Any, BundleReport], named: dict[str, Any]) -> Steps[Any]:
+    data = named["data"]
+    if not isinstance(data, bytes | bytearray):
+        raise ValidationError("a bundle is bytes")
+    return (yield from _sent_bundle(op, bytes(data)))
+
+
+def _sent_bundle(op: Operation[Any, BundleReport], data: bytes) -> Steps[Any]:
+    sent = request(op.endpoint, {"bundle": base64.b64encode(data).decode("ascii")})
+    return decoded(BundleReport.from_dict, (yield sent), sent)
+
+
+SESSION_BUNDLE = Operation(BundlePlans.session_bundle, api.SESSION_BUNDLE, _bundle)
+EXPORT_SESSION = Operation(
+    BundlePlans.export_session, api.SESSION_BUNDLE, run=_export_session, kept=("path",)
+)
+IMPORT_SESSION = Operation(
+    BundlePlans.import_session, api.IMPORT_BUNDLE, run=_import_session, kept=("path",)
+)
+IMPORT_BUNDLE = Operation(
+    BundlePlans.import_bundle, api.IMPORT_BUNDLE, run=_import_bundle, kept=("data",)
+)
+
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     WRITE,
     WRITE_MANY,
@@ -251,6 +303,10 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     ERASE,
     APPLY_RETENTION,
     AUDIT,
+    SESSION_BUNDLE,
+    EXPORT_SESSION,
+    IMPORT_SESSION,
+    IMPORT_BUNDLE,
 )
 
 LOCAL_ONLY = {

@@ -3,6 +3,7 @@ demote, and the prompt and context an agent sends to its LLM."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from ..errors import ValidationError
@@ -42,6 +43,21 @@ async def change_session(memory: AsyncMemory, call: Call) -> Answer:
 async def delete_session(memory: AsyncMemory, call: Call) -> Answer:
     """Delete a session and everything it owns (Global Memory stays)."""
     return 200, {"deleted": await memory.delete_session(call.path["session_id"])}
+
+
+async def session_bundle(memory: AsyncMemory, call: Call) -> Answer:
+    """The session's bundle (base64 of the zip), and what it holds."""
+    data, report = await memory.session_bundle(call.path["session_id"])
+    return 200, {"bundle": base64.b64encode(data).decode("ascii"), "report": report.to_dict()}
+
+
+async def import_bundle(memory: AsyncMemory, call: Call) -> Answer:
+    """Import a bundle (base64 of the zip) as a new session."""
+    try:
+        data = base64.b64decode(call.args["bundle"], validate=True)
+    except ValueError as exc:  # not base64 (binascii.Error), or not ASCII
+        raise ValidationError(f"bundle must be the base64 of a bundle file: {exc}") from None
+    return 201, (await memory.import_bundle(data)).to_dict()
 
 
 async def append_record(memory: AsyncMemory, call: Call) -> Answer:
@@ -127,6 +143,8 @@ ROUTES = (
     Route(api.GET_SESSION, get_session),
     Route(api.CHANGE_SESSION, change_session),
     Route(api.DELETE_SESSION, delete_session),
+    Route(api.SESSION_BUNDLE, session_bundle),
+    Route(api.IMPORT_BUNDLE, import_bundle),
     Route(api.APPEND_RECORD, append_record),
     Route(api.RECORDS, list_records),
     Route(api.SEARCH_RECORDS, search_records),

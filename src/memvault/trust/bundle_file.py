@@ -1,0 +1,199 @@
+"""The session bundle's file: one zip holding ``manifest.json``, ``entries.jsonl`` and
+``audit.jsonl``; the manifest names the format and its version, the memvault that wrote it, the
+embedding model of the exporting store, counts, and the SHA-256 and size of every other member.
+
+Reading trusts nothing in the file: a bundle is refused (:class:`BundleError`, nothing imported)
+unless it is a zip of exactly those members — no directories, links or other names (no path can
+escape anywhere, as nothing is extracted to disk) — within the size caps before and while they
+are read (a zip bomb stops at the cap, whatever sizes it declares), its manifest of a known
+format version, and every member's SHA-256 the manifest's. Writing goes to a temporary file
+beside the target, synced and linked into place: a crash leaves no half bundle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import stat
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import BundleError, ValidationError
+
+FORMAT = "memvault-session-bundle"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+ENTRIES = "entries.jsonl"
+AUDIT = "audit.jsonl"
+MEMBERS = (MANIFEST, ENTRIES, AUDIT)
+MAX_BUNDLE_BYTES = 256 * 1024 * 1024
+"""Largest bundle file read."""
+MAX_MEMBER_BYTES = 1024 * 1024 * 1024
+"""Most bytes one member may expand to (checked while it is read, not just as declared)."""
+MAX_MANIFEST_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class BundleFile:
+    """What a bundle holds, checked: its manifest and the records of its JSON-lines members."""
+
+    manifest: Mapping[str, Any]
+    entries: tuple[Mapping[str, Any], ...]
+    events: tuple[Mapping[str, Any], ...]
+    sha256: str
+    """Of the whole file: names the bundle in the audit log of an import."""
+
+
+def _jsonl(records: list[Mapping[str, Any]]) -> bytes:
+    lines = (json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in records)
+    return "".join(f"{line}\n" for line in lines).encode("utf-8", "surrogatepass")
+
+
+def bundle_bytes(
+    manifest: Mapping[str, Any],
+    entries: list[Mapping[str, Any]],
+    events: list[Mapping[str, Any]],
+) -> bytes:
+    """The zip of a bundle: ``manifest`` with the SHA-256 and size of each member added."""
+    members = {ENTRIES: _jsonl(entries), AUDIT: _jsonl(events)}
+    listed = {
+        name: {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+        for name, data in members.items()
+    }
+    whole = {**manifest, "members": listed}
+    members[MANIFEST] = json.dumps(whole, ensure_ascii=False, indent=2).encode()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in MEMBERS:
+            archive.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), members[name])
+    return out.getvalue()
+
+
+def write_new_file(path: str | Path, data: bytes) -> str:
+    """Write ``data`` to a new file at ``path`` — through a temporary file beside it, synced,
+    then linked into place, so a crash leaves no half file — never over an existing one. The
+    path written."""
+    target = Path(path).expanduser()
+    taken = ValidationError(f"{target} exists already: a bundle never overwrites a file")
+    if target.exists() or target.is_symlink():
+        raise taken
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise ValidationError(f"cannot write {target}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(handle, "wb") as raw:
+            raw.write(data)
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.link(temporary, target)  # fails if the target appeared meanwhile
+    except FileExistsError:
+        raise taken from None
+    except OSError as exc:
+        raise ValidationError(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+    return str(target)
+
+
+def read_file(path: str | Path) -> bytes:
+    """The bytes of the bundle file at ``path`` (a regular file within the size cap)."""
+    source = Path(path).expanduser()
+    try:
+        if source.is_symlink() or not source.is_file():
+            raise BundleError(f"{source} is not a regular file")
+        if source.stat().st_size > MAX_BUNDLE_BYTES:
+            raise BundleError(f"{source} is over {MAX_BUNDLE_BYTES:,} bytes")
+        return source.read_bytes()
+    except OSError as exc:
+        raise BundleError(f"cannot read {source}: {exc.strerror or exc}") from None
+
+
+def parse_bundle(data: bytes) -> BundleFile:
+    """A bundle's bytes, checked whole; BundleError otherwise."""
+    if len(data) > MAX_BUNDLE_BYTES:
+        raise BundleError(f"a bundle is at most {MAX_BUNDLE_BYTES:,} bytes")
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = _checked_members(archive.infolist())
+            contents = {name: _read(archive, info) for name, info in infos.items()}
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
+        raise BundleError(f"not a whole zip file (corrupt or truncated): {exc}") from None
+    except (RuntimeError, NotImplementedError) as exc:  # encrypted, unknown compression
+        raise BundleError(f"a member cannot be read: {exc}") from None
+    manifest = _manifest(contents[MANIFEST])
+    for name in (ENTRIES, AUDIT):
+        listed = manifest["members"].get(name)
+        digest = hashlib.sha256(contents[name]).hexdigest()
+        if not isinstance(listed, Mapping) or listed.get("sha256") != digest:
+            raise BundleError(f"{name} is not what the manifest says (tampered with or damaged)")
+    return BundleFile(
+        manifest,
+        _records(contents[ENTRIES], ENTRIES),
+        _records(contents[AUDIT], AUDIT),
+        hashlib.sha256(data).hexdigest(),
+    )
+
+
+def _checked_members(infos: list[zipfile.ZipInfo]) -> dict[str, zipfile.ZipInfo]:
+    names = [info.filename for info in infos]
+    if sorted(names) != sorted(MEMBERS):
+        strange = sorted(set(names) - set(MEMBERS))[:3] or "a member twice or missing"
+        raise BundleError(f"a bundle holds exactly {', '.join(MEMBERS)}; this one: {strange}")
+    for info in infos:
+        kind = stat.S_IFMT(info.external_attr >> 16)
+        if info.is_dir() or kind not in (0, stat.S_IFREG):
+            raise BundleError(f"{info.filename} is not a regular file (a link or a directory)")
+        if info.flag_bits & 0x1:
+            raise BundleError(f"{info.filename} is encrypted")
+        if info.file_size > MAX_MEMBER_BYTES:
+            raise BundleError(f"{info.filename} expands to over {MAX_MEMBER_BYTES:,} bytes")
+    return {info.filename: info for info in infos}
+
+
+def _read(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """A member's bytes, read in pieces and stopped at the cap (whatever size it declares)."""
+    cap = MAX_MANIFEST_BYTES if info.filename == MANIFEST else MAX_MEMBER_BYTES
+    out = bytearray()
+    with archive.open(info) as member:
+        while piece := member.read(1 << 20):
+            out += piece
+            if len(out) > cap:
+                raise BundleError(f"{info.filename} expands to over {cap:,} bytes (a zip bomb?)")
+    return bytes(out)
+
+
+def _manifest(data: bytes) -> dict[str, Any]:
+    try:
+        manifest = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise BundleError(f"the manifest is not JSON: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise BundleError("this is not a memvault session bundle (its manifest says otherwise)")
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise BundleError(
+            f"bundle format version {version!r:.20} is not the one this memvault reads "
+            f"({FORMAT_VERSION}); export it again with this version, or upgrade"
+        )
+    if not isinstance(manifest.get("members"), dict):
+        raise BundleError("the manifest lists no members")
+    return manifest
+
+
+def _records(data: bytes, name: str) -> tuple[Mapping[str, Any], ...]:
+    try:
+        lines = data.decode("utf-8").splitlines()
+        records = tuple(json.loads(line) for line in lines if line.strip())
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise BundleError(f"{name} is not JSON lines: {str(exc)[:80]}") from None
+    if not all(isinstance(r, dict) for r in records):
+        raise BundleError(f"{name} holds a line that is not a JSON object")
+    return records

@@ -1,0 +1,320 @@
+"""Session bundles: a session with everything it holds — the session, records, summaries,
+Session Memory, findings, and the ``object:*`` entries created in it, superseded and expired ones
+too — and their audit events, in one file (:mod:`memvault.trust.bundle_file`) that another
+store (or this one) imports as a new session.
+
+An import gives the session a fresh id and every entry a fresh id, and rewrites every reference
+to them: scopes, supersession links, promotions, compactions, provenance, metadata (a summary's
+records); a link to an entry outside the bundle is dropped (it names nothing here). The private
+flag travels with the session. Vectors do not travel: the importing store embeds with its own
+model. The whole import is one transaction: all of it, or nothing. The checks and the rewriting
+(:func:`rebuilt`) are pure; :class:`BundlePlans` reads, writes and stores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .. import validation as check
+from ..core import Plan, Planner, call, run, run_all
+from ..errors import BundleError, ValidationError
+from ..facilities.model import SESSION, SUMMARY
+from ..facilities.sessions import SessionPlans
+from ..ids import new_id
+from ..store.ops import AppendAuditOp, Filter, PutOp, StoredEmbeddingOp
+from ..types import CHANGES, AuditEvent, MemoryEntry, Scope, ScopeKind
+from .bundle_file import (
+    FORMAT,
+    FORMAT_VERSION,
+    BundleFile,
+    bundle_bytes,
+    parse_bundle,
+    read_file,
+    write_new_file,
+)
+
+UNINDEXED = frozenset({SESSION, SUMMARY})
+"""Categories the store keeps without chunks or vectors (found by filters only)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BundleReport:
+    """What an export wrote or an import stored: the session (the new one, on import), how
+    many entries per kind and audit events, and the bundle's SHA-256 (never content)."""
+
+    session_id: str
+    counts: Mapping[str, int] = field(default_factory=dict)
+    events: int = 0
+    sha256: str = ""
+    path: str | None = None
+    source_session_id: str | None = None
+    """On import: the session's id in the store it was exported from."""
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "counts": dict(self.counts),
+            "total": self.total,
+            "events": self.events,
+            "sha256": self.sha256,
+            "path": self.path,
+            "source_session_id": self.source_session_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BundleReport:
+        return cls(
+            data["session_id"],
+            dict(data["counts"]),
+            data["events"],
+            data["sha256"],
+            data.get("path"),
+            data.get("source_session_id"),
+        )
+
+
+def _kind(entry: MemoryEntry) -> str:
+    return entry.category or "uncategorised"
+
+
+def _counts(entries: Sequence[MemoryEntry]) -> dict[str, int]:
+    return dict(sorted(Counter(_kind(e) for e in entries).items()))
+
+
+# -- import: checking and rewriting (pure) ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Rebuilt:
+    """A bundle made ready to store: its entries and events under fresh ids."""
+
+    session_id: str
+    source_session_id: str
+    entries: tuple[MemoryEntry, ...]
+    events: tuple[AuditEvent, ...]
+
+
+def _entry(index: int, raw: Mapping[str, Any], settings: Any) -> MemoryEntry:
+    try:
+        entry = MemoryEntry.from_dict(raw)
+        check.entry_id(entry.id)
+        check.content(entry.content, settings)
+        check.tags(entry.tags, settings)
+        check.category(entry.category)
+        check.metadata(entry.metadata, settings)
+        for name in ("created_at", "updated_at", "valid_from"):
+            check.aware(name, getattr(entry, name))
+        if entry.context is not None:
+            check.context(entry.context, settings)
+    except KeyError as exc:
+        raise BundleError(f"entry {index} of the bundle lacks the field {exc}") from None
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise BundleError(f"entry {index} of the bundle is not a memvault entry: {exc}") from None
+    return entry
+
+
+def _session_of(entries: Sequence[MemoryEntry]) -> str:
+    sessions = [e for e in entries if e.category == SESSION and e.scope.kind is ScopeKind.SESSION]
+    if len(sessions) != 1:
+        raise BundleError(f"a bundle holds one session; this one holds {len(sessions)}")
+    return sessions[0].scope.id
+
+
+def _belongs(entry: MemoryEntry, session_id: str) -> bool:
+    if entry.scope == Scope.session(session_id):
+        return True
+    made_here = entry.provenance.created_in_session_id == session_id
+    return entry.scope.kind is ScopeKind.OBJECT and made_here
+
+
+def _renamed(value: Any, names: Mapping[str, str]) -> Any:
+    """``value`` with every string that is an old id (an entry's, the session's) renamed."""
+    if isinstance(value, str):
+        return names.get(value, value)
+    if isinstance(value, Mapping):
+        return {key: _renamed(item, names) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_renamed(item, names) for item in value]
+    return value
+
+
+def _moved(
+    entry: MemoryEntry, ids: Mapping[str, str], names: Mapping[str, str], new: str
+) -> MemoryEntry:
+    old_session = entry.scope.id if entry.scope.kind is ScopeKind.SESSION else None
+    scope = Scope.session(new) if old_session is not None else entry.scope
+    provenance = entry.provenance
+    if provenance.created_in_session_id is not None:
+        renamed = names.get(provenance.created_in_session_id, provenance.created_in_session_id)
+        provenance = replace(provenance, created_in_session_id=renamed)
+    return replace(
+        entry,
+        id=ids[entry.id],
+        scope=scope,
+        promoted_from_id=ids.get(entry.promoted_from_id or ""),
+        compacted_from_ids=tuple(ids[i] for i in entry.compacted_from_ids if i in ids),
+        superseded_by=ids.get(entry.superseded_by or ""),
+        supersedes=tuple(ids[i] for i in entry.supersedes if i in ids),
+        metadata=_renamed(dict(entry.metadata), names),
+        provenance=provenance,
+        duplicate=False,
+    )
+
+
+def rebuilt(
+    bundle: BundleFile,
+    settings: Any,
+    tenant: str,
+    fresh_id: Callable[[], str],
+    fresh_session: str,
+) -> Rebuilt:
+    """The bundle's entries and events checked and moved to fresh ids (``fresh_id()`` for each
+    entry, ``fresh_session`` for the session) in ``tenant``; BundleError if it is not a whole,
+    consistent session."""
+    entries = [_entry(i, raw, settings) for i, raw in enumerate(bundle.entries)]
+    if len({e.id for e in entries}) != len(entries):
+        raise BundleError("the bundle holds an entry id twice")
+    old_session = _session_of(entries)
+    strays = [e.id for e in entries if not _belongs(e, old_session)]
+    if strays:
+        raise BundleError(f"entry {strays[0]} is not of the bundle's session")
+    counts = bundle.manifest.get("counts")
+    if counts != _counts(entries):
+        raise BundleError("the bundle's entries are not those its manifest counts")
+    ids = {e.id: fresh_id() for e in entries}
+    names = {**ids, old_session: fresh_session}
+    moved = tuple(_moved(e, ids, names, fresh_session) for e in entries)
+    scopes = {str(Scope.session(old_session)): str(Scope.session(fresh_session))}
+    return Rebuilt(fresh_session, old_session, moved, _events(bundle, ids, scopes, tenant))
+
+
+def _events(
+    bundle: BundleFile, ids: Mapping[str, str], scopes: Mapping[str, str], tenant: str
+) -> tuple[AuditEvent, ...]:
+    """The bundle's audit events of its entries, under their new ids and scopes, in
+    ``tenant``; each says which bundle it came from."""
+    found = []
+    for index, raw in enumerate(bundle.events):
+        try:
+            event = AuditEvent.from_dict({**raw, "tenant": tenant})
+            check.aware("at", event.at)
+            check.actor(event.actor)
+            check.actor(event.operation)
+            if event.change not in CHANGES or not isinstance(event.scope, str | None):
+                raise ValueError("unknown change, or a scope that is not text")
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise BundleError(f"audit event {index} of the bundle is not one: {exc}") from None
+        if event.entry_id is None or event.entry_id not in ids:
+            raise BundleError(f"audit event {index} is not of an entry of the bundle")
+        scope = None if event.scope is None else scopes.get(event.scope, event.scope)
+        note = f"from bundle {bundle.sha256[:16]}"
+        moved = replace(event, entry_id=ids[event.entry_id], scope=scope, note=note, seq=0)
+        found.append(moved)
+    return tuple(found)
+
+
+# -- the plans -----------------------------------------------------------------------------------
+
+
+class BundlePlans:
+    """Session bundles as plans on the store planner and the sessions planner."""
+
+    def __init__(self, store: Planner, sessions: SessionPlans) -> None:
+        self.store = store
+        self.sessions = sessions
+
+    def export_session(self, session_id: str, path: str | Path) -> Plan[BundleReport]:
+        """Write the session — with its records, summaries, Session Memory, findings, the
+        object entries created in it (superseded and expired ones too) and their audit
+        events — to a new bundle file at ``path`` (never over an existing file)."""
+        if not isinstance(path, str | Path) or not str(path):
+            raise ValidationError("path must name the bundle file to write")
+        data, report = yield from self.session_bundle(session_id)
+        written = yield from call(write_new_file, path, data, blocking=True)
+        return replace(report, path=written)
+
+    def session_bundle(self, session_id: str) -> Plan[tuple[bytes, BundleReport]]:
+        """The bundle of a session, as bytes (what :meth:`export_session` writes)."""
+        yield from self.sessions.session_entry(session_id)  # SessionNotFoundError
+        tenant = self.store.tenant
+        inside = yield from self.store.every(Filter(tenant, (Scope.session(session_id),)), "oldest")
+        made_here = Filter(
+            tenant,
+            None,
+            scope_kinds=(ScopeKind.OBJECT.value,),
+            provenance=(("created_in_session_id", session_id),),
+        )
+        objects = yield from self.store.every(made_here, "oldest")
+        entries = [*inside, *objects]
+        events = yield from self.store.events(e.id for e in entries)
+        model = yield from run(StoredEmbeddingOp())
+        from importlib import metadata  # slow to import: only when a bundle is made
+
+        manifest = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "memvault_version": metadata.version("memvault"),
+            "embedding_model": None if model is None else {"name": model[0], "dimension": model[1]},
+            "exported_at": self.store.now().isoformat(),
+            "session_id": session_id,
+            "counts": _counts(entries),
+            "events": len(events),
+        }
+        data = yield from call(
+            bundle_bytes,
+            manifest,
+            [e.to_dict() for e in entries],
+            [e.to_dict() | {"tenant": None} for e in events],
+            blocking=True,
+        )
+        digest = yield from call(_sha256, data, blocking=True)
+        return data, BundleReport(session_id, _counts(entries), len(events), digest)
+
+    def import_session(self, path: str | Path) -> Plan[BundleReport]:
+        """Import the bundle file at ``path`` as a new session (fresh ids, every reference
+        rewritten, the private flag kept), in one transaction; a bundle that is corrupt,
+        truncated, oversize, tampered with, of another format version or not a whole session
+        is refused (BundleError) and nothing is stored."""
+        if not isinstance(path, str | Path) or not str(path):
+            raise ValidationError("path must name the bundle file to read")
+        data = yield from call(read_file, path, blocking=True)
+        return (yield from self.import_bundle(data))
+
+    def import_bundle(self, data: bytes) -> Plan[BundleReport]:
+        """Import a bundle's bytes (what :meth:`import_session` reads) as a new session."""
+        if not isinstance(data, bytes | bytearray):
+            raise ValidationError("a bundle is bytes")
+        bundle = yield from call(parse_bundle, bytes(data), blocking=True)
+        now = self.store.now()
+        ready = rebuilt(
+            bundle,
+            self.store.settings,
+            self.store.tenant,
+            lambda: new_id(now),
+            f"s-{new_id(now).lower()}",
+        )
+        indexed = [e for e in ready.entries if e.category not in UNINDEXED]
+        chunks = yield from self.store.index(indexed)
+        chunked = dict(zip((e.id for e in indexed), chunks, strict=True))
+        puts = [PutOp(self.store.tenant, e, chunks=chunked.get(e.id, ())) for e in ready.entries]
+        yield from run_all([*puts, AppendAuditOp(ready.events)])
+        return BundleReport(
+            ready.session_id,
+            _counts(ready.entries),
+            len(ready.events),
+            bundle.sha256,
+            source_session_id=ready.source_session_id,
+        )
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
