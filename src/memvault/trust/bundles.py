@@ -14,7 +14,6 @@ model. The whole import is one transaction: all of it, or nothing. The checks an
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,6 +36,7 @@ from .bundle_file import (
     read_file,
     write_new_file,
 )
+from .erasure import counts_by_kind
 
 UNINDEXED = frozenset({SESSION, SUMMARY})
 """Categories the store keeps without chunks or vectors (found by filters only)."""
@@ -80,14 +80,6 @@ class BundleReport:
             data.get("path"),
             data.get("source_session_id"),
         )
-
-
-def _kind(entry: MemoryEntry) -> str:
-    return entry.category or "uncategorised"
-
-
-def _counts(entries: Sequence[MemoryEntry]) -> dict[str, int]:
-    return dict(sorted(Counter(_kind(e) for e in entries).items()))
 
 
 # -- import: checking and rewriting (pure) ------------------------------------------------------
@@ -188,7 +180,7 @@ def rebuilt(
     if strays:
         raise BundleError(f"entry {strays[0]} is not of the bundle's session")
     counts = bundle.manifest.get("counts")
-    if counts != _counts(entries):
+    if counts != counts_by_kind(entries):
         raise BundleError("the bundle's entries are not those its manifest counts")
     ids = {e.id: fresh_id() for e in entries}
     names = {**ids, old_session: fresh_session}
@@ -266,7 +258,7 @@ class BundlePlans:
             "embedding_model": None if model is None else {"name": model[0], "dimension": model[1]},
             "exported_at": self.store.now().isoformat(),
             "session_id": session_id,
-            "counts": _counts(entries),
+            "counts": counts_by_kind(entries),
             "events": len(events),
         }
         data = yield from call(
@@ -277,7 +269,7 @@ class BundlePlans:
             blocking=True,
         )
         digest = yield from call(_sha256, data, blocking=True)
-        return data, BundleReport(session_id, _counts(entries), len(events), digest)
+        return data, BundleReport(session_id, counts_by_kind(entries), len(events), digest)
 
     def import_session(self, path: str | Path) -> Plan[BundleReport]:
         """Import the bundle file at ``path`` as a new session (fresh ids, every reference
@@ -309,7 +301,7 @@ class BundlePlans:
         yield from run_all([*puts, AppendAuditOp(ready.events)])
         return BundleReport(
             ready.session_id,
-            _counts(ready.entries),
+            counts_by_kind(ready.entries),
             len(ready.events),
             bundle.sha256,
             source_session_id=ready.source_session_id,

@@ -186,8 +186,10 @@ Residue = Callable[[Sequence[str], Sequence[str]], "int | None"]
 """The store's scan for what should be gone (:meth:`memvault.store.Backend.residue`)."""
 
 
-def _kind(entry: MemoryEntry) -> str:
-    return entry.category or "uncategorised"
+def counts_by_kind(entries: Iterable[MemoryEntry]) -> dict[str, int]:
+    """How many ``entries`` of each kind (category; ``uncategorised``), sorted by kind: what
+    a receipt or a bundle says instead of what the entries hold."""
+    return dict(sorted(Counter(e.category or "uncategorised" for e in entries).items()))
 
 
 class ErasurePlans:
@@ -228,7 +230,7 @@ def _erase(store: Planner, subject: Subject) -> Plan[_Erasure]:
         str(subject),
         store.tenant,
         store.now(),
-        dict(sorted(Counter(_kind(e) for e in gone).items())),
+        counts_by_kind(gone),
         ids_digest(ids),
     )
     yield from store.remove(gone, also=[forget_audit(subject, gone, receipt)])
