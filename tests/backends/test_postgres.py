@@ -211,3 +211,17 @@ def test_postgres_refuses_to_update_an_event(clean_backend: Backend) -> None:
     with backend._pool.connection() as conn, pytest.raises(psycopg.Error, match="append-only"):
         conn.execute("UPDATE audit_log SET actor = 'someone else'")
     assert memory.audit().events[0].actor == "local"
+
+
+def test_sixteen_threads_writing_searching_and_erasing_lose_nothing(
+    clean_backend: Backend,
+) -> None:
+    from memvault.testing import HashEmbedder
+    from memvault.testing.reliability import crowd_threads, lost
+
+    memory = Memory(clean_backend, embedder=HashEmbedder())
+    workers = crowd_threads(memory, 16, 10)
+    assert [w.errors for w in workers] == [[]] * 16
+    assert all(w.erasures == 2 for w in workers)
+    assert lost(memory, workers) == []
+    assert memory.count("org:crowd") == 16 * 10
