@@ -1,0 +1,116 @@
+"""Bundles for tests: a session with everything in it, its bundle, and bundles broken or
+forged in every way an import must refuse."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import stat
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memvault import Memory
+from memvault.trust.bundle_file import MAX_MEMBER_BYTES
+
+
+def session_with_everything(memory: Memory) -> tuple[str, dict[str, Any]]:
+    """A private session with records, notes, a superseded fact, a finding and an object."""
+    session = memory.create_session("alice", title="trip planning", private=True)
+    memory.append_record(session.id, "user", "I want to visit Lisbon in May")
+    memory.append_record(session.id, "assistant", "Lisbon in May is lovely")
+    note = memory.add_session_memory(session.id, "Alice plans a trip to Lisbon")
+    newer = memory.supersede(note.id, "Alice plans a trip to Porto", reason="changed her mind")
+    memory.set_data_loaded(session.id)
+    finding = memory.add_finding(session.id, "Flights to Porto are cheapest on Tuesdays")
+    ticket = memory.write(
+        "Book the Porto hotel",
+        scope="object:ticket:T-1",
+        provenance={"created_in_session_id": session.id},
+    )
+    memory.write("Alice likes tea", scope="user:alice")  # not the session's
+    return session.id, {"note": note, "newer": newer, "finding": finding, "ticket": ticket}
+
+
+def bundle_of(source: Memory, tmp_path: Path) -> bytes:
+    session_id, _ = session_with_everything(source)
+    path = tmp_path / "good.zip"
+    source.export_session(session_id, path)
+    return path.read_bytes()
+
+
+def _members(data: bytes) -> dict[str, bytes]:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def _zipped(members: dict[str, bytes], link: str | None = None) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, data in members.items():
+            info = zipfile.ZipInfo(name)
+            if name == link:
+                info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            archive.writestr(info, data)
+    return out.getvalue()
+
+
+def _edited(data: bytes, name: str, edit: Callable[[bytes], bytes]) -> bytes:
+    members = _members(data)
+    members[name] = edit(members[name])
+    return _zipped(members)
+
+
+def _retitled(entries: bytes) -> bytes:
+    return entries.replace(b"trip planning", b"trip plannin!")
+
+
+def _resummed(data: bytes, edit: Callable[[bytes], bytes]) -> bytes:
+    """A consistent forgery: the entries edited and the manifest's hash made to match."""
+
+    members = _members(data)
+    members["entries.jsonl"] = edit(members["entries.jsonl"])
+    manifest = json.loads(members["manifest.json"])
+    manifest["members"]["entries.jsonl"]["sha256"] = hashlib.sha256(
+        members["entries.jsonl"]
+    ).hexdigest()
+    members["manifest.json"] = json.dumps(manifest).encode()
+    return _zipped(members)
+
+
+def bomb() -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("manifest.json", b"{}")
+        with archive.open("entries.jsonl", "w", force_zip64=True) as member:
+            block = b"\0" * (1 << 20)
+            for _ in range(MAX_MEMBER_BYTES // len(block) + 2):
+                member.write(block)
+        archive.writestr("audit.jsonl", b"")
+    return out.getvalue()
+
+
+BAD: dict[str, Callable[[bytes], bytes]] = {
+    "not a zip": lambda data: b"hello, I am not a zip file",
+    "truncated": lambda data: data[: len(data) // 2],
+    "empty": lambda data: b"",
+    "tampered": lambda data: _edited(data, "entries.jsonl", _retitled),
+    "wrong version": lambda data: _edited(
+        data, "manifest.json", lambda m: m.replace(b'"format_version": 1', b'"format_version": 9')
+    ),
+    "not a bundle": lambda data: _edited(
+        data, "manifest.json", lambda m: m.replace(b"memvault-session-bundle", b"other")
+    ),
+    "path traversal": lambda data: _zipped({**_members(data), "../../evil.txt": b"x"}),
+    "a member missing": lambda data: _zipped(
+        {k: v for k, v in _members(data).items() if k != "audit.jsonl"}
+    ),
+    "symlink": lambda data: _zipped(_members(data), link="audit.jsonl"),
+    "two sessions": lambda data: _resummed(
+        data, lambda e: e + e.splitlines(keepends=True)[0].replace(b'"id":"', b'"id":"x')
+    ),
+    "bad entry": lambda data: _resummed(data, lambda e: e + b'{"id": 1}\n'),
+    "counts differ": lambda data: _resummed(data, lambda e: b"".join(e.splitlines(True)[:-1])),
+}
