@@ -558,16 +558,20 @@ class Planner:
         return ReplaceOp(self.tenant, replace(entry, revision=entry.revision + 1), entry.revision)
 
     def events(self, entry_ids: Iterable[str]) -> Plan[builtins.list[AuditEvent]]:
-        """Every audit event of the entries ``entry_ids``, oldest first (page by page)."""
-        query = AuditQuery(self.tenant, entry_ids=tuple(sorted(set(entry_ids))))
+        """Every audit event of the entries ``entry_ids``, oldest first (read page by page,
+        :data:`PAGE` ids a query)."""
+        ids = sorted(set(entry_ids))
         found: builtins.list[AuditEvent] = []
-        after = None
-        while True:
-            page = yield from run(AuditOp(query, PAGE, order="oldest", after=after))
-            found += page
-            if len(page) < PAGE:
-                return found
-            after = page[-1].seq
+        for start in range(0, len(ids), PAGE):
+            query = AuditQuery(self.tenant, entry_ids=tuple(ids[start : start + PAGE]))
+            after = None
+            while True:
+                page = yield from run(AuditOp(query, PAGE, order="oldest", after=after))
+                found += page
+                if len(page) < PAGE:
+                    break
+                after = page[-1].seq
+        return sorted(found, key=lambda event: event.seq)
 
     def every(self, where: Filter, order: Order = "newest") -> Plan[builtins.list[MemoryEntry]]:
         """Every entry ``where`` selects, read page by page."""

@@ -12,6 +12,7 @@ import sqlean
 
 from memvault import ConflictError, Memory, NewEntry
 from memvault.config import Settings
+from memvault.memory import run_blocking
 from memvault.store import (
     AuditOp,
     AuditQuery,
@@ -82,3 +83,17 @@ def test_sqlite_refuses_to_update_an_event(tmp_path: Path) -> None:
         with pytest.raises(sqlean.IntegrityError, match="append-only"):
             backend._conn.execute("UPDATE audit_log SET actor = 'someone else'")
         assert memory.audit().events[0].actor == "local"
+
+
+def test_events_of_many_entries_are_read_in_pieces_and_in_order(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memvault.core
+
+    memory = Memory(backend, embedder=HashEmbedder())
+    entries = [memory.write(f"fact {n}", scope="user:a") for n in range(7)]
+    memory.update(entries[0].id, tags=["x"])
+    monkeypatch.setattr(memvault.core, "PAGE", 2)  # 2 ids a query, 2 events a page
+    found = run_blocking(memory.planners.store.events([e.id for e in entries]), backend)
+    assert len(found) == 8 and [e.seq for e in found] == sorted(e.seq for e in found)
+    assert {e.entry_id for e in found} == {e.id for e in entries}

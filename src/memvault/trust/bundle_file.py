@@ -93,7 +93,7 @@ def write_new_file(path: str | Path, data: bytes) -> str:
             raw.write(data)
             raw.flush()
             os.fsync(raw.fileno())
-        os.link(temporary, target)  # fails if the target appeared meanwhile
+        _place(temporary, target)
     except FileExistsError:
         raise taken from None
     except OSError as exc:
@@ -101,6 +101,19 @@ def write_new_file(path: str | Path, data: bytes) -> str:
     finally:
         Path(temporary).unlink(missing_ok=True)
     return str(target)
+
+
+def _place(temporary: str, target: Path) -> None:
+    """Give the written file its name: a hard link, which fails if the name was taken
+    meanwhile; where the file system has none, a rename after a last look."""
+    try:
+        os.link(temporary, target)
+    except FileExistsError:
+        raise
+    except OSError:  # no hard links here (some network and FAT file systems)
+        if target.exists():
+            raise FileExistsError(target) from None
+        os.rename(temporary, target)
 
 
 def read_file(path: str | Path) -> bytes:
