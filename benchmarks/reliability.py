@@ -1,7 +1,7 @@
 """The reliability proofs at full size: the figures of docs/reliability.md.
 
 Run by hand: ``python benchmarks/reliability.py [--runs 20] [--writes 10000] [--processes 8]
-[--threads 16] [--rounds 60] [--json OUT]``.
+[--threads 16] [--rounds 60] [--series entries,records,import,crowd] [--json OUT]``.
 
 1. Crashes: a child process writing ``--writes`` entries (then, in a second series, appending
    records to one session; then importing a bundle of 3,000 records) is SIGKILLed at a random
@@ -57,14 +57,16 @@ def _seconds_for(root: Path, writes: int) -> float:
         return (time.monotonic() - started) / 300 * writes
 
 
-def crashes(root: Path, runs: int, writes: int) -> list[dict[str, Any]]:
+def crashes(root: Path, runs: int, writes: int, series: list[str]) -> list[dict[str, Any]]:
     results = []
     longest = _seconds_for(root, writes)
-    for mode in ("entries", "records"):
+    for mode in [m for m in ("entries", "records") if m in series]:
         urls = [f"sqlite:///{root / f'{mode}-{n}.db'}" for n in range(runs)]
         made = kill_runs(urls.__getitem__, mode, runs, writes, longest_s=longest)
         results.append(_kills(mode, made))
         print(json.dumps(results[-1]), file=sys.stderr)
+    if "import" not in series:
+        return results
     bundle = root / "import.zip"
     with Memory(str(root / "source.db"), embedder=HashEmbedder()) as source:
         session = source.create_session("crash", title="import")
@@ -80,8 +82,8 @@ def crashes(root: Path, runs: int, writes: int) -> list[dict[str, Any]]:
         "import",
         runs,
         0,
-        import_s * 1.5,
-        str(bundle),
+        longest_s=import_s * 1.5,
+        argument=str(bundle),
     )
     outcome = _kills("import", made)
     whole = nothing = partial = 0
@@ -153,13 +155,16 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=8)
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=60)
+    parser.add_argument("--series", default="entries,records,import,crowd")
     parser.add_argument("--json", dest="json_out")
     args = parser.parse_args()
+    series = args.series.split(",")
     report: dict[str, Any] = {"machine": machine(), "load_before": load_average()}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        report["crashes"] = crashes(root, args.runs, args.writes)
-        report["concurrency"] = concurrency(root, args.processes, args.threads, args.rounds)
+        report["crashes"] = crashes(root, args.runs, args.writes, series)
+        if "crowd" in series:
+            report["concurrency"] = concurrency(root, args.processes, args.threads, args.rounds)
     report["load_after"] = load_average()
     print(json.dumps(report, indent=2))
     if args.json_out:
