@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from memvault import Memory
-from memvault.trust.bundle_file import MAX_MEMBER_BYTES
 
 
 def session_with_everything(memory: Memory) -> tuple[str, dict[str, Any]]:
@@ -80,16 +79,71 @@ def _resummed(data: bytes, edit: Callable[[bytes], bytes]) -> bytes:
     return _zipped(members)
 
 
-def bomb() -> bytes:
+def bomb(megabytes: int = 64) -> bytes:
+    """A small zip whose entries member expands to ``megabytes`` of nothing."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("manifest.json", b"{}")
         with archive.open("entries.jsonl", "w", force_zip64=True) as member:
             block = b"\0" * (1 << 20)
-            for _ in range(MAX_MEMBER_BYTES // len(block) + 2):
+            for _ in range(megabytes):
                 member.write(block)
         archive.writestr("audit.jsonl", b"")
     return out.getvalue()
+
+
+def forged(data: bytes, edit: Callable[[list[dict[str, Any]]], Any]) -> bytes:
+    """A forgery whose manifest agrees with it: ``edit`` changes the entries (a list of dicts,
+    in place), then the hash and the counts are made to match."""
+    members = _members(data)
+    entries = [json.loads(line) for line in members["entries.jsonl"].splitlines()]
+    edit(entries)
+    members["entries.jsonl"] = b"".join(json.dumps(e).encode() + b"\n" for e in entries)
+    manifest = json.loads(members["manifest.json"])
+    counts: dict[str, int] = {}
+    for e in entries:
+        kind = e.get("category") if isinstance(e, dict) else None
+        counts[str(kind or "uncategorised")] = counts.get(str(kind or "uncategorised"), 0) + 1
+    manifest["counts"] = dict(sorted(counts.items()))
+    manifest["members"]["entries.jsonl"]["sha256"] = hashlib.sha256(
+        members["entries.jsonl"]
+    ).hexdigest()
+    members["manifest.json"] = json.dumps(manifest).encode()
+    return _zipped(members)
+
+
+def _first(category: str, change: Callable[[dict[str, Any]], Any]) -> Callable[[Any], None]:
+    """An edit of the first entry of ``category``."""
+
+    def edit(entries: list[dict[str, Any]]) -> None:
+        change(next(e for e in entries if e["category"] == category))
+
+    return edit
+
+
+def _set(**fields: Any) -> Callable[[dict[str, Any]], None]:
+    return lambda entry: entry.update(fields)
+
+
+def _meta(**fields: Any) -> Callable[[dict[str, Any]], None]:
+    return lambda entry: entry["metadata"].update(fields)
+
+
+def _object_posing_as_session(entries: list[dict[str, Any]]) -> None:
+    ticket = next(e for e in entries if e["scope"].startswith("object:"))
+    ticket["category"] = "session"
+    ticket["metadata"] = {"user_id": "carol", "private": False}
+
+
+def _manifest_edit(change: Callable[[dict[str, Any]], Any]) -> Callable[[bytes], bytes]:
+    def edit(data: bytes) -> bytes:
+        members = _members(data)
+        manifest = json.loads(members["manifest.json"])
+        change(manifest)
+        members["manifest.json"] = json.dumps(manifest).encode()
+        return _zipped(members)
+
+    return edit
 
 
 BAD: dict[str, Callable[[bytes], bytes]] = {
@@ -113,4 +167,29 @@ BAD: dict[str, Callable[[bytes], bytes]] = {
     ),
     "bad entry": lambda data: _resummed(data, lambda e: e + b'{"id": 1}\n'),
     "counts differ": lambda data: _resummed(data, lambda e: b"".join(e.splitlines(True)[:-1])),
+    "expiry past year 9999": lambda data: forged(
+        data, _first("record", _set(expires_at="9999-12-31T23:59:59-14:00"))
+    ),
+    "naive time": lambda data: forged(data, _first("record", _set(created_at="2026-01-01T00:00"))),
+    "a list for an id": lambda data: forged(data, _first("record", _set(promoted_from_id=[1]))),
+    "huge revision": lambda data: forged(data, _first("record", _set(revision=10**30))),
+    "text revision": lambda data: forged(data, _first("record", _set(revision="abc"))),
+    "no metadata": lambda data: forged(data, _first("record", _set(metadata=None))),
+    "a reason that is an object": lambda data: forged(
+        data, _first("record", _set(superseded_reason={}))
+    ),
+    "tags as text": lambda data: forged(data, _first("record", _set(tags="abc"))),
+    "unknown field": lambda data: forged(data, _first("record", _set(colour="red"))),
+    "record without role": lambda data: forged(
+        data, _first("record", lambda e: e["metadata"].pop("role"))
+    ),
+    "session extra not an object": lambda data: forged(data, _first("session", _meta(extra=[1]))),
+    "session user id a number": lambda data: forged(data, _first("session", _meta(user_id=5))),
+    "an object posing as a session": lambda data: forged(data, _object_posing_as_session),
+    "manifest nested deep": lambda data: _edited(
+        data, "manifest.json", lambda m: b"[" * 100_000 + b"]" * 100_000
+    ),
+    "format version 1.0": _manifest_edit(lambda m: m.update(format_version=1.0)),
+    "events miscounted": _manifest_edit(lambda m: m.update(events=999)),
+    "another session named": _manifest_edit(lambda m: m.update(session_id="s-other")),
 }

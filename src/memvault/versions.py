@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from . import validation as check
-from .core import Plan, Planner, run, run_all
+from .core import Plan, Planner, merge_provenance, run, run_all
 from .errors import ConflictError, NotFoundError, ValidationError
 from .store import duplicates
 from .store.ops import ChunkRecord, Filter, GetOp, ReplaceOp
@@ -145,13 +145,14 @@ class VersionPlans:
     ) -> Plan[MemoryEntry]:
         """Replace current entries of one scope by a new entry stating the changed fact.
 
-        The new entry takes their scope and category (tags default to the first one's); the old
-        ones are kept, hidden from default reads, linked to it with ``reason``, in one
-        transaction. If ``content`` restates an old entry, nothing changes and that entry is
-        returned with ``duplicate=True``; if it restates another current entry of the scope and
-        category, the old ones are retired in favour of that one, returned with
-        ``duplicate=True``. An entry superseded already (by a concurrent caller too) raises
-        ConflictError naming its current version.
+        The new entry takes their scope and category (tags default to the first one's,
+        provenance to what the old ones' agree on: it is never stripped); the old ones are
+        kept, hidden from default reads, linked to it with ``reason``, in one transaction. If
+        ``content`` restates an old entry, nothing changes and that entry is returned with
+        ``duplicate=True``; if it restates another current entry of the scope and category,
+        the old ones are retired in favour of that one, returned with ``duplicate=True``. An
+        entry superseded already (by a concurrent caller too) raises ConflictError naming its
+        current version.
         """
         reason = reason_text(reason)
         olds = yield from self.current(entry_ids)
@@ -165,7 +166,7 @@ class VersionPlans:
             tags=olds[0].tags if tags is None else tags,
             category=olds[0].category,
             metadata=metadata,
-            provenance=provenance,
+            provenance=merge_provenance(olds) if provenance is None else provenance,
             created_at=created_at,
         )
         entry = self.store.new_entry(request, now)

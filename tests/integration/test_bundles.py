@@ -74,6 +74,17 @@ def test_a_session_travels_whole_with_fresh_ids(
     assert again.session_id not in {imported.session_id, session_id}
 
 
+def test_text_with_any_line_separator_travels(
+    source: Memory, target: Memory, tmp_path: Path
+) -> None:
+    session = source.create_session("alice")
+    odd = "one\u2028two\u2029three\x85four\rfive\r\nsix\x0bseven\x1cend"
+    source.append_record(session.id, "user", odd)
+    source.export_session(session.id, tmp_path / "odd.zip")
+    imported = target.import_session(tmp_path / "odd.zip")
+    assert [r.content for r in target.records(imported.session_id)] == [odd]
+
+
 def test_an_export_never_overwrites_and_names_a_session(source: Memory, tmp_path: Path) -> None:
     session_id, _ = session_with_everything(source)
     path = tmp_path / "b.zip"

@@ -356,5 +356,6 @@ def test_the_audit_log_names_the_key_and_the_agent_and_stays_in_the_tenant(
     for bad in ("", "x" * 65):
         status, body = planner("GET", "/v1/count", headers={"X-Memvault-Agent": bad})
         assert (status, body["error"]["type"]) == (400, "ValidationError"), bad
-    status, body = planner("GET", "/v1/audit?change=burnt")
-    assert (status, body["error"]["type"]) == (400, "ValidationError")
+    for query in ("change=burnt", "cursor=99999999999999999999", "since=2020-01-01T00:00:00"):
+        status, body = planner("GET", f"/v1/audit?{query}")
+        assert (status, body["error"]["type"]) == (400, "ValidationError"), query

@@ -18,7 +18,8 @@ from ..rest.codec import AGENT_HEADER, Caller, header_safe
 __all__ = ["AGENT_HEADER", "Key", "KeyRing", "actor_of", "agent_of"]
 
 MIN_KEY_CHARS = 16
-MAX_NAME_CHARS = 64
+MAX_NAME_CHARS = 63
+"""A key's name: with ``/`` and an agent's name (64) it is an actor (128)."""
 
 
 def _digest(key: str) -> bytes:
@@ -51,10 +52,12 @@ def _key_of(item: str) -> Key:
             f"the API key of tenant {tenant!r} holds a character an HTTP header cannot carry "
             "(a control character or non-ASCII)"
         )
-    if name and (len(name) > MAX_NAME_CHARS or not header_safe(name.replace(" ", "_"))):
+    if name and (
+        len(name) > MAX_NAME_CHARS or "/" in name or not header_safe(name.replace(" ", "_"))
+    ):
         raise ConfigError(
             f"the name of an API key of tenant {tenant!r} must be at most {MAX_NAME_CHARS} "
-            "printable ASCII characters"
+            "printable ASCII characters without '/' (which separates the agent a request names)"
         )
     digest = _digest(key)
     return Key(digest, tenant, name or f"key-{digest.hex()[:8]}")

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -108,8 +108,14 @@ class AuditConformance:
         assert memory.audit(limit=1, cursor=newest.next_cursor).events[0].entry_id == second.id
         with pytest.raises(ValidationError):
             memory.audit(change="burnt")
-        with pytest.raises(ValidationError):
-            memory.audit(cursor="not-a-cursor")
+        for bad in (
+            {"cursor": "not-a-cursor"},
+            {"cursor": "9" * 30},
+            {"since": datetime(2020, 1, 1)},  # no timezone
+            {"until": 5},
+        ):
+            with pytest.raises(ValidationError):
+                memory.audit(**bad)
 
     def test_other_tenants_see_none_of_it(self, memory: Any) -> None:
         memory.write("mine", scope="user:alice")

@@ -56,6 +56,15 @@ def _compacted(entries: Any) -> str:
 class VersionConformance:
     """A changed fact supersedes the old one: kept, linked, hidden, restorable."""
 
+    def test_a_successor_keeps_the_provenance_unless_given_one(self, memory: Any) -> None:
+        made = {"created_in_session_id": "s-1", "agent_id": "planner", "source": "tool"}
+        ticket = memory.write("Ship to Lisbon", scope="object:ticket:T-1", provenance=made)
+        moved = memory.supersede(ticket.id, "Ship to Porto", reason="changed")
+        assert moved.provenance == ticket.provenance  # never stripped
+        given = memory.supersede(moved.id, "Ship to Faro", provenance={"agent_id": "editor"})
+        assert given.provenance.agent_id == "editor"
+        assert given.provenance.created_in_session_id is None
+
     def test_supersede_keeps_links_and_hides_the_old_fact(
         self, memory: Any, clock: ManualClock
     ) -> None:

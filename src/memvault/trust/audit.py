@@ -17,7 +17,8 @@ from ..types import CHANGES, AuditPage, Scope
 def _cursor(cursor: str | None) -> int | None:
     if cursor is None:
         return None
-    if not isinstance(cursor, str) or not cursor.isascii() or not cursor.isdigit():
+    digits = isinstance(cursor, str) and cursor.isascii() and cursor.isdigit()
+    if not digits or len(cursor) > 19 or int(cursor) > check.LARGEST_INT:
         raise ValidationError(f"cursor must be one that an audit page returned, got {cursor!r:.40}")
     return int(cursor)
 
@@ -60,8 +61,8 @@ class AuditPlans:
             actor=_name("actor", actor),
             operation=_name("operation", operation),
             change=change,
-            since=since,
-            until=until,
+            since=None if since is None else check.aware("since", since),
+            until=None if until is None else check.aware("until", until),
         )
         op = AuditOp(
             query,

@@ -34,9 +34,16 @@ AUDIT = "audit.jsonl"
 MEMBERS = (MANIFEST, ENTRIES, AUDIT)
 MAX_BUNDLE_BYTES = 256 * 1024 * 1024
 """Largest bundle file read."""
-MAX_MEMBER_BYTES = 1024 * 1024 * 1024
+MAX_MEMBER_BYTES = 512 * 1024 * 1024
 """Most bytes one member may expand to (checked while it is read, not just as declared)."""
+MAX_RATIO = 64
+"""The members together expand to at most this many times the bundle's size (and 1 MB): text
+compresses a few times, a zip bomb a thousand."""
 MAX_MANIFEST_BYTES = 1024 * 1024
+MAX_ENTRIES = 200_000
+"""Most entries a bundle holds."""
+MAX_EVENTS = 2_000_000
+"""Most audit events a bundle holds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,10 +140,11 @@ def parse_bundle(data: bytes) -> BundleFile:
     """A bundle's bytes, checked whole; BundleError otherwise."""
     if len(data) > MAX_BUNDLE_BYTES:
         raise BundleError(f"a bundle is at most {MAX_BUNDLE_BYTES:,} bytes")
+    budget = [MAX_RATIO * len(data) + (1 << 20)]  # what all members may still expand to
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             infos = _checked_members(archive.infolist())
-            contents = {name: _read(archive, info) for name, info in infos.items()}
+            contents = {name: _read(archive, info, budget) for name, info in infos.items()}
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
         raise BundleError(f"not a whole zip file (corrupt or truncated): {exc}") from None
     except (RuntimeError, NotImplementedError) as exc:  # encrypted, unknown compression
@@ -149,8 +157,8 @@ def parse_bundle(data: bytes) -> BundleFile:
             raise BundleError(f"{name} is not what the manifest says (tampered with or damaged)")
     return BundleFile(
         manifest,
-        _records(contents[ENTRIES], ENTRIES),
-        _records(contents[AUDIT], AUDIT),
+        _records(contents[ENTRIES], ENTRIES, MAX_ENTRIES),
+        _records(contents[AUDIT], AUDIT, MAX_EVENTS),
         hashlib.sha256(data).hexdigest(),
     )
 
@@ -171,27 +179,32 @@ def _checked_members(infos: list[zipfile.ZipInfo]) -> dict[str, zipfile.ZipInfo]
     return {info.filename: info for info in infos}
 
 
-def _read(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
-    """A member's bytes, read in pieces and stopped at the cap (whatever size it declares)."""
+def _read(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: list[int]) -> bytes:
+    """A member's bytes, read in pieces and stopped at its cap or when all members together
+    pass the ``budget`` left (whatever sizes they declare)."""
     cap = MAX_MANIFEST_BYTES if info.filename == MANIFEST else MAX_MEMBER_BYTES
     out = bytearray()
     with archive.open(info) as member:
         while piece := member.read(1 << 20):
             out += piece
-            if len(out) > cap:
-                raise BundleError(f"{info.filename} expands to over {cap:,} bytes (a zip bomb?)")
+            budget[0] -= len(piece)
+            if len(out) > cap or budget[0] < 0:
+                raise BundleError(
+                    f"{info.filename} expands to over {min(cap, len(out)):,} bytes, more than "
+                    "a bundle of this size holds (a zip bomb?)"
+                )
     return bytes(out)
 
 
 def _manifest(data: bytes) -> dict[str, Any]:
     try:
         manifest = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise BundleError(f"the manifest is not JSON: {exc}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise BundleError(f"the manifest is not JSON: {str(exc)[:80]}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise BundleError("this is not a memvault session bundle (its manifest says otherwise)")
     version = manifest.get("format_version")
-    if version != FORMAT_VERSION:
+    if type(version) is not int or version != FORMAT_VERSION:
         raise BundleError(
             f"bundle format version {version!r:.20} is not the one this memvault reads "
             f"({FORMAT_VERSION}); export it again with this version, or upgrade"
@@ -201,12 +214,20 @@ def _manifest(data: bytes) -> dict[str, Any]:
     return manifest
 
 
-def _records(data: bytes, name: str) -> tuple[Mapping[str, Any], ...]:
-    try:
-        lines = data.decode("utf-8").splitlines()
-        records = tuple(json.loads(line) for line in lines if line.strip())
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise BundleError(f"{name} is not JSON lines: {str(exc)[:80]}") from None
-    if not all(isinstance(r, dict) for r in records):
-        raise BundleError(f"{name} holds a line that is not a JSON object")
-    return records
+def _records(data: bytes, name: str, most: int) -> tuple[Mapping[str, Any], ...]:
+    """The JSON objects of a JSON-lines member, one a line (lines end at ``\n`` only: text may
+    hold any other line separator), at most ``most`` of them."""
+    if data.count(b"\n") > most:
+        raise BundleError(f"{name} holds over {most:,} lines")
+    records = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise BundleError(f"{name} line {number} is not JSON: {str(exc)[:80]}") from None
+        if not isinstance(record, dict):
+            raise BundleError(f"{name} line {number} is not a JSON object")
+        records.append(record)
+    return tuple(records)

@@ -19,14 +19,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .. import validation as check
 from ..core import Plan, Planner, call, run, run_all
 from ..errors import BundleError, ValidationError
 from ..facilities.model import SESSION, SUMMARY
 from ..facilities.sessions import SessionPlans
 from ..ids import new_id
 from ..store.ops import AppendAuditOp, Filter, PutOp, StoredEmbeddingOp
-from ..types import CHANGES, AuditEvent, MemoryEntry, Scope, ScopeKind
+from ..types import AuditEvent, MemoryEntry, Scope, ScopeKind
 from .bundle_file import (
     FORMAT,
     FORMAT_VERSION,
@@ -37,6 +36,7 @@ from .bundle_file import (
     write_new_file,
 )
 from .erasure import counts_by_kind
+from .untrusted import check_owned, entry_of, event_of
 
 UNINDEXED = frozenset({SESSION, SUMMARY})
 """Categories the store keeps without chunks or vectors (found by filters only)."""
@@ -93,25 +93,6 @@ class Rebuilt:
     source_session_id: str
     entries: tuple[MemoryEntry, ...]
     events: tuple[AuditEvent, ...]
-
-
-def _entry(index: int, raw: Mapping[str, Any], settings: Any) -> MemoryEntry:
-    try:
-        entry = MemoryEntry.from_dict(raw)
-        check.entry_id(entry.id)
-        check.content(entry.content, settings)
-        check.tags(entry.tags, settings)
-        check.category(entry.category)
-        check.metadata(entry.metadata, settings)
-        for name in ("created_at", "updated_at", "valid_from"):
-            check.aware(name, getattr(entry, name))
-        if entry.context is not None:
-            check.context(entry.context, settings)
-    except KeyError as exc:
-        raise BundleError(f"entry {index} of the bundle lacks the field {exc}") from None
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise BundleError(f"entry {index} of the bundle is not a memvault entry: {exc}") from None
-    return entry
 
 
 def _session_of(entries: Sequence[MemoryEntry]) -> str:
@@ -172,45 +153,47 @@ def rebuilt(
     """The bundle's entries and events checked and moved to fresh ids (``fresh_id()`` for each
     entry, ``fresh_session`` for the session) in ``tenant``; BundleError if it is not a whole,
     consistent session."""
-    entries = [_entry(i, raw, settings) for i, raw in enumerate(bundle.entries)]
+    entries = [entry_of(i, raw, settings) for i, raw in enumerate(bundle.entries)]
     if len({e.id for e in entries}) != len(entries):
         raise BundleError("the bundle holds an entry id twice")
     old_session = _session_of(entries)
-    strays = [e.id for e in entries if not _belongs(e, old_session)]
-    if strays:
-        raise BundleError(f"entry {strays[0]} is not of the bundle's session")
-    counts = bundle.manifest.get("counts")
-    if counts != counts_by_kind(entries):
-        raise BundleError("the bundle's entries are not those its manifest counts")
+    for index, entry in enumerate(entries):
+        if not _belongs(entry, old_session):
+            raise BundleError(f"entry {index} of the bundle is not of the bundle's session")
+        check_owned(index, entry, Scope.session(old_session))
+    _check_manifest(bundle, entries, old_session)
     ids = {e.id: fresh_id() for e in entries}
     names = {**ids, old_session: fresh_session}
-    moved = tuple(_moved(e, ids, names, fresh_session) for e in entries)
-    scopes = {str(Scope.session(old_session)): str(Scope.session(fresh_session))}
-    return Rebuilt(fresh_session, old_session, moved, _events(bundle, ids, scopes, tenant))
+    moved = {e.id: _moved(e, ids, names, fresh_session) for e in entries}
+    events = _events(bundle, moved, tenant)
+    return Rebuilt(fresh_session, old_session, tuple(moved.values()), events)
+
+
+def _check_manifest(bundle: BundleFile, entries: Sequence[MemoryEntry], session_id: str) -> None:
+    """The manifest says what the members hold: the session, the counts, the events."""
+    manifest = bundle.manifest
+    if manifest.get("session_id") != session_id:
+        raise BundleError("the bundle's session is not the one its manifest names")
+    if manifest.get("counts") != counts_by_kind(entries):
+        raise BundleError("the bundle's entries are not those its manifest counts")
+    events = manifest.get("events")
+    if type(events) is not int or events != len(bundle.events):
+        raise BundleError("the bundle's audit events are not those its manifest counts")
 
 
 def _events(
-    bundle: BundleFile, ids: Mapping[str, str], scopes: Mapping[str, str], tenant: str
+    bundle: BundleFile, moved: Mapping[str, MemoryEntry], tenant: str
 ) -> tuple[AuditEvent, ...]:
-    """The bundle's audit events of its entries, under their new ids and scopes, in
-    ``tenant``; each says which bundle it came from."""
+    """The bundle's audit events of its entries, checked, under their entries' new ids and
+    scopes, in ``tenant``; each says which bundle it came from."""
     found = []
+    note = f"from bundle {bundle.sha256[:16]}"
     for index, raw in enumerate(bundle.events):
-        try:
-            event = AuditEvent.from_dict({**raw, "tenant": tenant})
-            check.aware("at", event.at)
-            check.actor(event.actor)
-            check.actor(event.operation)
-            if event.change not in CHANGES or not isinstance(event.scope, str | None):
-                raise ValueError("unknown change, or a scope that is not text")
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise BundleError(f"audit event {index} of the bundle is not one: {exc}") from None
-        if event.entry_id is None or event.entry_id not in ids:
-            raise BundleError(f"audit event {index} is not of an entry of the bundle")
-        scope = None if event.scope is None else scopes.get(event.scope, event.scope)
-        note = f"from bundle {bundle.sha256[:16]}"
-        moved = replace(event, entry_id=ids[event.entry_id], scope=scope, note=note, seq=0)
-        found.append(moved)
+        event = event_of(index, raw, tenant)
+        entry = moved.get(str(event.entry_id))
+        if entry is None:
+            raise BundleError(f"audit event {index} of the bundle is not of one of its entries")
+        found.append(replace(event, entry_id=entry.id, scope=str(entry.scope), note=note))
     return tuple(found)
 
 
