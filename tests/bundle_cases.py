@@ -129,6 +129,13 @@ def _meta(**fields: Any) -> Callable[[dict[str, Any]], None]:
     return lambda entry: entry["metadata"].update(fields)
 
 
+def _nested(levels: int) -> Any:
+    value: Any = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
 def _object_posing_as_session(entries: list[dict[str, Any]]) -> None:
     ticket = next(e for e in entries if e["scope"].startswith("object:"))
     ticket["category"] = "session"
@@ -188,6 +195,19 @@ BAD: dict[str, Callable[[bytes], bytes]] = {
     "an object posing as a session": lambda data: forged(data, _object_posing_as_session),
     "manifest nested deep": lambda data: _edited(
         data, "manifest.json", lambda m: b"[" * 100_000 + b"]" * 100_000
+    ),
+    "a lone surrogate in metadata": lambda data: forged(
+        data, _first("record", _meta(note="\ud800"))
+    ),
+    "metadata nested 900 deep": lambda data: forged(
+        data, _first("record", _meta(deep=_nested(900)))
+    ),
+    "a 100-bit integer in metadata": lambda data: forged(data, _first("record", _meta(big=2**100))),
+    "a finding id of another shape": lambda data: forged(
+        data, _first("finding", _meta(finding_id="f-today-x"))
+    ),
+    "a naive extraction cursor": lambda data: forged(
+        data, _first("session", _meta(learned_through={"at": "2026-01-01T00:00", "id": "x"}))
     ),
     "format version 1.0": _manifest_edit(lambda m: m.update(format_version=1.0)),
     "events miscounted": _manifest_edit(lambda m: m.update(events=999)),

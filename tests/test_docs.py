@@ -98,3 +98,14 @@ def test_trust_examples_print_what_they_say(
     exec(compile(block[1], f"docs/trust.md {heading}", "exec"), {})
     said = [line.strip()[2:] for line in block[1].splitlines() if line.strip().startswith("# ")]
     assert capsys.readouterr().out.splitlines() == said
+
+
+def test_learning_page_example_runs(
+    isolated_environment: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (README.parent / "docs" / "learning.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n(.*?)```", text, re.S)
+    assert block, "docs/learning.md has no python example"
+    exec(compile(block[1], "docs/learning.md example", "exec"), {})
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == "The user lives in Paris. replaces The user lives in Berlin."

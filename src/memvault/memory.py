@@ -146,7 +146,7 @@ class _Base:
                 "api_key, timeout and retries apply to a memvault server's URL (http://…) only"
             )
         settings = settings if settings is not None else Settings.from_env()
-        self._actor = check.actor(actor if actor is not None else settings.actor)
+        self._actor = check.actor(actor if actor is not None else settings.actor, most=128)
         self._chat, self._owns_chat = llm, False
         self._learner, self._owns_learner = Learner(), True
         self._owns_backend = False

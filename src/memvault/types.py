@@ -420,8 +420,8 @@ class WriteReport:
         return cls(tuple(ItemResult.from_dict(item) for item in data["items"]))
 
 
-Change = Literal["created", "changed", "deleted", "erased", "imported"]
-CHANGES: tuple[Change, ...] = ("created", "changed", "deleted", "erased", "imported")
+Change = Literal["created", "changed", "deleted", "erased"]
+CHANGES: tuple[Change, ...] = ("created", "changed", "deleted", "erased")
 
 
 @dataclass(frozen=True, slots=True)

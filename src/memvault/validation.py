@@ -312,11 +312,15 @@ def tenant(value: object) -> str:
     return value
 
 
-def actor(value: object) -> str:
-    """An actor's name (who the audit log says acted): 1-128 printable characters."""
-    if not isinstance(value, str) or not value.strip() or len(value) > _MAX_ID_CHARS:
+MAX_ACTOR_CHARS = 200
+"""An actor's name: room for a server's own (128), ``/`` and a request's agent (64)."""
+
+
+def actor(value: object, most: int = MAX_ACTOR_CHARS) -> str:
+    """An actor's name (who the audit log says acted): 1 to ``most`` printable characters."""
+    if not isinstance(value, str) or not value.strip() or len(value) > most:
         raise ValidationError(
-            f"actor must be a non-empty string of at most {_MAX_ID_CHARS}, got {shown(value)}"
+            f"actor must be a non-empty string of at most {most}, got {shown(value)}"
         )
     if _has_control(value) or not encodable(value):
         raise ValidationError("actor must not contain control characters or lone surrogates")

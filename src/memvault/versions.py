@@ -25,6 +25,18 @@ from .store import duplicates
 from .store.ops import ChunkRecord, Filter, GetOp, ReplaceOp
 from .types import AuditEvent, MemoryEntry, NewEntry, Provenance, Scope
 
+
+def _lineage(olds: Sequence[MemoryEntry]) -> Provenance:
+    """What a successor inherits of its predecessors' provenance when given none: where they
+    came from (the session they were made in; a tool's output stays a tool's), not who vouched
+    for them (source, agent, confidence belong to what the caller says now)."""
+    merged = merge_provenance(olds)
+    return Provenance(
+        created_in_session_id=merged.created_in_session_id,
+        tool_originated=merged.tool_originated,
+    )
+
+
 MAX_CHAIN = 1000
 """Most entries :meth:`VersionPlans.history` follows."""
 MAX_REASON_CHARS = 500
@@ -145,8 +157,9 @@ class VersionPlans:
     ) -> Plan[MemoryEntry]:
         """Replace current entries of one scope by a new entry stating the changed fact.
 
-        The new entry takes their scope and category (tags default to the first one's,
-        provenance to what the old ones' agree on: it is never stripped); the old ones are
+        The new entry takes their scope and category (tags default to the first one's; its
+        provenance keeps the old ones' lineage — the session they were made in, whether a tool
+        made them — never who vouched for them); the old ones are
         kept, hidden from default reads, linked to it with ``reason``, in one transaction. If
         ``content`` restates an old entry, nothing changes and that entry is returned with
         ``duplicate=True``; if it restates another current entry of the scope and category,
@@ -166,7 +179,7 @@ class VersionPlans:
             tags=olds[0].tags if tags is None else tags,
             category=olds[0].category,
             metadata=metadata,
-            provenance=merge_provenance(olds) if provenance is None else provenance,
+            provenance=_lineage(olds) if provenance is None else provenance,
             created_at=created_at,
         )
         entry = self.store.new_entry(request, now)

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from memvault import BundleError, Memory, NotFoundError, ValidationError
+from memvault import AuditEvent, BundleError, Memory, NotFoundError, ValidationError
 from memvault.testing import HashEmbedder, ManualClock
+from memvault.trust.bundles import since_created
+from memvault.types import Change
 
 from ..bundle_cases import BAD, bomb, bundle_of, session_with_everything
 
@@ -127,3 +130,20 @@ def test_a_linked_bundle_file_is_refused(source: Memory, target: Memory, tmp_pat
         target.import_session(link)
     with pytest.raises(BundleError, match="regular file"):
         target.import_session(tmp_path / "missing.zip")
+
+
+def test_an_export_carries_each_entry_as_it_now_is() -> None:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def event(seq: int, entry: str, change: Change) -> AuditEvent:
+        return AuditEvent("t", at, "a", "op", change, entry, "session:s", seq=seq)
+
+    events = [
+        event(1, "lg_1", "created"),
+        event(2, "lg_1", "deleted"),  # a LangGraph item put, deleted and put again
+        event(3, "e", "created"),
+        event(4, "lg_1", "created"),
+        event(5, "e", "changed"),
+        event(6, "e", "deleted"),  # deleted while the export read
+    ]
+    assert [e.seq for e in since_created(events)] == [3, 4, 5]

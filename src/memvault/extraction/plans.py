@@ -18,6 +18,7 @@ from ..core import Invoke, Plan, Planner, backoff, call, run, run_all
 from ..errors import ConfigError, ConflictError, ValidationError
 from ..facilities.model import (
     GLOBAL_MEMORY,
+    LEARNED_THROUGH,
     RECORD,
     SESSION_MEMORY,
     Record,
@@ -45,8 +46,7 @@ ATTEMPTS = 8
 REQUEST_OVERHEAD = 4096
 """Bytes of an LLM request that are not the messages (model, parameters, JSON framing)."""
 DEFAULT_REASON = "the user said something new about it"
-CURSOR = "learned_through"
-"""Session metadata: the last record an extraction read (``{"at": time, "id": record id}``)."""
+CURSOR = LEARNED_THROUGH
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,8 @@ from ..types import MemoryEntry
 
 SESSION, RECORD, SUMMARY, FINDING = "session", "record", "summary", "finding"
 """Categories only the facilities write; the generic store API refuses to write or change them."""
+LEARNED_THROUGH = "learned_through"
+"""Session metadata: the last record an extraction read (``{"at": time, "id": record id}``)."""
 SESSION_MEMORY = ("fact", "context")
 GLOBAL_MEMORY = ("preference", "decision", "identity")
 """Global Memory holds who the user is for good: preferences, decisions, and identity facts

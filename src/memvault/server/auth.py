@@ -35,9 +35,9 @@ class Key:
     name: str
 
 
-def _key_of(item: str) -> Key:
-    """``tenant:key`` or ``tenant:key name`` → a Key (named ``key-<first 8 hex of its
-    SHA-256>`` when no name is given: it tells keys apart, and nothing of the key)."""
+def _key_of(item: str, position: int) -> Key:
+    """``tenant:key`` or ``tenant:key name`` → a Key (named ``key-<position>`` in the setting
+    when no name is given: it tells keys apart, and nothing of the key)."""
     tenant, sep, rest = item.partition(":")
     key, _, name = rest.strip().partition(" ")
     tenant, name = tenant.strip(), name.strip()
@@ -60,7 +60,7 @@ def _key_of(item: str) -> Key:
             "printable ASCII characters without '/' (which separates the agent a request names)"
         )
     digest = _digest(key)
-    return Key(digest, tenant, name or f"key-{digest.hex()[:8]}")
+    return Key(digest, tenant, name or f"key-{position}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,8 @@ class KeyRing:
     def parse(cls, text: str) -> KeyRing:
         """Read ``tenant:key[ name][,tenant:key[ name]…]``; keys must be unique and at least
         16 printable ASCII characters (no spaces: what follows a space names the key)."""
-        keys = tuple(_key_of(item) for item in filter(None, (p.strip() for p in text.split(","))))
+        items = filter(None, (part.strip() for part in text.split(",")))
+        keys = tuple(_key_of(item, n) for n, item in enumerate(items, start=1))
         if len({key.digest for key in keys}) != len(keys):
             raise ConfigError("setting api_keys names the same key twice")
         if len({key.name for key in keys}) != len(keys):

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import os
 import stat
 import tempfile
 import zipfile
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ MAX_BUNDLE_BYTES = 256 * 1024 * 1024
 """Largest bundle file read."""
 MAX_MEMBER_BYTES = 512 * 1024 * 1024
 """Most bytes one member may expand to (checked while it is read, not just as declared)."""
-MAX_RATIO = 64
+MAX_RATIO = 32
 """The members together expand to at most this many times the bundle's size (and 1 MB): text
 compresses a few times, a zip bomb a thousand."""
 MAX_MANIFEST_BYTES = 1024 * 1024
@@ -44,17 +45,28 @@ MAX_ENTRIES = 200_000
 """Most entries a bundle holds."""
 MAX_EVENTS = 2_000_000
 """Most audit events a bundle holds."""
+MAX_LINE_BYTES = 2 * 1024 * 1024
+"""Longest line of a JSON-lines member: an entry at the settings' largest content and metadata
+fits many times over; lines are parsed (and checked) one at a time, so parsing costs what a
+line costs, not what the member does."""
 
 
 @dataclass(frozen=True, slots=True)
 class BundleFile:
-    """What a bundle holds, checked: its manifest and the records of its JSON-lines members."""
+    """What a bundle holds: its manifest, checked, and its JSON-lines members, read one record
+    at a time (each a BundleError if it is not a JSON object)."""
 
     manifest: Mapping[str, Any]
-    entries: tuple[Mapping[str, Any], ...]
-    events: tuple[Mapping[str, Any], ...]
+    entries_jsonl: bytes = field(repr=False)
+    events_jsonl: bytes = field(repr=False)
     sha256: str
     """Of the whole file: names the bundle in the audit log of an import."""
+
+    def entries(self) -> Iterator[Mapping[str, Any]]:
+        return _records(self.entries_jsonl, ENTRIES)
+
+    def events(self) -> Iterator[Mapping[str, Any]]:
+        return _records(self.events_jsonl, AUDIT)
 
 
 def _jsonl(records: list[Mapping[str, Any]]) -> bytes:
@@ -155,11 +167,11 @@ def parse_bundle(data: bytes) -> BundleFile:
         digest = hashlib.sha256(contents[name]).hexdigest()
         if not isinstance(listed, Mapping) or listed.get("sha256") != digest:
             raise BundleError(f"{name} is not what the manifest says (tampered with or damaged)")
+    for name, most in ((ENTRIES, MAX_ENTRIES), (AUDIT, MAX_EVENTS)):
+        if contents[name].count(b"\n") > most:
+            raise BundleError(f"{name} holds over {most:,} lines")
     return BundleFile(
-        manifest,
-        _records(contents[ENTRIES], ENTRIES, MAX_ENTRIES),
-        _records(contents[AUDIT], AUDIT, MAX_EVENTS),
-        hashlib.sha256(data).hexdigest(),
+        manifest, contents[ENTRIES], contents[AUDIT], hashlib.sha256(data).hexdigest()
     )
 
 
@@ -214,13 +226,18 @@ def _manifest(data: bytes) -> dict[str, Any]:
     return manifest
 
 
-def _records(data: bytes, name: str, most: int) -> tuple[Mapping[str, Any], ...]:
+def _records(data: bytes, name: str) -> Iterator[Mapping[str, Any]]:
     """The JSON objects of a JSON-lines member, one a line (lines end at ``\n`` only: text may
-    hold any other line separator), at most ``most`` of them."""
-    if data.count(b"\n") > most:
-        raise BundleError(f"{name} holds over {most:,} lines")
-    records = []
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    hold any other line separator), parsed as they are asked for."""
+    start = 0
+    for number in itertools.count(1):
+        if start >= len(data):
+            return
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        line, start = data[start:end], end + 1
+        if len(line) > MAX_LINE_BYTES:
+            raise BundleError(f"{name} line {number} is over {MAX_LINE_BYTES:,} bytes")
         if not line.strip():
             continue
         try:
@@ -229,5 +246,4 @@ def _records(data: bytes, name: str, most: int) -> tuple[Mapping[str, Any], ...]
             raise BundleError(f"{name} line {number} is not JSON: {str(exc)[:80]}") from None
         if not isinstance(record, dict):
             raise BundleError(f"{name} line {number} is not a JSON object")
-        records.append(record)
-    return tuple(records)
+        yield record

@@ -36,7 +36,7 @@ from .bundle_file import (
     write_new_file,
 )
 from .erasure import counts_by_kind
-from .untrusted import check_owned, entry_of, event_of
+from .untrusted import EVENT_CHANGES, check_owned, entry_of, event_of
 
 UNINDEXED = frozenset({SESSION, SUMMARY})
 """Categories the store keeps without chunks or vectors (found by filters only)."""
@@ -153,7 +153,7 @@ def rebuilt(
     """The bundle's entries and events checked and moved to fresh ids (``fresh_id()`` for each
     entry, ``fresh_session`` for the session) in ``tenant``; BundleError if it is not a whole,
     consistent session."""
-    entries = [entry_of(i, raw, settings) for i, raw in enumerate(bundle.entries)]
+    entries = [entry_of(i, raw, settings) for i, raw in enumerate(bundle.entries())]
     if len({e.id for e in entries}) != len(entries):
         raise BundleError("the bundle holds an entry id twice")
     old_session = _session_of(entries)
@@ -161,23 +161,39 @@ def rebuilt(
         if not _belongs(entry, old_session):
             raise BundleError(f"entry {index} of the bundle is not of the bundle's session")
         check_owned(index, entry, Scope.session(old_session))
-    _check_manifest(bundle, entries, old_session)
     ids = {e.id: fresh_id() for e in entries}
     names = {**ids, old_session: fresh_session}
     moved = {e.id: _moved(e, ids, names, fresh_session) for e in entries}
     events = _events(bundle, moved, tenant)
+    _check_manifest(bundle.manifest, entries, events, old_session)
     return Rebuilt(fresh_session, old_session, tuple(moved.values()), events)
 
 
-def _check_manifest(bundle: BundleFile, entries: Sequence[MemoryEntry], session_id: str) -> None:
+def since_created(events: Sequence[AuditEvent]) -> list[AuditEvent]:
+    """The events (in ``seq`` order) of each entry as it now is: from its latest creation on —
+    an id written again (a LangGraph item put, deleted and put) starts over — and only its
+    creation and changes (a deletion read while exporting is of an entry no longer there)."""
+    latest = {e.entry_id: n for n, e in enumerate(events) if e.change == "created"}
+    return [
+        e
+        for n, e in enumerate(events)
+        if e.change in EVENT_CHANGES and n >= latest.get(e.entry_id, 0)
+    ]
+
+
+def _check_manifest(
+    manifest: Mapping[str, Any],
+    entries: Sequence[MemoryEntry],
+    events: Sequence[AuditEvent],
+    session_id: str,
+) -> None:
     """The manifest says what the members hold: the session, the counts, the events."""
-    manifest = bundle.manifest
     if manifest.get("session_id") != session_id:
         raise BundleError("the bundle's session is not the one its manifest names")
     if manifest.get("counts") != counts_by_kind(entries):
         raise BundleError("the bundle's entries are not those its manifest counts")
-    events = manifest.get("events")
-    if type(events) is not int or events != len(bundle.events):
+    counted = manifest.get("events")
+    if type(counted) is not int or counted != len(events):
         raise BundleError("the bundle's audit events are not those its manifest counts")
 
 
@@ -188,7 +204,7 @@ def _events(
     scopes, in ``tenant``; each says which bundle it came from."""
     found = []
     note = f"from bundle {bundle.sha256[:16]}"
-    for index, raw in enumerate(bundle.events):
+    for index, raw in enumerate(bundle.events()):
         event = event_of(index, raw, tenant)
         entry = moved.get(str(event.entry_id))
         if entry is None:
@@ -230,7 +246,7 @@ class BundlePlans:
         )
         objects = yield from self.store.every(made_here, "oldest")
         entries = [*inside, *objects]
-        events = yield from self.store.events(e.id for e in entries)
+        events = since_created((yield from self.store.events(e.id for e in entries)))
         model = yield from run(StoredEmbeddingOp())
         from importlib import metadata  # slow to import: only when a bundle is made
 

@@ -10,6 +10,7 @@ else is a :class:`~memvault.errors.BundleError` naming the entry and the field.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from .. import validation as check
 from ..config import Settings
 from ..errors import BundleError, MemvaultError
-from ..facilities.model import FINDING, RECORD, ROLES, SESSION, SUMMARY
+from ..facilities.model import FINDING, LEARNED_THROUGH, RECORD, ROLES, SESSION, SUMMARY
 from ..types import AuditEvent, MemoryEntry, Provenance, Scope
 
 ENTRY_FIELDS = frozenset(
@@ -110,6 +111,7 @@ def _reason(value: Any) -> str | None:
 
 
 def _decoded(raw: Mapping[str, Any], settings: Settings) -> MemoryEntry:
+    check.arguments({"entry": raw})  # encodable text, 64-bit integers, nesting as the API's
     unknown = sorted(set(raw) - ENTRY_FIELDS)
     if unknown:
         raise _Refused(f"unknown fields {unknown[:3]}")
@@ -152,6 +154,23 @@ def _is_text(value: Any) -> bool:
     return isinstance(value, str)
 
 
+FINDING_ID = re.compile(r"f-\d{8}-\d{3,}-[0-9a-f]+")
+"""What :func:`memvault.facilities.model.finding_id` makes."""
+
+
+def _read_through(value: Any) -> bool:
+    """A session's extraction cursor: none, or ``{"at": aware time, "id": text}``."""
+    if value is None:
+        return True
+    if not isinstance(value, dict) or set(value) != {"at", "id"} or not _is_text(value["id"]):
+        return False
+    try:
+        _when(value["at"], "learned_through.at")
+    except (_Refused, MemvaultError):
+        return False
+    return True
+
+
 def _no_or_texts(value: Any) -> bool:
     return value is None or (isinstance(value, list) and all(map(_is_text, value)))
 
@@ -169,19 +188,20 @@ def _owned(entry: MemoryEntry, session_scope: Scope) -> None:
         _needs(m, "has_data", lambda v: v is None or isinstance(v, bool))
         _needs(m, "profile", lambda v: v is None or isinstance(v, str))
         _needs(m, "extra", lambda v: v is None or isinstance(v, dict))
+        _needs(m, LEARNED_THROUGH, _read_through)
     elif entry.category == RECORD:
         _needs(m, "role", lambda v: v in ROLES)
         _needs(m, "tool_name", lambda v: v is None or isinstance(v, str))
         _needs(m, "call_id", lambda v: v is None or isinstance(v, str))
         _needs(m, "object_ids", _no_or_texts)
     elif entry.category == SUMMARY:
-        for name in ("first_record_id", "last_record_id", "summarizer"):
+        for name in ("key", "first_record_id", "last_record_id", "summarizer"):
             _needs(m, name, _is_text)
     else:
-        _needs(m, "finding_id", _is_text)
+        _needs(m, "finding_id", lambda v: isinstance(v, str) and bool(FINDING_ID.fullmatch(v)))
 
 
-_BROKEN = (_Refused, MemvaultError, OverflowError, RecursionError)
+_BROKEN = (_Refused, MemvaultError, OverflowError, RecursionError, UnicodeError)
 
 
 def entry_of(index: int, raw: Any, settings: Settings) -> MemoryEntry:
