@@ -217,6 +217,17 @@ def aware(name: str, value: object) -> datetime:
         ) from None
 
 
+def iso_time(name: str, text: str) -> datetime:
+    """An ISO-8601 text with a timezone, as the datetime it names."""
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValidationError(f"{name}: {text!r} is not an ISO-8601 datetime") from None
+    if parsed.tzinfo is None:
+        raise ValidationError(f"{name}: {text!r} needs a timezone, e.g. 2026-01-31T12:00:00Z")
+    return parsed
+
+
 def expiry(
     expires_at: datetime | None, ttl: timedelta | float | None, now: datetime
 ) -> datetime | None:

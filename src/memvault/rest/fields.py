@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from .. import validation as check
 from ..errors import ValidationError, shown
 
 Convert = Callable[[str, Any], Any]
@@ -61,13 +62,7 @@ def timestamp(name: str, value: Any) -> datetime:
     """An ISO-8601 string with a timezone."""
     if not isinstance(value, str):
         raise ValidationError(f"{name} must be an ISO-8601 string, got {_kind(value)}")
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValidationError(f"{name}: {value!r} is not an ISO-8601 datetime") from None
-    if parsed.tzinfo is None:
-        raise ValidationError(f"{name}: {value!r} needs a timezone, e.g. 2026-01-31T12:00:00Z")
-    return parsed
+    return check.iso_time(name, value)
 
 
 def seconds(name: str, value: Any) -> timedelta:

@@ -66,11 +66,7 @@ def _when(value: Any, name: str, *, optional: bool = False) -> datetime | None:
         return None
     if not isinstance(value, str):
         raise _Refused(f"{name} must be an ISO-8601 time")
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise _Refused(f"{name} is not an ISO-8601 time") from None
-    return check.aware(name, parsed)
+    return check.aware(name, check.iso_time(name, value))
 
 
 def _id(value: Any, name: str, *, optional: bool = False) -> str | None:
