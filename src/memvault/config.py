@@ -106,17 +106,17 @@ class Settings:
     min_content_chars: int = field(
         default=0, metadata={"doc": "saliency: refuse shorter content (0 turns it off)", "min": 0}
     )
-    ann_min_chunks: int = field(
-        default=50_000,
+    coarse_min_chunks: int = field(
+        default=20_000,
         metadata={
-            "doc": "a scope with this many chunks uses the ANN index if usearch is "
-            "installed (0: always exact)",
+            "doc": "a scope index with this many chunks finds its nearest vectors by a coarse "
+            "pass rescored exactly (0: always one exact product)",
             "min": 0,
         },
     )
     ann_candidates: int = field(
         default=2_000,
-        metadata={"doc": "most chunks an index search returns for fusion (10 per hit asked)"},
+        metadata={"doc": "most candidates a search takes from each signal (10 per hit asked)"},
     )
     redis_url: str = field(
         default="", metadata={"doc": "Redis URL of a shared embedding cache (empty: none)"}

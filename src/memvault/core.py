@@ -1080,11 +1080,12 @@ class Planner:
         depth = min(self.settings.ann_candidates, max(spec.limit * 10, 100))
         op = SearchOp(
             where,
-            match=text.fts_match(terms),
             terms=tuple(terms),
             vector=vectors[0],
             with_vectors=spec.diversity is not None,
             depth=depth,
+            around=2 * len(spec.neighbours),
+            recent=depth if spec.recency_weight > 0 else 0,
         )
         candidates = yield from run(op)
         ranked = rank(candidates, spec, int(now.timestamp() * 1_000_000))

@@ -36,7 +36,7 @@ def test_data_survives_reopening(tmp_path: Path) -> None:
         entry = memory.write("durable", scope="user:a", tags=["t"])
     with Memory(url) as memory:
         assert memory.get(entry.id) == entry
-        assert memory.backend.schema_version() == 4  # type: ignore[attr-defined]
+        assert memory.backend.schema_version() == 5  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("store", ["~/memvault/m.db", "sqlite:///~/memvault/m.db"])
@@ -68,13 +68,13 @@ def test_pragmas(tmp_path: Path) -> None:
     backend.close()
 
 
-def test_fts_index_follows_writes_updates_and_deletes(tmp_path: Path) -> None:
+def test_search_index_follows_writes_updates_and_deletes(tmp_path: Path) -> None:
     memory = Memory(str(tmp_path / "m.db"))
-    conn = memory.backend._conn  # type: ignore[attr-defined]
+    other = Memory(str(tmp_path / "m.db"))  # another connection: its cached index goes stale
 
     def hits(term: str) -> int:
-        sql = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?"
-        return int(conn.execute(sql, (term,)).fetchone()[0])
+        found = other.search(term, "user:a", lexical_weight=1, dense_weight=0)
+        return sum(1 for hit in found if hit.components["lexical"] > 0)
 
     entry = memory.write("the zebra crossed", scope="user:a")
     assert hits("zebra") == 1
@@ -82,13 +82,16 @@ def test_fts_index_follows_writes_updates_and_deletes(tmp_path: Path) -> None:
     assert (hits("zebra"), hits("giraffe")) == (0, 1)
     memory.delete(entry.id)
     assert hits("giraffe") == 0
+    tables = memory.backend._conn.execute("SELECT name FROM sqlite_master")  # type: ignore[attr-defined]
+    assert "chunks_fts" not in {name for (name,) in tables}
     memory.close()
+    other.close()
 
 
 @pytest.mark.parametrize("how", ["delete", "delete_by_scope", "purge_expired"])
 def test_deleted_text_leaves_no_bytes_behind(tmp_path: Path, how: str) -> None:
     marker = "Xylophone-secret-4242"
-    token = "qzvbmkj"  # survives the Porter stemmer unchanged, as FTS5 stores it
+    token = "qzvbmkj"  # survives the Porter stemmer unchanged
     path = tmp_path / "m.db"
     memory = Memory(str(path), clock=None)
     memory.write_many([NewEntry(f"filler {n}", "user:keep") for n in range(50)])
@@ -248,7 +251,7 @@ def test_a_version_2_store_migrates_to_validity_intervals(tmp_path: Path) -> Non
         assert entry.valid_from == entry.created_at and entry.valid_to is None
         assert not entry.superseded and entry.supersedes == ()
         assert [e.id for e in memory.retrieve("user:a")] == ["E1"]
-        assert memory.backend.schema_version() == 4  # type: ignore[attr-defined]
+        assert memory.backend.schema_version() == 5  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("where", ["file", ":memory:"])

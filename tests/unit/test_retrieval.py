@@ -8,22 +8,37 @@ import pytest
 from memvault import ValidationError
 from memvault.retrieval import chunking, filters, scoring
 from memvault.retrieval.candidates import Candidates
-from memvault.retrieval.lexical import bm25
+from memvault.retrieval.lexical import LexicalIndex, bm25
 from memvault.retrieval.ranker import RankSpec, rank
-from memvault.retrieval.text import fts_match, query_terms
+from memvault.retrieval.text import query_terms, terms
 from memvault.store import duplicates
 
 
 def test_query_terms_drop_stopwords_but_never_everything() -> None:
-    assert query_terms("What did Caroline research?") == ["caroline", "research"]
-    assert query_terms("Who was it?") == ["who", "was", "it"]
+    assert query_terms("What did Caroline research?") == ["carolin", "research"]
+    assert query_terms("Who was it?") == ["who", "wa", "it"]
     assert query_terms("tea tea TEA") == ["tea"]
     assert query_terms("...") == []
 
 
-def test_fts_match_quotes_every_term() -> None:
-    assert fts_match(['say "hi"', "or"]) == '"say ""hi""" OR "or"'
-    assert fts_match([]) is None
+def test_terms_fold_case_and_diacritics_and_stem() -> None:
+    assert terms("Visited VISITS visiting") == ["visit", "visit", "visit"]
+    assert terms("Café naïve_résumé") == ["cafe", "naiv", "resum"]
+    assert terms("R2-D2 über") == ["r2", "d2", "uber"]
+
+
+def test_lexical_index_scores_like_plain_bm25_over_the_shown_documents() -> None:
+    documents = ["Alice visited Lisbon", "Bob visits Berlin and visited Lisbon", "nothing", ""]
+    index = LexicalIndex.build(documents)
+    wanted = query_terms("who visited lisbon?")
+    plain = bm25([terms(d) for d in documents], wanted)
+    assert np.allclose(index.scores(wanted), plain)
+    shown = np.array([True, False, True, True])
+    alone = bm25([terms(d) for d in (documents[0], documents[2], documents[3])], wanted)
+    assert np.allclose(index.scores(wanted, shown)[shown], alone)
+    assert index.scores(wanted, shown)[1] == 0
+    assert not index.scores(["absent"]).any()
+    assert not LexicalIndex.build([]).scores(wanted).any()
 
 
 class TestChunking:
@@ -78,7 +93,7 @@ class TestScoring:
     def test_neighbour_smoothing_stays_inside_episodes(self) -> None:
         scores = np.array([0.0, 1.0, 0.0, 0.0])
         episode = np.array([0, 0, 0, 1])
-        smoothed = scoring.neighbour_smoothing(scores, episode, [0.5, 0.25])
+        smoothed = scoring.neighbour_smoothing(scores, np.arange(len(scores)), episode, [0.5, 0.25])
         assert smoothed.tolist() == [0.5, 1.0, 0.5, 0.0]
 
     def test_episode_boost_adds_the_best_of_the_episode(self) -> None:

@@ -117,6 +117,9 @@ class LocalEmbedder(Embedder):
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        # Idle threads sleep instead of spinning: a spinning pool slows the numpy work that
+        # follows each query's embedding (measured in docs/benchmarks.md, "Speed").
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return options
 
     def load(self) -> None:

@@ -703,7 +703,6 @@ class ItemPlans:
         depth = min(self.store.settings.ann_candidates, max(wanted * 10, 100))
         search = mv.SearchOp(
             where,
-            match=text.fts_match(terms),
             terms=tuple(terms),
             vector=vectors[0],
             depth=depth,

@@ -10,10 +10,16 @@ import numpy.typing as npt
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Candidates:
-    """Per-entry scores, entries in (created_at, id) order; a chunk's best score stands for it."""
+    """Per-entry scores of the entries that may rank, in (created_at, id) order; a chunk's best
+    score stands for its entry.
 
-    entry_ids: npt.NDArray[np.object_]
-    """Entry ids (str), one per candidate."""
+    A backend may leave out entries that cannot rank (neither among the best by BM25 nor by
+    cosine, nor next to one that is): ``position`` then tells where each candidate lies among
+    all the entries searched and ``timeline_us`` holds those entries' creation times, so that
+    turns next to each other and episodes keep their meaning.
+    """
+
+    entry_ids: npt.NDArray[np.str_]
     created_us: npt.NDArray[np.int64]
     lexical: npt.NDArray[np.float64]
     """BM25 relevance (higher is better); 0 where no term matched."""
@@ -22,3 +28,17 @@ class Candidates:
     has_vector: npt.NDArray[np.bool_]
     vectors: npt.NDArray[np.float32] | None = field(default=None)
     """The best chunk's vector per entry, when asked for."""
+    position: npt.NDArray[np.int64] | None = field(default=None)
+    """Place of each candidate among the entries searched (None: candidates are all of them)."""
+    timeline_us: npt.NDArray[np.int64] | None = field(default=None)
+    """Creation times of every entry searched, in order (None: ``created_us``)."""
+
+    @property
+    def places(self) -> npt.NDArray[np.int64]:
+        if self.position is None:
+            return np.arange(len(self.entry_ids), dtype=np.int64)
+        return self.position
+
+    @property
+    def timeline(self) -> npt.NDArray[np.int64]:
+        return self.created_us if self.timeline_us is None else self.timeline_us

@@ -88,20 +88,29 @@ def _fused(c: Candidates, spec: RankSpec, now_us: int) -> dict[str, np.ndarray]:
     return {"fused": fused, "recency": recency}
 
 
+def _best(scores: np.ndarray, count: int, min_score: float | None) -> np.ndarray:
+    """Indices of the ``count`` best scores, best first (ties: earlier index first)."""
+    if min_score is not None:
+        eligible = np.flatnonzero(scores >= min_score)
+    else:
+        eligible = np.arange(len(scores))
+    if len(eligible) > count * 4:
+        cut = -np.partition(-scores[eligible], count - 1)[count - 1]
+        eligible = eligible[scores[eligible] >= cut]
+    return eligible[np.argsort(-scores[eligible], kind="stable")][:count]
+
+
 def rank(c: Candidates, spec: RankSpec, now_us: int) -> list[Ranked]:
     """Choose up to ``spec.limit`` candidates, best first."""
     if not len(c.entry_ids):
         return []
     parts = _fused(c, spec, now_us)
     fused = parts["fused"]
-    episode = scoring.episodes(c.created_us, int(spec.episode_gap_s * 1e6))
-    final = scoring.neighbour_smoothing(fused, episode, spec.neighbours)
+    episode = scoring.episodes(c.timeline, int(spec.episode_gap_s * 1e6))[c.places]
+    final = scoring.neighbour_smoothing(fused, c.places, episode, spec.neighbours)
     final = final + (scoring.episode_boost(fused, episode, spec.episode_weight) - fused)
     pool = max(spec.limit * 5, 50) if spec.diversity is not None else spec.limit
-    ranked = np.argsort(-final, kind="stable")
-    if spec.min_score is not None:
-        ranked = ranked[final[ranked] >= spec.min_score]
-    order = [int(i) for i in ranked[:pool]]
+    order = [int(i) for i in _best(final, pool, spec.min_score)]
     if spec.diversity is not None and c.vectors is not None:
         order = scoring.mmr(order, final, c.vectors, spec.limit, spec.diversity)
     return [

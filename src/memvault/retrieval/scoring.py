@@ -60,18 +60,25 @@ def episodes(created_us: Ints, gap_us: int) -> Ints:
     return result
 
 
-def neighbour_smoothing(scores: Scores, episode: Ints, weights: Sequence[float]) -> Scores:
-    """Add weights[d-1] * the score of each entry d places away in the same episode.
+def neighbour_smoothing(
+    scores: Scores, position: Ints, episode: Ints, weights: Sequence[float]
+) -> Scores:
+    """Add weights[d-1] * the score of the entry d places away in the same episode, for the
+    entries at those places (``position``, ascending).
 
     In a conversation the answer often sits next to the turn that matches the question.
     """
     result = scores.copy()
+    if not len(scores):
+        return result
     for distance, weight in enumerate(weights, start=1):
-        if distance >= len(scores) or weight == 0:
+        if weight == 0:
             continue
-        same = episode[distance:] == episode[:-distance]
-        result[distance:] += weight * scores[:-distance] * same
-        result[:-distance] += weight * scores[distance:] * same
+        for step in (distance, -distance):
+            target = position + step
+            near = np.minimum(np.searchsorted(position, target), len(position) - 1)
+            found = (position[near] == target) & (episode[near] == episode)
+            result[found] += weight * scores[near[found]]
     return result
 
 

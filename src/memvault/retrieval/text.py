@@ -1,10 +1,23 @@
-"""Query text → lexical terms (pure). Terms are quoted for FTS5, so no input is ever syntax."""
+"""Text → lexical terms (pure): one analyzer for documents and queries, in every backend.
+
+A term is a run of letters and digits, case-folded, without diacritics, reduced to its stem by
+the Porter algorithm (PyStemmer): "visited" and "visits" are one term, as they were for SQLite's
+FTS5 ``porter unicode61 remove_diacritics`` tokenizer that this replaces. Queries also drop
+English stop words, unless they have nothing else.
+"""
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterable
+from functools import cache
+from typing import Any
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+ANALYZER = "porter-1"
+"""Names the analyzer; an index built by another one is rebuilt."""
 
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be been before being below
@@ -19,19 +32,42 @@ STOPWORDS = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens."""
+    """Lower-cased word tokens (no stemming)."""
     return [w.lower() for w in _WORD.findall(text)]
 
 
+@cache
+def _stemmer() -> Any:
+    import Stemmer
+
+    return Stemmer.Stemmer("porter")
+
+
+def _plain(token: str) -> str:
+    if token.isascii():
+        return token
+    decomposed = unicodedata.normalize("NFKD", token)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def tokens(text: str) -> list[str]:
+    """Folded tokens of a text: letters and digits, case-folded, without diacritics."""
+    return [_plain(t) for t in _TOKEN.findall(text.casefold())]
+
+
+def stems(raw: Iterable[str]) -> list[str]:
+    """The Porter stem of each folded token."""
+    result: list[str] = _stemmer().stemWords(list(raw))
+    return result
+
+
+def terms(text: str) -> list[str]:
+    """The terms of a document, in order (repeats kept)."""
+    return stems(tokens(text))
+
+
 def query_terms(query: str) -> list[str]:
-    """Distinct content words of a query; all its words if it has nothing but stop words."""
-    tokens = words(query)
-    content = [w for w in tokens if w not in STOPWORDS]
-    return list(dict.fromkeys(content or tokens))
-
-
-def fts_match(terms: list[str]) -> str | None:
-    """An FTS5 MATCH expression: any of the terms, each a quoted string (quotes doubled)."""
-    if not terms:
-        return None
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    """Distinct terms of a query's content words; of all its words if it has only stop words."""
+    folded = tokens(query)
+    content = [t for t in folded if t not in STOPWORDS]
+    return list(dict.fromkeys(stems(content or folded)))

@@ -138,7 +138,7 @@ def probe(op: PutOp) -> SearchOp | None:
     if op.duplicate_threshold <= 0 or len(op.chunks) != 1 or op.chunks[0].vector is None:
         return None
     where = Filter(op.tenant, (op.entry.scope,), live_at=op.entry.created_at, superseded="hide")
-    return SearchOp(where, match=None, terms=(), vector=op.chunks[0].vector)
+    return SearchOp(where, terms=(), vector=op.chunks[0].vector)
 
 
 class Reader(Protocol):

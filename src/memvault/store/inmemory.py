@@ -14,16 +14,14 @@ import numpy as np
 from ..config import Settings
 from ..errors import BackendError, ConflictError
 from ..retrieval.candidates import Candidates
-from ..retrieval.lexical import bm25
-from ..retrieval.text import words
 from ..types import AuditEvent, MemoryEntry
 from . import ops
 from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
 from .duplicates import stored_duplicate
 from .residue import found_in
+from .scope_index import ChunkTable, search
 from .timeconv import to_micros
-from .vector_cache import ChunkTable, Visibility, exact_cosine, score_table
 
 Key = tuple[str, str]
 Undo = list[Callable[[], None]]
@@ -238,20 +236,14 @@ class InMemoryBackend(Backend):
                     to_micros(row.entry.valid_from),
                     None if row.entry.valid_to is None else to_micros(row.entry.valid_to),
                     None if chunk.vector is None else chunk.vector.astype(np.float32).tobytes(),
+                    f"{row.entry.content[chunk.start : chunk.end]} {row.entry.context or ''}",
                 )
                 for row in rows
                 for key, chunk in row.chunks
             ),
             dimension,
         )
-        documents = [
-            words(row.entry.content[chunk.start : chunk.end] + " " + (row.entry.context or ""))
-            for row in rows
-            for _, chunk in row.chunks
-        ]
-        lexical = bm25(documents, op.terms)
-        dense = None if op.vector is None else exact_cosine(table, op.vector)
-        return score_table(table, lexical, dense, Visibility.of(op.filter), op.with_vectors)
+        return search(table, op)
 
     def op_stored_embedding(self, undo: Undo, op: ops.StoredEmbeddingOp) -> tuple[str, int] | None:
         return (self._info["model"], self._info["dimension"]) if "model" in self._info else None

@@ -218,20 +218,24 @@ class PurgeExpiredOp(Op[list[Removed]]):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class SearchOp(Op[Candidates]):
-    """Score every entry that passes the filter. Result: :class:`Candidates`.
+    """Score the entries that pass the filter. Result: :class:`Candidates`.
 
-    ``match`` is an FTS5 expression (``terms`` the same words, for engines without FTS5);
-    ``vector`` the unit-length query embedding.
+    ``terms`` are the query's terms (:func:`memvault.retrieval.text.query_terms`); ``vector``
+    the unit-length query embedding.
     """
 
     filter: Filter
     _: KW_ONLY
-    match: str | None
     terms: tuple[str, ...]
     vector: npt.NDArray[np.float32] | None
     with_vectors: bool = False
     depth: int = 200
-    """How many chunks an engine that cannot score everything fetches from each index."""
+    """How many of the best entries by each signal are candidates (an engine that cannot
+    score everything fetches as many chunks from each of its indexes)."""
+    around: int = 0
+    """Entries this many places before and after each of those are candidates too."""
+    recent: int = 0
+    """The newest entries that are candidates too (for a ranking that values recency)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,9 +22,9 @@ from ..retrieval.candidates import Candidates
 from . import migrations, ops
 from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
+from .scope_index import ChunkTable, Dense, Visibility, select
 from .sql import SQL, Dialect, where_sql
 from .sqlops import SqlOps
-from .vector_cache import ChunkTable, Visibility, score_table
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
@@ -257,11 +257,14 @@ class PostgresBackend(SqlOps, Backend):
             rids.update(r[0] for r in conn.execute(*vector_ids_sql(op, op.depth)))
         rows = conn.execute(*score_sql(op, sorted(rids))).fetchall() if rids else []
         dimension = 0 if op.vector is None else len(op.vector)
-        table = ChunkTable.from_rows(((*r[:6], parse_vector(r[8])) for r in rows), dimension)
+        table = ChunkTable.from_rows(((*r[:6], parse_vector(r[8]), None) for r in rows), dimension)
         lexical = np.array([float(r[6] or 0.0) for r in rows])
         dense = np.array([np.nan if r[7] is None else float(r[7]) for r in rows])
-        dense_or_none = dense if op.vector is not None else None
-        return score_table(table, lexical, dense_or_none, Visibility.of(op.filter), op.with_vectors)
+        shown = Visibility.of(op.filter).mask(table)
+        if op.vector is None:
+            return select(table, op, shown, lexical, None)
+        nearest = np.unique(table.chunk_entry[~np.isnan(dense)])
+        return select(table, op, shown, lexical, Dense(nearest, lambda chunks: dense[chunks]))
 
     def op_embedding_info(self, conn: Any, op: ops.EmbeddingInfoOp) -> tuple[str, int]:
         # Serialised with migrations: only one first opener records the model and builds the index.

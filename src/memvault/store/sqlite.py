@@ -1,9 +1,9 @@
-"""The embedded SQLite backend: WAL, FTS5 kept in sync by triggers, one transaction per batch.
+"""The embedded SQLite backend: WAL, one transaction per batch, a search index per scope.
 
 SQL is built by pure functions (``*_sql``); :class:`SQLiteBackend` only executes it. The driver
-is ``sqlean.py``, which bundles a recent SQLite on every platform (FTS5 ``secure-delete`` needs
-3.42+), so deleted text leaves neither the table, the full-text index nor, after a checkpoint,
-the write-ahead log.
+is ``sqlean.py``, which bundles a recent SQLite on every platform, so deleted text leaves
+neither the table nor, after a checkpoint, the write-ahead log. Searches read a scope's index
+(:mod:`memvault.store.scope_index`), rebuilt when the scope's last audit event has moved.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,21 +23,15 @@ import sqlean as sqlite3
 from ..config import Settings
 from ..errors import BackendError
 from ..retrieval.candidates import Candidates
-from . import ann, migrations, ops
+from . import migrations, ops
 from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
+from .index_cache import IndexCache, ScopeKey
 from .residue import found_in
+from .scope_index import ChunkTable, search
 from .sql import SQL, Dialect, where_sql
 from .sqlite_backup import restore_backup, write_backup
 from .sqlops import SqlOps
-from .vector_cache import (
-    CacheKey,
-    ChunkTable,
-    VectorCache,
-    Visibility,
-    exact_cosine,
-    score_table,
-)
 
 _DELETING = (
     ops.DeleteOp,
@@ -49,11 +42,11 @@ _DELETING = (
     ops.ForgetAuditOp,
 )
 _CHUNK_ROWS = (
-    "SELECT c.rowid, e.id, e.created_at, e.expires_at, e.valid_from, e.valid_to, c.vector "
+    "SELECT c.rowid, e.id, e.created_at, e.expires_at, e.valid_from, e.valid_to, c.vector, "
+    "substr(e.content, c.start + 1, c.stop - c.start) || ' ' || coalesce(e.context, '') "
     "FROM entries e JOIN chunks c ON c.entry_rowid = e.rowid WHERE {where} "
     "ORDER BY e.created_at, e.id, c.seq"
 )
-_LEXICAL = "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
 
 
 def json_sql(column: str, key: str, value: Any) -> SQL:
@@ -115,9 +108,8 @@ class SQLiteBackend(SqlOps, Backend):
             path = str(Path(path).expanduser())
         self.path = path
         self._lock = threading.RLock()
-        self._cache = VectorCache()
-        self._generation = 0
-        self._ann_min_chunks = settings.ann_min_chunks if ann.available() else 0
+        self._cache: IndexCache[ChunkTable] = IndexCache()
+        self._coarse_min_chunks = settings.coarse_min_chunks
         self._in_memory = path == ":memory:"
         lasting = not self._in_memory
         self.capabilities = Capabilities(persistent=lasting, multiprocess=lasting)
@@ -213,8 +205,6 @@ class SQLiteBackend(SqlOps, Backend):
                         conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
-                if writes:
-                    self._generation += 1
             except sqlite3.Error as exc:
                 raise BackendError(f"SQLite store {self.path!r}: {exc}") from exc
             if any(isinstance(op, _DELETING) for op in ops):
@@ -241,9 +231,8 @@ class SQLiteBackend(SqlOps, Backend):
         store of a schema this version knows); then brought to this version's schema."""
         with self._lock:
             restore_backup(Path(source).expanduser(), self._conn)
-            self._generation += 1
-            self._cache = VectorCache()
             self._migrate()
+            self.new_epoch(self._conn)
 
     def _every_row(self) -> bytes:
         tables = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -284,69 +273,49 @@ class SQLiteBackend(SqlOps, Backend):
             return
         if not fresh:
             conn.execute("DELETE FROM chunks WHERE entry_rowid = ?", (key,))
-        for chunk in chunks:
-            vector = None if chunk.vector is None else chunk.vector.astype(np.float32).tobytes()
-            (chunk_key,) = conn.execute(
-                "INSERT INTO chunks (entry_rowid, seq, start, stop, vector) "
-                "VALUES (?, ?, ?, ?, ?) RETURNING rowid",
-                (key, chunk.seq, chunk.start, chunk.end, vector),
-            ).fetchone()
-            conn.execute(
-                "INSERT INTO chunks_fts (rowid, text, context) VALUES (?, ?, ?)",
-                (chunk_key, entry.content[chunk.start : chunk.end], entry.context),
-            )
+        conn.executemany(
+            "INSERT INTO chunks (entry_rowid, seq, start, stop, vector) VALUES (?, ?, ?, ?, ?)",
+            [
+                (
+                    key,
+                    chunk.seq,
+                    chunk.start,
+                    chunk.end,
+                    None if chunk.vector is None else chunk.vector.astype(np.float32).tobytes(),
+                )
+                for chunk in chunks
+            ],
+        )
 
-    def _cache_key(self, where: ops.Filter, dimension: int) -> CacheKey | None:
-        scope = where.single_scope
-        return None if scope is None else (where.tenant, str(scope), dimension)
-
-    def _chunk_table(self, conn: Any, where: ops.Filter, dimension: int) -> ChunkTable:
-        key = self._cache_key(where, dimension)
-        if key is None:
-            clause, params = where_sql(replace(where, live_at=None), SQLITE)
-            rows = conn.execute(_CHUNK_ROWS.format(where=clause), params)
-            return ChunkTable.from_rows(rows, dimension)
-        version = (conn.execute("PRAGMA data_version").fetchone()[0], self._generation)
+    def _scope_table(self, conn: Any, key: ScopeKey) -> ChunkTable:
+        """The cached index of a scope, rebuilt when the scope has changed since."""
+        version = self.scope_version(conn, key.tenant, key.scope)
         table = self._cache.get(key, version)
         if table is None:
             rows = conn.execute(
-                _CHUNK_ROWS.format(where="e.tenant = ? AND e.scope = ?"),
-                (where.tenant, key[1]),
+                _CHUNK_ROWS.format(where="e.tenant = ? AND e.scope = ?"), (key.tenant, key.scope)
             )
-            table = ChunkTable.from_rows(rows, dimension)
-            self._cache.put(key, table)
+            table = ChunkTable.from_rows(rows, key.dimension)
+            table = table.with_coarse_pass(self._coarse_min_chunks)
+            self._cache.put(key, version, table)
         return table
 
     def op_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
         dimension = 0 if op.vector is None else len(op.vector)
-        table = self._chunk_table(conn, op.filter, dimension)
-        lexical = np.zeros(len(table.chunk_keys))
-        if op.match is not None and len(table.chunk_keys):
-            # Chunks outside the filtered table find no position and are dropped here.
-            hits = conn.execute(_LEXICAL, (op.match,)).fetchall()
-            if hits:
-                keys, scores = zip(*hits, strict=True)
-                positions = table.positions(np.array(keys, np.int64))
-                found = positions >= 0
-                lexical[positions[found]] = np.array(scores, np.float64)[found]
-        visible = Visibility.of(op.filter)
-        return score_table(table, lexical, self._dense(op, table), visible, op.with_vectors)
-
-    def _dense(self, op: ops.SearchOp, table: ChunkTable) -> Any:
-        """Chunk cosines: from the scope's ANN index when it is large enough, else exact."""
-        if op.vector is None:
-            return None
-        key = self._cache_key(op.filter, len(op.vector))
-        size = len(table.chunk_keys)
-        if key is not None and 0 < self._ann_min_chunks <= size:
-            index = self._cache.ann(key, table)
-            return index.cosine(op.vector, size, op.depth)
-        return exact_cosine(table, op.vector)
+        where = op.filter
+        scope = where.single_scope
+        if scope is not None:
+            table = self._scope_table(conn, ScopeKey(where.tenant, str(scope), dimension))
+            return search(table, op)
+        clause, params = where_sql(where.all_versions(), SQLITE)
+        rows = conn.execute(_CHUNK_ROWS.format(where=clause), params)
+        return search(ChunkTable.from_rows(rows, dimension), op)
 
     def op_embedding_info(self, conn: Any, op: ops.EmbeddingInfoOp) -> tuple[str, int]:
         stored = self.op_stored_embedding(conn, ops.StoredEmbeddingOp())
         if stored is not None and not op.replace:
             return stored
+        self.new_epoch(conn)
         conn.executemany(
             "INSERT OR REPLACE INTO store_info (key, value) VALUES (?, ?)",
             [("embedding_model", op.name), ("embedding_dimension", str(op.dimension))],
@@ -363,6 +332,7 @@ class SQLiteBackend(SqlOps, Backend):
         return [ops.ChunkText(key, text, context) for key, text, context in rows]
 
     def op_set_vectors(self, conn: Any, op: ops.SetVectorsOp) -> None:
+        self.new_epoch(conn)
         conn.executemany(
             "UPDATE chunks SET vector = ? WHERE rowid = ?",
             [(v.astype(np.float32).tobytes(), k) for k, v in zip(op.keys, op.vectors, strict=True)],

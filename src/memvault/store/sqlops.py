@@ -7,6 +7,7 @@ candidates, and how a scope is locked.
 
 from __future__ import annotations
 
+import secrets
 from typing import Any, ClassVar
 
 from ..errors import BackendError, ConflictError
@@ -138,7 +139,31 @@ class SqlOps:
         return [event_from_row(row) for row in conn.execute(*audit_sql(op, self.dialect))]
 
     def op_forget_audit(self, conn: Any, op: ops.ForgetAuditOp) -> int:
+        self.new_epoch(conn)
         return sum(conn.execute(*sql).rowcount for sql in forget_audit_sql(op, self.dialect))
+
+    # -- versions of the search indexes -------------------------------------------------------
+
+    def new_epoch(self, conn: Any) -> None:
+        """Make every scope's search index stale, for a change the audit log does not show
+        (vectors replaced, events forgotten, a backup restored)."""
+        mark = self.dialect.mark
+        conn.execute(
+            f"INSERT INTO store_info (key, value) VALUES ('index_epoch', {mark}) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (secrets.token_hex(8),),
+        )
+
+    def scope_version(self, conn: Any, tenant: str, scope: str) -> tuple[str, int]:
+        """What a scope's search index was built from: the store's epoch and the last audit
+        event of the scope (every change to an entry appends one, in its transaction)."""
+        mark = self.dialect.mark
+        epoch, seq = conn.execute(
+            "SELECT (SELECT value FROM store_info WHERE key = 'index_epoch'), "
+            f"(SELECT max(seq) FROM audit_log WHERE tenant = {mark} AND scope = {mark})",
+            (tenant, scope),
+        ).fetchone()
+        return str(epoch or ""), int(seq or 0)
 
 
 def _removed(rows: Any) -> list[ops.Removed]:

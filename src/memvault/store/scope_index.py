@@ -1,0 +1,278 @@
+"""A scope's search index: its chunks' vectors and postings, with the per-entry columns that
+visibility needs, in (created_at, id, seq) order (pure).
+
+A search scores every chunk it may see by BM25 (:class:`~memvault.retrieval.lexical.LexicalIndex`)
+and by cosine (one matrix product, or a coarse pass rescored exactly for large tables, see
+:mod:`memvault.store.coarse`), then keeps as candidates only the entries that can rank: the best
+``depth`` by either signal, the newest when recency counts, and the entries around each of them.
+So ranking costs the same in a scope of a thousand entries or of a million.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..retrieval.candidates import Candidates
+from ..retrieval.lexical import LexicalIndex
+from .coarse import COARSE_MIN_CHUNKS, Coarse
+from .ops import Filter, SearchOp, Superseded
+from .timeconv import to_micros
+
+NO_EXPIRY = np.iinfo(np.int64).max
+ALL_CANDIDATES = 2048
+"""Up to this many entries searched, every one is a candidate (ranking is exhaustive)."""
+LEXICAL_DEPTH = 4
+"""BM25 nominates this many times ``depth`` entries: its scores are flat (many entries share a
+term), and a run of moderate matches next to each other can outrank a single strong one."""
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+Mask = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ChunkTable:
+    """Chunks of a set of entries, in (created_at, id, seq) order, with per-entry columns."""
+
+    chunk_keys: Ints
+    chunk_entry: Ints
+    matrix: npt.NDArray[np.float32]
+    has_vector: Mask
+    entry_ids: npt.NDArray[np.str_]
+    created_us: Ints
+    expires_us: Ints
+    valid_from_us: Ints
+    valid_to_us: Ints
+    entry_start: Ints
+    """Chunks of entry ``i`` are ``entry_start[i]:entry_start[i + 1]``."""
+    lexical: LexicalIndex | None
+    """None when the engine scores text itself (the table was built without texts)."""
+    coarse: Coarse | None = None
+    """The coarse pass over the vectors of a large table (None: exact search only)."""
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[Sequence[Any]], dimension: int) -> ChunkTable:
+        """Rows of (chunk key, entry id, created µs, expires µs | None, valid_from µs,
+        valid_to µs | None, vector bytes | None, searchable text | None), in table order."""
+        keys, owners, vectors, present, texts = [], [], [], [], []
+        ids: list[str] = []
+        created: list[int] = []
+        expires: list[int] = []
+        valid_from: list[int] = []
+        valid_to: list[int] = []
+        zero = np.zeros(dimension, np.float32)
+        for key, entry_id, created_us, expires_us, from_us, to_us, blob, text in rows:
+            if not ids or ids[-1] != entry_id:
+                ids.append(entry_id)
+                created.append(created_us)
+                expires.append(NO_EXPIRY if expires_us is None else expires_us)
+                valid_from.append(from_us)
+                valid_to.append(NO_EXPIRY if to_us is None else to_us)
+            keys.append(key)
+            owners.append(len(ids) - 1)
+            vector = zero if blob is None else np.frombuffer(blob, np.float32)
+            present.append(blob is not None and len(vector) == dimension)
+            vectors.append(vector if present[-1] else zero)
+            texts.append(text)
+        chunk_entry = np.array(owners, np.int64)
+        matrix = np.vstack(vectors) if vectors else np.zeros((0, dimension), np.float32)
+        has_vector = np.array(present, bool)
+        return cls(
+            chunk_keys=np.array(keys, np.int64),
+            chunk_entry=chunk_entry,
+            matrix=matrix,
+            has_vector=has_vector,
+            entry_ids=np.array(ids, dtype=str),
+            created_us=np.array(created, np.int64),
+            expires_us=np.array(expires, np.int64),
+            valid_from_us=np.array(valid_from, np.int64),
+            valid_to_us=np.array(valid_to, np.int64),
+            entry_start=np.searchsorted(chunk_entry, np.arange(len(ids) + 1)).astype(np.int64),
+            lexical=None if None in texts else LexicalIndex.build(texts),
+        )
+
+    def with_coarse_pass(self, least: int = COARSE_MIN_CHUNKS) -> ChunkTable:
+        """This table, with a coarse pass over its vectors if it has at least ``least`` chunks
+        (0: never); worth building for a table that many searches will use."""
+        if not least:
+            return self
+        return replace(self, coarse=Coarse.build(self.matrix, self.has_vector, least))
+
+    def per_entry_max(self, values: Floats) -> Floats:
+        """The largest chunk value of each entry, NaN ignored (an entry's chunks are contiguous)."""
+        if len(values) == len(self.entry_ids):
+            return values
+        if not len(values):
+            return np.zeros(0)
+        result: Floats = np.fmax.reduceat(values, self.entry_start[:-1])
+        return result
+
+    def chunks_of(self, entries: Ints) -> Ints:
+        """The chunk positions of the given entries."""
+        starts, stops = self.entry_start[entries], self.entry_start[entries + 1]
+        counts = stops - starts
+        offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        result: Ints = np.repeat(starts, counts) + offsets
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class Visibility:
+    """The conditions of a filter that a chunk table applies while scoring: expiry,
+    supersession and validity (a cached table holds every version of its scope)."""
+
+    live_at_us: int | None = None
+    superseded: Superseded = "show"
+    valid_at_us: int | None = None
+
+    @classmethod
+    def of(cls, where: Filter) -> Visibility:
+        return cls(
+            None if where.live_at is None else to_micros(where.live_at),
+            where.superseded,
+            None if where.valid_at is None else to_micros(where.valid_at),
+        )
+
+    def mask(self, table: ChunkTable) -> Mask:
+        """Which entries of ``table`` are visible."""
+        shown = np.ones(len(table.entry_ids), bool)
+        if self.live_at_us is not None:
+            shown &= table.expires_us > self.live_at_us
+        if self.superseded != "show":
+            current = table.valid_to_us == NO_EXPIRY
+            shown &= current if self.superseded == "hide" else ~current
+        if self.valid_at_us is not None:
+            at = self.valid_at_us
+            shown &= (table.valid_from_us <= at) & (table.valid_to_us > at)
+        return shown
+
+
+def _best(values: Floats, count: int) -> Ints:
+    """Positions of the ``count`` largest positive values."""
+    keep = np.flatnonzero(values > 0) if count else np.zeros(0, np.int64)
+    if len(keep) > count:
+        keep = keep[np.argpartition(-values[keep], count - 1)[:count]]
+    return keep
+
+
+def _around(core: Ints, size: int, reach: int) -> Ints:
+    """``core`` places and the places up to ``reach`` away from them, within ``size``."""
+    steps = np.arange(-reach, reach + 1)
+    near = (core[:, None] + steps[None, :]).ravel()
+    return np.unique(near[(near >= 0) & (near < size)])
+
+
+Cosines = Callable[[Ints], Floats]
+"""Chunk positions → their cosine to the query (NaN where a chunk has no vector)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dense:
+    """The dense side of a search: the entries nearest the query, and chunks' cosines."""
+
+    nearest: Ints
+    cosine: Cosines
+
+
+def search(table: ChunkTable, op: SearchOp, allowed: Mask | None = None) -> Candidates:
+    """The candidates of ``table`` for ``op``: entries the op's visibility (and ``allowed``,
+    when given) lets it see, scored; only those that can rank once there are many."""
+    shown = Visibility.of(op.filter).mask(table)
+    if allowed is not None:
+        shown &= allowed
+    chunk_shown = shown[table.chunk_entry]
+    every_chunk = bool(chunk_shown.all())
+    lexical = np.zeros(len(table.chunk_keys))
+    if table.lexical is not None:
+        lexical = table.lexical.scores(op.terms, None if every_chunk else chunk_shown)
+    if op.vector is None:
+        return select(table, op, shown, lexical, None)
+    vector = op.vector
+
+    def cosine(chunks: Ints) -> Floats:
+        exact = (table.matrix[chunks] @ vector).astype(np.float64)
+        result: Floats = np.where(table.has_vector[chunks], exact, np.nan)
+        return result
+
+    nearest = _nearest(table, op, chunk_shown & table.has_vector, cosine)
+    return select(table, op, shown, lexical, Dense(nearest, cosine))
+
+
+def _nearest(table: ChunkTable, op: SearchOp, usable: Mask, cosine: Cosines) -> Ints:
+    """The entries of the ``depth`` nearest ``usable`` chunks (the coarse pass nominates
+    chunks for a large table; their exact cosines decide)."""
+    if table.coarse is None:
+        chunks = np.flatnonzero(usable)
+    else:
+        assert op.vector is not None
+        chunks = table.coarse.nearest(op.vector, usable, op.depth)
+    if not len(chunks):
+        return np.zeros(0, np.int64)
+    chunks = chunks[_best(cosine(chunks) + 1.0, op.depth * 4)]
+    return np.unique(table.chunk_entry[chunks])
+
+
+def select(
+    table: ChunkTable, op: SearchOp, shown: Mask, lexical: Floats, dense: Dense | None
+) -> Candidates:
+    """The candidates among the ``shown`` entries, given each chunk's BM25 score and the
+    dense side (None: the query has no vector)."""
+    lexical_e = table.per_entry_max(lexical)
+    order = np.flatnonzero(shown)
+    if len(order) <= ALL_CANDIDATES:
+        places = np.arange(len(order))
+    else:
+        recent = order[len(order) - op.recent :][: op.recent]
+        core = [_best(np.where(shown, lexical_e, 0.0), op.depth * LEXICAL_DEPTH), recent]
+        if dense is not None:
+            core.append(dense.nearest[shown[dense.nearest]])
+        places = _around(np.searchsorted(order, np.concatenate(core)), len(order), op.around)
+    cosine = None if dense is None else dense.cosine
+    return _candidates(table, order[places], places, order, lexical_e, cosine=cosine, op=op)
+
+
+def _candidates(
+    table: ChunkTable,
+    picked: Ints,
+    places: Ints,
+    order: Ints,
+    lexical_e: Floats,
+    *,
+    cosine: Cosines | None,
+    op: SearchOp,
+) -> Candidates:
+    chunks = table.chunks_of(picked)
+    dense_c = np.full(len(chunks), np.nan) if cosine is None else cosine(chunks)
+    dense_or_nan = _per_entry(table, picked, dense_c)
+    has_vector = ~np.isnan(dense_or_nan)
+    vectors = None
+    if op.with_vectors:
+        owner = np.repeat(np.arange(len(picked)), np.diff(table.entry_start)[picked])
+        best = np.lexsort((-np.nan_to_num(dense_c, nan=-np.inf), owner))
+        first = best[np.r_[True, np.diff(owner[best]) != 0]] if len(best) else best
+        vectors = table.matrix[chunks[first]]
+    return Candidates(
+        entry_ids=table.entry_ids[picked],
+        created_us=table.created_us[picked],
+        lexical=lexical_e[picked],
+        dense=np.where(has_vector, dense_or_nan, -1.0),
+        has_vector=has_vector,
+        vectors=vectors,
+        position=places,
+        timeline_us=table.created_us[order],
+    )
+
+
+def _per_entry(table: ChunkTable, entries: Ints, values: Floats) -> Floats:
+    """The largest value (NaN ignored) of each entry's chunks, given values for the chunks of
+    ``entries`` in :meth:`ChunkTable.chunks_of` order."""
+    counts = np.diff(table.entry_start)[entries]
+    if not len(values) or bool((counts == 1).all()):
+        return values
+    starts = np.cumsum(counts) - counts
+    result: Floats = np.fmax.reduceat(values, starts)
+    return result
