@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -120,3 +121,25 @@ class LexicalIndex:
             idf = math.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
             result[docs] += idf * freqs * (K1 + 1) / (freqs + norm[docs])
         return result
+
+
+class Postings:
+    """A :class:`LexicalIndex` built from its documents the first time a query needs it (a
+    search with no terms, such as a write's near-duplicate probe, never pays for it)."""
+
+    __slots__ = ("_documents", "_index", "_lock")
+
+    def __init__(
+        self, documents: Sequence[str] | None = None, index: LexicalIndex | None = None
+    ) -> None:
+        self._documents = documents
+        self._index = index
+        self._lock = threading.Lock()
+
+    @property
+    def index(self) -> LexicalIndex:
+        with self._lock:
+            if self._index is None:
+                self._index = LexicalIndex.build(self._documents or ())
+                self._documents = None
+            return self._index

@@ -13,6 +13,7 @@ without a text model's structure (random ones) lose more (docs/benchmarks.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 import numpy.typing as npt
@@ -82,6 +83,7 @@ class Coarse:
         return result
 
 
+@cache
 def rotation_for(dimension: int) -> npt.NDArray[np.float32]:
     """The same random orthogonal matrix for every table of a dimension."""
     normal = np.random.default_rng(_SEED).normal(size=(dimension, dimension))

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..retrieval.candidates import Candidates
-from ..retrieval.lexical import LexicalIndex
+from ..retrieval.lexical import Postings
 from .coarse import COARSE_MIN_CHUNKS, Coarse
 from .ops import Filter, SearchOp, Superseded
 from .timeconv import to_micros
@@ -49,7 +49,7 @@ class ChunkTable:
     valid_to_us: Ints
     entry_start: Ints
     """Chunks of entry ``i`` are ``entry_start[i]:entry_start[i + 1]``."""
-    lexical: LexicalIndex | None
+    lexical: Postings | None
     """None when the engine scores text itself (the table was built without texts)."""
     coarse: Coarse | None = None
     """The coarse pass over the vectors of a large table (None: exact search only)."""
@@ -92,7 +92,7 @@ class ChunkTable:
             valid_from_us=np.array(valid_from, np.int64),
             valid_to_us=np.array(valid_to, np.int64),
             entry_start=np.searchsorted(chunk_entry, np.arange(len(ids) + 1)).astype(np.int64),
-            lexical=None if None in texts else LexicalIndex.build(texts),
+            lexical=None if None in texts else Postings(texts),
         )
 
     def with_coarse_pass(self, least: int = COARSE_MIN_CHUNKS) -> ChunkTable:
@@ -187,8 +187,8 @@ def search(table: ChunkTable, op: SearchOp, allowed: Mask | None = None) -> Cand
     chunk_shown = shown[table.chunk_entry]
     every_chunk = bool(chunk_shown.all())
     lexical = np.zeros(len(table.chunk_keys))
-    if table.lexical is not None:
-        lexical = table.lexical.scores(op.terms, None if every_chunk else chunk_shown)
+    if table.lexical is not None and op.terms:
+        lexical = table.lexical.index.scores(op.terms, None if every_chunk else chunk_shown)
     if op.vector is None:
         return select(table, op, shown, lexical, None)
     vector = op.vector

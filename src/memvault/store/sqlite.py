@@ -23,7 +23,7 @@ import sqlean as sqlite3
 from ..config import Settings
 from ..errors import BackendError
 from ..retrieval.candidates import Candidates
-from . import migrations, ops
+from . import index_files, migrations, ops
 from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
 from .index_cache import IndexCache, ScopeKey
@@ -33,6 +33,10 @@ from .sql import SQL, Dialect, where_sql
 from .sqlite_backup import restore_backup, write_backup
 from .sqlops import SqlOps
 
+SAVED_FROM_ENTRIES = 10_000
+"""Scope indexes of at least this many entries are saved beside the database (smaller ones
+are rebuilt in less time than a file takes to write)."""
+_ERASING = (ops.ForgetAuditOp,)
 _DELETING = (
     ops.DeleteOp,
     ops.DeleteScopeOp,
@@ -110,6 +114,7 @@ class SQLiteBackend(SqlOps, Backend):
         self._lock = threading.RLock()
         self._cache: IndexCache[ChunkTable] = IndexCache()
         self._coarse_min_chunks = settings.coarse_min_chunks
+        self._index_dir = None if path == ":memory:" else index_files.directory_for(path)
         self._in_memory = path == ":memory:"
         lasting = not self._in_memory
         self.capabilities = Capabilities(persistent=lasting, multiprocess=lasting)
@@ -209,7 +214,14 @@ class SQLiteBackend(SqlOps, Backend):
                 raise BackendError(f"SQLite store {self.path!r}: {exc}") from exc
             if any(isinstance(op, _DELETING) for op in ops):
                 self._truncate_log()
+            if any(isinstance(op, _ERASING) for op in ops):
+                self._forget_index_files()
         return results
+
+    def _forget_index_files(self) -> None:
+        """An erasure leaves no index file behind (each holds vectors of what it erased)."""
+        if self._index_dir is not None:
+            index_files.remove_all(self._index_dir)
 
     def _truncate_log(self) -> None:
         """Best effort: fold the write-ahead log so deleted rows leave no copy behind."""
@@ -233,6 +245,7 @@ class SQLiteBackend(SqlOps, Backend):
             restore_backup(Path(source).expanduser(), self._conn)
             self._migrate()
             self.new_epoch(self._conn)
+            self._forget_index_files()
 
     def _every_row(self) -> bytes:
         tables = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -255,6 +268,8 @@ class SQLiteBackend(SqlOps, Backend):
                 images = [self._every_row()]
             else:
                 files = [Path(self.path), Path(f"{self.path}-wal")]
+                if self._index_dir is not None and self._index_dir.is_dir():
+                    files += sorted(self._index_dir.iterdir())
                 images = [f.read_bytes() for f in files if f.exists()]
         return found_in(images, ids, unique)
 
@@ -288,17 +303,25 @@ class SQLiteBackend(SqlOps, Backend):
         )
 
     def _scope_table(self, conn: Any, key: ScopeKey) -> ChunkTable:
-        """The cached index of a scope, rebuilt when the scope has changed since."""
+        """The index of a scope for its current version: from this process's memory, else
+        from the index file beside the database, else built (and saved when large)."""
         version = self.scope_version(conn, key.tenant, key.scope)
         table = self._cache.get(key, version)
+        if table is not None:
+            return table
+        path = None
+        if self._index_dir is not None:
+            path = index_files.file_for(self._index_dir, *key)
+            table = index_files.load(path, version)
         if table is None:
             rows = conn.execute(
                 _CHUNK_ROWS.format(where="e.tenant = ? AND e.scope = ?"), (key.tenant, key.scope)
             )
             table = ChunkTable.from_rows(rows, key.dimension)
             table = table.with_coarse_pass(self._coarse_min_chunks)
-            self._cache.put(key, version, table)
-        return table
+            if path is not None and len(table.entry_ids) >= SAVED_FROM_ENTRIES:
+                index_files.save(path, table, version)
+        return self._cache.put(key, version, table)
 
     def op_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
         dimension = 0 if op.vector is None else len(op.vector)

@@ -1,0 +1,125 @@
+"""Scope indexes on disk beside a SQLite database, memory-mapped when read (I/O).
+
+One file per (tenant, scope, dimension) in ``<database>-index/``: a JSON header (format,
+analyzer, the scope version it was built from, each array's type, shape and offset) and the
+arrays of a :class:`~memvault.store.scope_index.ChunkTable`, 64-byte aligned. Reading maps the
+file and wraps the arrays without copying them, so the first search after a process starts pays
+for the pages it touches, not for a rebuild. A file is written beside its final name and renamed
+into place; one that does not match what the reader expects is ignored and rebuilt. Entry ids
+are stored as ASCII, so the erasure's residue scan can find them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+import shutil
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..retrieval.lexical import LexicalIndex, Postings
+from ..retrieval.text import ANALYZER
+from .coarse import Coarse, rotation_for
+from .scope_index import ChunkTable
+
+FORMAT = 1
+_MAGIC = b"MVINDEX1"
+_ALIGN = 64
+_SKIPPED = {"lexical", "coarse", "entry_ids"}
+
+
+def directory_for(database: str) -> Path:
+    return Path(f"{database}-index")
+
+
+def file_for(directory: Path, tenant: str, scope: str, dimension: int) -> Path:
+    name = hashlib.sha256(f"{tenant}\0{scope}\0{dimension}".encode()).hexdigest()[:32]
+    return directory / f"{name}.mvindex"
+
+
+def _arrays(table: ChunkTable) -> dict[str, np.ndarray]:
+    arrays = {f.name: getattr(table, f.name) for f in fields(table) if f.name not in _SKIPPED}
+    arrays["entry_ids"] = table.entry_ids.astype("S")
+    if table.lexical is not None:
+        arrays |= {
+            f"lexical.{f.name}": getattr(table.lexical.index, f.name) for f in fields(LexicalIndex)
+        }
+    if table.coarse is not None:
+        arrays |= {"coarse.center": table.coarse.center, "coarse.bits": table.coarse.bits}
+    return arrays
+
+
+def save(path: Path, table: ChunkTable, version: Any) -> None:
+    """Write ``table`` (built from the scope ``version``) to ``path``, atomically."""
+    arrays = {name: np.ascontiguousarray(a) for name, a in _arrays(table).items()}
+    layout: dict[str, list[Any]] = {}
+    offsets: dict[str, int] = {}
+    offset = 0
+    for name, array in arrays.items():
+        offsets[name] = offset
+        layout[name] = [array.dtype.str, list(array.shape), offset]
+        offset += -(-array.nbytes // _ALIGN) * _ALIGN
+    header = json.dumps(
+        {"format": FORMAT, "analyzer": ANALYZER, "version": version, "arrays": layout}
+    ).encode()
+    start = -(-(len(_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.partial")
+    with partial.open("wb") as handle:
+        handle.write(_MAGIC + len(header).to_bytes(8, "little") + header)
+        for name, array in arrays.items():
+            handle.seek(start + offsets[name])
+            handle.write(array.tobytes())
+        handle.truncate(start + offset)
+    os.replace(partial, path)
+
+
+def load(path: Path, version: Any) -> ChunkTable | None:
+    """The table in ``path`` if it was built from the scope ``version`` by this format and
+    analyzer, else None (missing, stale, damaged: the caller rebuilds)."""
+    try:
+        with path.open("rb") as handle:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        return _read(mapped, version)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _read(mapped: mmap.mmap, version: Any) -> ChunkTable | None:
+    if mapped[: len(_MAGIC)] != _MAGIC:
+        return None
+    size = int.from_bytes(mapped[len(_MAGIC) : len(_MAGIC) + 8], "little")
+    header = json.loads(mapped[len(_MAGIC) + 8 : len(_MAGIC) + 8 + size])
+    wanted = {"format": FORMAT, "analyzer": ANALYZER, "version": json.loads(json.dumps(version))}
+    if any(header.get(key) != value for key, value in wanted.items()):
+        return None
+    start = -(-(len(_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
+    arrays = {
+        name: np.frombuffer(mapped, np.dtype(dtype), int(np.prod(shape)), start + offset).reshape(
+            shape
+        )
+        for name, (dtype, shape, offset) in header["arrays"].items()
+    }
+    lexical = None
+    if "lexical.keys" in arrays:
+        lexical = Postings(
+            index=LexicalIndex(
+                **{f.name: arrays.pop(f"lexical.{f.name}") for f in fields(LexicalIndex)}
+            )
+        )
+    coarse = None
+    if "coarse.bits" in arrays:
+        center, bits = arrays.pop("coarse.center"), arrays.pop("coarse.bits")
+        coarse = Coarse(center, rotation_for(len(center)), bits)
+    ids = arrays.pop("entry_ids").astype(str)
+    return ChunkTable(**arrays, entry_ids=ids, lexical=lexical, coarse=coarse)
+
+
+def remove_all(directory: Path) -> None:
+    """Delete every index file (an erasure: no copy of erased vectors may stay on disk)."""
+    shutil.rmtree(directory, ignore_errors=True)

@@ -1,0 +1,124 @@
+"""Scope indexes saved beside a SQLite database: read back as built, ignored when stale or
+damaged, gone after an erasure."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memvault import Memory, NewEntry, Settings
+from memvault.store import index_files, sqlite
+from memvault.store.scope_index import ChunkTable
+
+
+def _table(count: int) -> ChunkTable:
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(count, 128)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    rows = [
+        (
+            n,
+            f"01J{n:023d}",
+            n * 1000,
+            None if n % 3 else n * 2000,
+            0,
+            None,
+            vectors[n].tobytes(),
+            f"note {n % 7} café",
+        )
+        for n in range(count)
+    ]
+    return ChunkTable.from_rows(rows, 128).with_coarse_pass(least=100)
+
+
+def _same(a: ChunkTable, b: ChunkTable) -> None:
+    for f in fields(ChunkTable):
+        left, right = getattr(a, f.name), getattr(b, f.name)
+        if f.name == "lexical":
+            left, right = left.index, right.index
+        if f.name in {"lexical", "coarse"}:
+            for g in fields(left):
+                assert np.array_equal(getattr(left, g.name), getattr(right, g.name)), g.name
+        else:
+            assert np.array_equal(left, right), f.name
+
+
+def test_a_saved_index_reads_back_as_it_was_built(tmp_path: Path) -> None:
+    table = _table(500)
+    path = tmp_path / "x.mvindex"
+    index_files.save(path, table, ("epoch", 42))
+    loaded = index_files.load(path, ("epoch", 42))
+    assert loaded is not None and loaded.coarse is not None
+    _same(table, loaded)
+    assert not loaded.matrix.flags.writeable  # mapped, never copied
+
+
+def test_a_stale_or_damaged_index_file_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "x.mvindex"
+    index_files.save(path, _table(300), ("epoch", 42))
+    assert index_files.load(path, ("epoch", 43)) is None
+    assert index_files.load(path, ("other", 42)) is None
+    assert index_files.load(tmp_path / "missing.mvindex", ("epoch", 42)) is None
+    data = path.read_bytes()
+    for damaged in (
+        data[:100],
+        data[: len(data) // 2],
+        b"",
+        b"MVINDEX1" + b"\xff" * 40,
+        b"x" * 5000,
+    ):
+        path.write_bytes(damaged)
+        assert index_files.load(path, ("epoch", 42)) is None
+
+
+@pytest.fixture
+def saved_small(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sqlite, "SAVED_FROM_ENTRIES", 5)
+
+
+def _built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    builds: list[int] = []
+    original = ChunkTable.from_rows.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[ChunkTable], rows: object, dimension: int) -> ChunkTable:
+        table: ChunkTable = original(cls, rows, dimension)
+        builds.append(len(table.entry_ids))
+        return table
+
+    monkeypatch.setattr(ChunkTable, "from_rows", classmethod(counting))
+    return builds
+
+
+@pytest.mark.usefixtures("saved_small")
+def test_a_reopened_store_searches_from_the_saved_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = str(tmp_path / "m.db")
+    settings = Settings(near_duplicate_threshold=0)
+    with Memory(url, settings=settings) as memory:
+        memory.write_many([NewEntry(f"violin lesson {n}", "user:a") for n in range(20)])
+        want = [h.entry.id for h in memory.search("violin lesson 7", "user:a")]
+    assert list(index_files.directory_for(url).iterdir())
+    builds = _built(monkeypatch)
+    with Memory(url, settings=settings) as memory:
+        assert [h.entry.id for h in memory.search("violin lesson 7", "user:a")] == want
+        assert builds == []  # read from the file
+        memory.write("violin lesson 99", scope="user:a")
+        assert memory.search("violin lesson 99", "user:a")[0].entry.content == "violin lesson 99"
+        assert builds == [21]  # the scope changed: rebuilt
+
+
+@pytest.mark.usefixtures("saved_small")
+def test_an_erasure_leaves_no_index_file(tmp_path: Path) -> None:
+    url = str(tmp_path / "m.db")
+    with Memory(url, settings=Settings(near_duplicate_threshold=0)) as memory:
+        memory.write_many([NewEntry(f"secret plan {n}", "user:bob") for n in range(20)])
+        memory.search("secret plan", "user:bob")
+        directory = index_files.directory_for(url)
+        assert list(directory.iterdir())
+        receipt = memory.erase(user="bob")
+        assert receipt.residue == 0
+        assert not directory.exists() or not list(directory.iterdir())
