@@ -166,7 +166,7 @@ def test_bench_locomo(tmp_path: Path) -> None:
         report
     )
     assert report["questions"] == 3
-    assert set(report["baselines"]) == {"bm25", "dense"}
+    assert set(report["baselines"]) == {"no_rerank", "bm25", "dense"}
     assert set(report["by_category"]) == {"1", "4", "5"}
     assert report["answerable"]["turn_recall@5"] == 1.0
     assert report["answerable"]["session_any@1"] == 1.0

@@ -31,6 +31,7 @@ import numpy as np
 
 from . import validation as check
 from .config import Settings
+from .embeddings import splade
 from .embeddings.base import Embedder
 from .errors import (
     CompactionError,
@@ -47,6 +48,7 @@ from .errors import (
 from .ids import new_id
 from .retrieval import chunking, filters, text
 from .retrieval.ranker import RankSpec, conversational_spec, rank
+from .retrieval.rerank import RERANK_DEPTH, blended
 from .scopes import check_promotion, expand_scopes
 from .store import chains, duplicates
 from .store.ops import (
@@ -1028,6 +1030,7 @@ class Planner:
         diversity: float | None = None,
         min_score: float | None = None,
         conversational: bool = False,
+        rerank: bool = False,
         as_of: datetime | None = None,
         include_superseded: bool = False,
     ) -> Plan[builtins.list[SearchHit]]:
@@ -1038,8 +1041,10 @@ class Planner:
         min-max normalised scores or reciprocal rank fusion; ``diversity`` (0..1) turns on MMR;
         ``min_score`` drops weak hits. ``conversational=True`` treats entries as turns of
         conversations: turns next to a match, and the episode (turns less than 30 minutes apart)
-        around it, share its relevance. Each hit carries its component scores. Superseded
-        entries are left out unless ``include_superseded``; ``as_of`` searches what held at that
+        around it, share its relevance. ``rerank=True`` reorders the best 50 by a blend with
+        the packaged SPLADE model's relevance (component ``sparse``; tens of milliseconds
+        more, docs/benchmarks.md). Each hit carries its component scores. Superseded entries
+        are left out unless ``include_superseded``; ``as_of`` searches what held at that
         instant.
         """
         check.query(query)
@@ -1068,12 +1073,13 @@ class Planner:
             categories=check.categories(categories),
             metadata=metadata_filter(metadata),
         )
-        return (yield from self.ranked(query, where, spec, now))
+        hits = yield from self.ranked(query, where, spec, now, rerank=rerank)
+        return hits
 
     def ranked(
-        self, query: str, where: Filter, spec: RankSpec, now: datetime
+        self, query: str, where: Filter, spec: RankSpec, now: datetime, *, rerank: bool = False
     ) -> Plan[builtins.list[SearchHit]]:
-        """Search the entries ``where`` selects and rank them by ``spec``."""
+        """Search the entries ``where`` selects and rank them by ``spec`` (then ``rerank``)."""
         started = time.perf_counter()
         terms = text.query_terms(query)
         vectors = yield from self._embed([query])
@@ -1088,16 +1094,34 @@ class Planner:
             recent=depth if spec.recency_weight > 0 else 0,
         )
         candidates = yield from run(op)
-        ranked = rank(candidates, spec, int(now.timestamp() * 1_000_000))
+        pool = replace(spec, limit=max(spec.limit, RERANK_DEPTH)) if rerank else spec
+        ranked = rank(candidates, pool, int(now.timestamp() * 1_000_000))
         self.stats.add("searches")
         found = yield from run_all(
             GetOp(self.tenant, str(candidates.entry_ids[r.index])) for r in ranked
         )
-        self.stats.observe("search", time.perf_counter() - started)
-        return [
+        hits = [
             SearchHit(entry, r.score, r.components)
             for r, entry in zip(ranked, found, strict=True)
             if entry is not None
+        ]
+        if rerank and hits:
+            hits = yield from self._reranked(query, hits)
+        self.stats.observe("search", time.perf_counter() - started)
+        return hits[: spec.limit]
+
+    def _reranked(
+        self, query: str, hits: builtins.list[SearchHit]
+    ) -> Plan[builtins.list[SearchHit]]:
+        """``hits`` reordered by the blend of their scores and SPLADE's relevance."""
+        texts = [hit.entry.content for hit in hits]
+        sparse = yield from call(splade.relevance, query, texts, blocking=True)
+        scores = blended(np.array([hit.score for hit in hits]), sparse)
+        return [
+            SearchHit(
+                hits[i].entry, float(scores[i]), {**hits[i].components, "sparse": float(sparse[i])}
+            )
+            for i in np.argsort(-scores, kind="stable")
         ]
 
     def reembed(

@@ -37,6 +37,7 @@ def clean_backend(shared_backend: Backend) -> Backend:
     with shared_backend._pool.connection() as conn:  # type: ignore[attr-defined]
         conn.execute(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE")
         conn.execute("DROP INDEX IF EXISTS chunks_vector_hnsw")
+    shared_backend._cache.clear()  # type: ignore[attr-defined]  # TRUNCATE went around it
     return shared_backend
 
 

@@ -3,7 +3,8 @@
 Each conversation is one scope; every turn is one entry whose text is
 ``"<session date> <speaker>: <text>"`` (plus ``" [shares image: <caption>]"``), written with
 its session's date as ``created_at``, the turn before it as ``context``, and its ``dia_id`` in
-metadata. Every question goes through :meth:`Memory.search`. A plain BM25 ranking and a
+metadata. Every question goes through :meth:`Memory.search` (conversational, reranked; the same
+search without the reranker is measured too). A plain BM25 ranking and a
 dense-only ranking over the same turns are measured in the same run as baselines. The LLM-made
 ``observation``/``session_summary`` and the human ``event_summary`` fields are never read.
 """
@@ -28,7 +29,7 @@ from ..errors import ValidationError
 from ..memory import Memory
 from ..retrieval.lexical import bm25
 from ..retrieval.text import words
-from ..types import NewEntry, Scope
+from ..types import NewEntry, Scope, SearchHit
 
 ANSWERABLE = (1, 2, 3, 4)
 _EVIDENCE = re.compile(r"^D(\d+):(\d+)$")
@@ -160,6 +161,10 @@ def ingest(memory: Memory, conversation: Conversation) -> Scope:
     return scope
 
 
+def _dia_ids(hits: Sequence[SearchHit]) -> list[str]:
+    return [str(hit.entry.metadata["dia_id"]) for hit in hits]
+
+
 def baseline_rankings(
     conversation: Conversation, embedder: Embedder, depth: int
 ) -> dict[str, list[list[str]]]:
@@ -188,7 +193,11 @@ def run(
     depth = max(*ks, 50)
     settings = Settings(near_duplicate_threshold=0.0, max_limit=max(depth, 10_000))
     rows: list[tuple[int, dict[str, float]]] = []
-    baseline_rows: dict[str, list[tuple[int, dict[str, float]]]] = {"bm25": [], "dense": []}
+    baseline_rows: dict[str, list[tuple[int, dict[str, float]]]] = {
+        "no_rerank": [],
+        "bm25": [],
+        "dense": [],
+    }
     latencies: list[float] = []
     ingest_s = 0.0
     with Memory(store, settings=settings) as memory:
@@ -198,10 +207,15 @@ def run(
             ingest_s += time.perf_counter() - started
             for question in conversation.questions:
                 started = time.perf_counter()
-                hits = memory.search(question.text, scope, limit=depth, conversational=True)
+                hits = memory.search(
+                    question.text, scope, limit=depth, conversational=True, rerank=True
+                )
                 latencies.append((time.perf_counter() - started) * 1000)
-                ranking = [str(hit.entry.metadata["dia_id"]) for hit in hits]
-                rows.append((question.category, score_ranking(ranking, question, ks)))
+                rows.append((question.category, score_ranking(_dia_ids(hits), question, ks)))
+                first = memory.search(question.text, scope, limit=depth, conversational=True)
+                baseline_rows["no_rerank"].append(
+                    (question.category, score_ranking(_dia_ids(first), question, ks))
+                )
             for name, rankings in baseline_rankings(conversation, memory.embedder, depth).items():
                 for question, ranking in zip(conversation.questions, rankings, strict=True):
                     baseline_rows[name].append(

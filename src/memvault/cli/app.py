@@ -309,6 +309,7 @@ def purge_expired(ctx: click.Context, as_json: bool) -> None:
 @click.option("--diversity", type=click.FloatRange(0, 1), help="MMR diversity, 0..1.")
 @click.option("--min-score", type=float, help="Drop hits scoring below this.")
 @click.option("--conversational", is_flag=True, help="Entries are conversation turns.")
+@click.option("--rerank", is_flag=True, help="Reorder the best 50 with the SPLADE model.")
 @as_of_option
 @superseded_option
 @json_option
@@ -326,6 +327,7 @@ def search(
     diversity: float | None,
     min_score: float | None,
     conversational: bool,
+    rerank: bool,
     as_of: datetime | None,
     include_superseded: bool,
     as_json: bool,
@@ -343,6 +345,7 @@ def search(
         diversity=diversity,
         min_score=min_score,
         conversational=conversational,
+        rerank=rerank,
         as_of=as_of,
         include_superseded=include_superseded,
     )

@@ -224,6 +224,7 @@ SEARCH = Endpoint(
         "diversity": NUMBER,
         "min_score": NUMBER,
         "conversational": FLAG,
+        "rerank": FLAG,
         **VERSIONS,
     },
     required=("query", "scope"),

@@ -22,7 +22,8 @@ from ..retrieval.candidates import Candidates
 from . import migrations, ops
 from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
-from .scope_index import ChunkTable, Dense, Visibility, select
+from .index_cache import IndexCache, ScopeKey
+from .scope_index import ChunkTable, Dense, Visibility, search, select
 from .sql import SQL, Dialect, where_sql
 from .sqlops import SqlOps
 
@@ -35,6 +36,13 @@ _MIGRATION_LOCK = 0x6D656D7661756C74  # "memvault"
 
 def vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def native_vector(sent: bytes | None) -> bytes | None:
+    """A pgvector ``vector_send`` value (dimension, unused, big-endian floats) as float32 bytes."""
+    if sent is None:
+        return None
+    return np.frombuffer(sent, ">f4", offset=4).astype(np.float32).tobytes()
 
 
 def parse_vector(text: str | None) -> bytes | None:
@@ -126,6 +134,16 @@ WHERE EXISTS (SELECT 1 FROM entries e
 event of the audit log."""
 
 
+SCOPE_INDEX_MAX_CHUNKS = 200_000
+"""Scopes with more chunks are searched through PostgreSQL's own indexes (HNSW and GIN)."""
+SCOPE_ROWS_SQL = (
+    "SELECT c.rid, e.id, e.created_at, e.expires_at, e.valid_from, e.valid_to, "
+    "vector_send(c.vector), c.text || ' ' || coalesce(c.context, '') "
+    "FROM chunks c JOIN entries e ON e.rid = c.entry_rid "
+    "WHERE e.tenant = %s AND e.scope = %s ORDER BY e.created_at, e.id, c.seq"
+)
+
+
 class PostgresBackend(SqlOps, Backend):
     """A PostgreSQL database with pgvector; many processes and machines may share it."""
 
@@ -142,6 +160,8 @@ class PostgresBackend(SqlOps, Backend):
                 "python -m pip install -e '.[postgres]'"
             ) from exc
         settings = settings or Settings()
+        self._cache: IndexCache[ChunkTable] = IndexCache()
+        self._coarse_min_chunks = settings.coarse_min_chunks
         self._pool = ConnectionPool(
             dsn, min_size=1, max_size=pool_size, open=False, kwargs={"autocommit": True}
         )
@@ -246,6 +266,35 @@ class PostgresBackend(SqlOps, Backend):
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
 
     def op_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
+        """Candidates from the scope's index in this process when the filter names one scope
+        of at most ``SCOPE_INDEX_MAX_CHUNKS`` chunks (the same ranking as every backend's);
+        else from the database's own indexes (:meth:`_indexed_search`)."""
+        scope = op.filter.single_scope
+        if scope is not None:
+            dimension = 0 if op.vector is None else len(op.vector)
+            key = ScopeKey(op.filter.tenant, str(scope), dimension)
+            table = self._scope_table(conn, key)
+            if table is not None:
+                return search(table, op)
+        return self._indexed_search(conn, op)
+
+    def _scope_table(self, conn: Any, key: ScopeKey) -> ChunkTable | None:
+        version = self.scope_version(conn, key.tenant, key.scope)
+        table = self._cache.get(key, version)
+        if table is not None:
+            return table
+        (size,) = conn.execute(
+            "SELECT count(*) FROM chunks WHERE tenant = %s AND scope = %s", (key.tenant, key.scope)
+        ).fetchone()
+        if size > SCOPE_INDEX_MAX_CHUNKS:
+            return None
+        rows = conn.execute(SCOPE_ROWS_SQL, (key.tenant, key.scope))
+        table = ChunkTable.from_rows(
+            ((*r[:6], native_vector(r[6]), r[7]) for r in rows), key.dimension
+        ).with_coarse_pass(self._coarse_min_chunks)
+        return self._cache.put(key, version, table)
+
+    def _indexed_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
         """Candidates: the best chunks by text and by vector (filtered in SQL), both scored."""
         rids: set[int] = set()
         if op.terms:
@@ -272,6 +321,7 @@ class PostgresBackend(SqlOps, Backend):
         stored = self.op_stored_embedding(conn, ops.StoredEmbeddingOp())
         if stored is not None and not op.replace:
             return stored
+        self.new_epoch(conn)
         conn.execute(
             "INSERT INTO store_info VALUES ('embedding_model', %s), ('embedding_dimension', %s) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -293,6 +343,7 @@ class PostgresBackend(SqlOps, Backend):
         return [ops.ChunkText(rid, text, context) for rid, text, context in rows]
 
     def op_set_vectors(self, conn: Any, op: ops.SetVectorsOp) -> None:
+        self.new_epoch(conn)
         row = conn.execute("SELECT value FROM store_info WHERE key = 'embedding_dimension'")
         indexed = row.fetchone()
         if indexed is not None and len(op.vectors) and int(indexed[0]) != op.vectors.shape[1]:

@@ -154,16 +154,21 @@ class SqlOps:
             (secrets.token_hex(8),),
         )
 
-    def scope_version(self, conn: Any, tenant: str, scope: str) -> tuple[str, int]:
-        """What a scope's search index was built from: the store's epoch and the last audit
-        event of the scope (every change to an entry appends one, in its transaction)."""
+    def scope_version(self, conn: Any, tenant: str, scope: str) -> tuple[str, int, int]:
+        """What a scope's search index was built from: the store's epoch and the number and
+        time of the scope's last audit event (every change to an entry appends one, in its
+        transaction; the time tells a restored copy's events from later ones)."""
         mark = self.dialect.mark
-        epoch, seq = conn.execute(
-            "SELECT (SELECT value FROM store_info WHERE key = 'index_epoch'), "
-            f"(SELECT max(seq) FROM audit_log WHERE tenant = {mark} AND scope = {mark})",
+        (epoch,) = conn.execute(
+            "SELECT coalesce((SELECT value FROM store_info WHERE key = 'index_epoch'), '')"
+        ).fetchone()
+        last = conn.execute(
+            f"SELECT seq, at FROM audit_log WHERE tenant = {mark} AND scope = {mark} "
+            "ORDER BY seq DESC LIMIT 1",
             (tenant, scope),
         ).fetchone()
-        return str(epoch or ""), int(seq or 0)
+        seq, at = last if last is not None else (0, 0)
+        return str(epoch), int(seq), int(at)
 
 
 def _removed(rows: Any) -> list[ops.Removed]:

@@ -779,6 +779,25 @@ class MemoryConformance(FacilityConformance, VersionConformance, AuditConformanc
         hits = memory.search("trip to Lisbon", "object:chat:1", limit=2, conversational=True)
         assert [h.entry.id for h in hits] == [entries[0].id, entries[1].id]
 
+    def test_rerank_reorders_the_best_of_the_first_stage(self, memory: Any) -> None:
+        texts = [
+            "Caroline went to the LGBTQ support group on Tuesday",
+            "Melanie painted a sunrise over the lake",
+            "The support group meets every week at the library",
+            "Caroline is researching adoption agencies",
+            "Melanie took her kids camping in the mountains",
+        ]
+        memory.write_many([NewEntry(t, "user:c") for t in texts])
+        first = memory.search("When did Caroline go to the support group?", "user:c", limit=5)
+        hits = memory.search(
+            "When did Caroline go to the support group?", "user:c", limit=3, rerank=True
+        )
+        assert len(hits) == 3
+        assert {h.entry.id for h in hits} <= {h.entry.id for h in first}
+        assert all("sparse" in h.components for h in hits)
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        assert hits[0].entry.content == texts[0]
+
     # -- write-time filters -----------------------------------------------------------------
 
     def test_near_duplicates_return_the_existing_entry(self, memory: Any) -> None:

@@ -1,0 +1,85 @@
+"""The same data gives the same search results in every backend: one analyzer, one BM25, one
+choice of candidates, one ranker (the issue-14 conformance requirement)."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memvault import Memory, NewEntry, Settings
+from memvault.store.base import Backend
+from memvault.store.inmemory import InMemoryBackend
+from memvault.store.sqlite import SQLiteBackend
+from memvault.testing import ManualClock
+
+WORDS = (
+    "Alice Bob visited Lisbon Berlin budget garden violin chess river code review painting "
+    "recipe kitten bought studied fixed planned cooked concert trip office"
+).split()
+QUERIES = ["Alice visited Lisbon", "kitten recipe", "code review budget", "concert trip", "x"]
+OPTIONS: list[dict[str, Any]] = [
+    {},
+    {"conversational": True},
+    {"recency_weight": 0.3},
+    {"fusion": "rrf"},
+    {"lexical_weight": 1, "dense_weight": 0},
+    {"include_superseded": True},
+]
+
+
+def _fill(memory: Memory, clock: ManualClock) -> None:
+    rng = random.Random(14)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    items = [
+        NewEntry(
+            " ".join(rng.choices(WORDS, k=6)) + f" (note {n})",
+            "workspace:same",
+            created_at=start + timedelta(minutes=n * rng.choice([1, 5, 90])),
+            context="earlier turn" if n % 4 else None,
+        )
+        for n in range(80)
+    ]
+    entries = memory.write_many(items).entries
+    memory.supersede(entries[3].id, "Alice visited Porto instead (note 3)")
+    clock.advance(timedelta(hours=1))
+    memory.write("a note that expires", scope="workspace:same", ttl=60)
+    clock.advance(timedelta(hours=2))
+
+
+def _results(backend: Backend) -> list[list[tuple[str, float]]]:
+    clock = ManualClock(datetime(2026, 2, 1, tzinfo=UTC))
+    settings = Settings(near_duplicate_threshold=0)
+    with Memory(backend, settings=settings, clock=clock) as memory:
+        _fill(memory, clock)
+        return [
+            [
+                (hit.entry.content, round(hit.score, 5))
+                for hit in memory.search(q, "workspace:same", **o)
+            ]
+            for q in QUERIES
+            for o in OPTIONS
+        ]
+
+
+def test_memory_and_sqlite_give_identical_results(tmp_path: Path) -> None:
+    reference = _results(InMemoryBackend())
+    assert any(reference), "the searches found something"
+    assert _results(SQLiteBackend(str(tmp_path / "a.db"), Settings())) == reference
+    assert _results(SQLiteBackend(":memory:", Settings())) == reference
+
+
+def test_postgres_gives_the_same_results(postgres_dsn: str, tmp_path: Path) -> None:
+    pytest.importorskip("psycopg_pool")
+    from memvault.store.postgres import PostgresBackend
+
+    backend = PostgresBackend(postgres_dsn, Settings())
+    try:
+        with backend._pool.connection() as conn:
+            conn.execute("TRUNCATE entries, entry_tags, chunks, store_info, audit_log CASCADE")
+        assert _results(backend) == _results(InMemoryBackend())
+    finally:
+        backend.close()
