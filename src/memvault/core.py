@@ -46,7 +46,7 @@ from .errors import (
     shown,
 )
 from .ids import new_id
-from .retrieval import chunking, filters, text
+from .retrieval import chunking, filters, text, when
 from .retrieval.ranker import RankSpec, conversational_spec, rank
 from .retrieval.rerank import RERANK_DEPTH, blended
 from .scopes import check_promotion, expand_scopes
@@ -72,6 +72,7 @@ from .store.ops import (
     StoredEmbeddingOp,
     TrimOp,
 )
+from .store.timeconv import to_micros
 from .types import (
     RESERVED_CATEGORIES,
     AuditEvent,
@@ -1031,6 +1032,7 @@ class Planner:
         min_score: float | None = None,
         conversational: bool = False,
         rerank: bool = False,
+        time_weight: float = 0.0,
         as_of: datetime | None = None,
         include_superseded: bool = False,
     ) -> Plan[builtins.list[SearchHit]]:
@@ -1043,9 +1045,11 @@ class Planner:
         conversations: turns next to a match, and the episode (turns less than 30 minutes apart)
         around it, share its relevance. ``rerank=True`` reorders the best 50 by a blend with
         the packaged SPLADE model's relevance (component ``sparse``; tens of milliseconds
-        more, docs/benchmarks.md). Each hit carries its component scores. Superseded entries
-        are left out unless ``include_superseded``; ``as_of`` searches what held at that
-        instant.
+        more, docs/benchmarks.md). Entries created inside what the query's time expressions
+        name ("last week", "in May 2023"; resolved against ``as_of``, else now) have their
+        score multiplied by ``1 + time_weight`` (component ``time``). Each hit carries its
+        component scores. Superseded entries are left out unless ``include_superseded``;
+        ``as_of`` searches what held at that instant.
         """
         check.query(query)
         spec = RankSpec(
@@ -1057,6 +1061,7 @@ class Planner:
             fusion=fusion,
             diversity=None if diversity is None else check.finite("diversity", diversity, 0, 1),
             min_score=None if min_score is None else check.finite("min_score", min_score),
+            time_weight=check.finite("time_weight", time_weight, 0),
         )
         if conversational:
             spec = conversational_spec(spec)
@@ -1073,6 +1078,9 @@ class Planner:
             categories=check.categories(categories),
             metadata=metadata_filter(metadata),
         )
+        if spec.time_weight:
+            named = yield from call(when.windows, query, as_of or now, blocking=True)
+            spec = replace(spec, windows=tuple((to_micros(a), to_micros(b)) for a, b in named))
         hits = yield from self.ranked(query, where, spec, now, rerank=rerank)
         return hits
 
@@ -1092,6 +1100,7 @@ class Planner:
             depth=depth,
             around=2 * len(spec.neighbours),
             recent=depth if spec.recency_weight > 0 else 0,
+            windows=spec.windows if spec.time_weight > 0 else (),
         )
         candidates = yield from run(op)
         pool = replace(spec, limit=max(spec.limit, RERANK_DEPTH)) if rerank else spec

@@ -310,6 +310,12 @@ def purge_expired(ctx: click.Context, as_json: bool) -> None:
 @click.option("--min-score", type=float, help="Drop hits scoring below this.")
 @click.option("--conversational", is_flag=True, help="Entries are conversation turns.")
 @click.option("--rerank", is_flag=True, help="Reorder the best 50 with the SPLADE model.")
+@click.option(
+    "--time-weight",
+    type=float,
+    default=0.0,
+    help="Weight of entries created when the query's time expressions say.",
+)
 @as_of_option
 @superseded_option
 @json_option
@@ -328,6 +334,7 @@ def search(
     min_score: float | None,
     conversational: bool,
     rerank: bool,
+    time_weight: float,
     as_of: datetime | None,
     include_superseded: bool,
     as_json: bool,
@@ -346,6 +353,7 @@ def search(
         min_score=min_score,
         conversational=conversational,
         rerank=rerank,
+        time_weight=time_weight,
         as_of=as_of,
         include_superseded=include_superseded,
     )

@@ -225,6 +225,7 @@ SEARCH = Endpoint(
         "min_score": NUMBER,
         "conversational": FLAG,
         "rerank": FLAG,
+        "time_weight": NUMBER,
         **VERSIONS,
     },
     required=("query", "scope"),

@@ -32,6 +32,11 @@ class RankSpec:
     """MMR trade-off in [0, 1]; None keeps the relevance order."""
     min_score: float | None = None
     """Drop hits whose final score is below this."""
+    time_weight: float = 0.0
+    """Entries created inside one of ``windows`` (the query's time expressions) have their
+    fused score multiplied by ``1 + time_weight``."""
+    windows: tuple[tuple[int, int], ...] = ()
+    """[start, end) in µs since the epoch (:func:`memvault.retrieval.when.windows`)."""
 
     def __post_init__(self) -> None:
         weights = (
@@ -39,6 +44,7 @@ class RankSpec:
             self.dense_weight,
             self.recency_weight,
             self.episode_weight,
+            self.time_weight,
             *self.neighbours,
         )
         if any(w < 0 for w in weights):
@@ -85,7 +91,9 @@ def _fused(c: Candidates, spec: RankSpec, now_us: int) -> dict[str, np.ndarray]:
             "recency": spec.recency_weight,
         }
         fused = scoring.weighted_sum(parts, weights)
-    return {"fused": fused, "recency": recency}
+    # Relevant entries inside a window gain in proportion: a date alone lifts nothing.
+    timely = scoring.in_windows(c.created_us, spec.windows) * spec.time_weight * fused
+    return {"fused": fused + timely, "recency": recency, "time": timely}
 
 
 def _best(scores: np.ndarray, count: int, min_score: float | None) -> np.ndarray:
@@ -113,6 +121,7 @@ def rank(c: Candidates, spec: RankSpec, now_us: int) -> list[Ranked]:
     order = [int(i) for i in _best(final, pool, spec.min_score)]
     if spec.diversity is not None and c.vectors is not None:
         order = scoring.mmr(order, final, c.vectors, spec.limit, spec.diversity)
+    shown = ("recency", "time") if spec.time_weight else ("recency",)
     return [
         Ranked(
             i,
@@ -120,7 +129,7 @@ def rank(c: Candidates, spec: RankSpec, now_us: int) -> list[Ranked]:
             {
                 "lexical": float(c.lexical[i]),
                 "dense": float(c.dense[i]) if c.has_vector[i] else 0.0,
-                "recency": float(parts["recency"][i]),
+                **{name: float(parts[name][i]) for name in shown},
                 "fused": float(fused[i]),
             },
         )

@@ -51,6 +51,14 @@ def recency(created_us: Ints, now_us: int, half_life_s: float) -> Scores:
     return result
 
 
+def in_windows(created_us: Ints, windows: Sequence[tuple[int, int]]) -> Scores:
+    """1 for each entry created inside one of the [start, end) windows (µs), else 0."""
+    inside = np.zeros(len(created_us), bool)
+    for start, end in windows:
+        inside |= (created_us >= start) & (created_us < end)
+    return inside.astype(np.float64)
+
+
 def episodes(created_us: Ints, gap_us: int) -> Ints:
     """Episode number of each entry (entries in time order): a new one after each gap > gap_us."""
     if len(created_us) == 0:

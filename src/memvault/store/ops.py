@@ -236,6 +236,9 @@ class SearchOp(Op[Candidates]):
     """Entries this many places before and after each of those are candidates too."""
     recent: int = 0
     """The newest entries that are candidates too (for a ranking that values recency)."""
+    windows: tuple[tuple[int, int], ...] = ()
+    """The best entries created inside each of these [start, end) µs windows are candidates
+    too (for a ranking that values the query's time expressions)."""
 
 
 @dataclass(frozen=True, slots=True)

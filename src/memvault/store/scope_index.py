@@ -230,6 +230,10 @@ def select(
         core = [_best(np.where(shown, lexical_e, 0.0), op.depth * LEXICAL_DEPTH), recent]
         if dense is not None:
             core.append(dense.nearest[shown[dense.nearest]])
+        timeline = table.created_us[order]
+        for start, end in op.windows:
+            inside = order[np.searchsorted(timeline, start) : np.searchsorted(timeline, end)]
+            core.append(inside[_best(lexical_e[inside], op.depth)])
         places = _around(np.searchsorted(order, np.concatenate(core)), len(order), op.around)
     cosine = None if dense is None else dense.cosine
     return _candidates(table, order[places], places, order, lexical_e, cosine=cosine, op=op)
