@@ -38,7 +38,7 @@ def _same(a: ChunkTable, b: ChunkTable) -> None:
     for f in fields(ChunkTable):
         left, right = getattr(a, f.name), getattr(b, f.name)
         if f.name == "lexical":
-            left, right = left.index, right.index
+            left, right = left.indexes[0], right.indexes[0]
         if f.name in {"lexical", "coarse"}:
             for g in fields(left):
                 assert np.array_equal(getattr(left, g.name), getattr(right, g.name)), g.name
@@ -108,7 +108,60 @@ def test_a_reopened_store_searches_from_the_saved_index(
         assert builds == []  # read from the file
         memory.write("violin lesson 99", scope="user:a")
         assert memory.search("violin lesson 99", "user:a")[0].entry.content == "violin lesson 99"
-        assert builds == [21]  # the scope changed: rebuilt
+        assert builds == [1]  # the new entry, appended to the saved index
+        memory.backend._index_dir = None  # type: ignore[attr-defined]  # not saved on close
+    builds.clear()
+    with Memory(url, settings=settings) as memory:  # the file is older than the scope
+        assert memory.search("violin lesson 99", "user:a")[0].entry.content == "violin lesson 99"
+        assert builds == [1]
+    builds.clear()
+    with Memory(url, settings=settings) as memory:  # saved on the last close
+        assert memory.search("violin lesson 99", "user:a")[0].entry.content == "violin lesson 99"
+        assert builds == []
+
+
+def _ranking(memory: Memory, query: str) -> list[tuple[str, float]]:
+    hits = memory.search(query, "user:a", limit=50, conversational=True)
+    return [(h.entry.content, round(h.score, 6)) for h in hits]
+
+
+def test_appended_entries_rank_as_in_a_rebuilt_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = str(tmp_path / "m.db")
+    settings = Settings(near_duplicate_threshold=0)
+    builds = _built(monkeypatch)
+    words = "violin chess garden kitten recipe river budget lisbon".split()
+    with Memory(url, settings=settings) as memory:
+        memory.write_many([NewEntry(f"{w} lesson {n}", "user:a") for n, w in enumerate(words)])
+        _ranking(memory, "violin lesson")
+        for n in range(3):
+            memory.write_many([NewEntry(f"{w} practice {n}", "user:a") for w in words[:4]])
+            appended = _ranking(memory, "violin lesson practice")
+        assert builds == [8, 4, 4, 4]
+        with Memory(url, settings=settings) as fresh:
+            assert _ranking(fresh, "violin lesson practice") == appended
+        assert builds[-1] == 20  # the fresh process built it whole
+
+
+def test_a_change_or_an_earlier_entry_rebuilds_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import UTC, datetime
+
+    settings = Settings(near_duplicate_threshold=0)
+    builds = _built(monkeypatch)
+    with Memory(str(tmp_path / "m.db"), settings=settings) as memory:
+        first = memory.write("violin lesson", scope="user:a")
+        memory.write("chess lesson", scope="user:a")
+        memory.search("lesson", "user:a")
+        memory.write(
+            "old garden lesson", scope="user:a", created_at=datetime(2020, 1, 1, tzinfo=UTC)
+        )
+        assert memory.search("garden", "user:a")[0].entry.content == "old garden lesson"
+        memory.delete(first.id)
+        assert "violin lesson" not in {h.entry.content for h in memory.search("lesson", "user:a")}
+        assert builds == [2, 1, 3, 2]  # the earlier entry: appended (1), refused, rebuilt (3)
 
 
 @pytest.mark.usefixtures("saved_small")

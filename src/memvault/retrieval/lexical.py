@@ -96,50 +96,88 @@ class LexicalIndex:
     def __len__(self) -> int:
         return len(self.lengths)
 
+    def postings(self, key: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+        """The documents holding the term with this key, and how often."""
+        at = int(np.searchsorted(self.keys, np.uint64(key)))
+        if at >= len(self.keys) or self.keys[at] != key:
+            return np.zeros(0, np.int32), np.zeros(0, np.float32)
+        span = slice(self.starts[at], self.starts[at + 1])
+        return self.docs[span], self.freqs[span]
+
     def scores(self, terms: Sequence[str], shown: Mask | None = None) -> Floats:
         """BM25 of every document for the query terms, with the collection statistics (count,
         mean length, document frequency) of the documents ``shown`` (all when None); 0 for the
         others and where no term occurs."""
-        result = np.zeros(len(self))
-        if not terms or not len(self):
-            return result
-        lengths = self.lengths if shown is None else self.lengths[shown]
-        count = len(lengths)
-        if not count:
-            return result
-        norm = K1 * (1 - B + B * self.lengths / max(float(lengths.mean()), 1e-9))
-        wanted = term_keys(list(dict.fromkeys(terms)))
-        found = np.minimum(np.searchsorted(self.keys, wanted), len(self.keys) - 1)
-        for term in found[self.keys[found] == wanted] if len(self.keys) else ():
-            docs = self.docs[self.starts[term] : self.starts[term + 1]]
-            freqs = self.freqs[self.starts[term] : self.starts[term + 1]]
-            if shown is not None:
-                keep = shown[docs]
-                docs, freqs = docs[keep], freqs[keep]
-            if not len(docs):
-                continue
-            idf = math.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
-            result[docs] += idf * freqs * (K1 + 1) / (freqs + norm[docs])
+        return segmented_scores([self], terms, shown)
+
+
+def segmented_scores(
+    segments: Sequence[LexicalIndex], terms: Sequence[str], shown: Mask | None = None
+) -> Floats:
+    """BM25 over documents indexed in consecutive segments (a segment's document ``i`` is
+    document ``i`` + the sizes of the segments before it), statistics over all of them."""
+    lengths = np.concatenate([s.lengths for s in segments]) if segments else np.zeros(0)
+    result = np.zeros(len(lengths))
+    seen = lengths if shown is None else lengths[shown]
+    if not terms or not len(seen):
         return result
+    norm = K1 * (1 - B + B * lengths / max(float(seen.mean()), 1e-9))
+    offsets = np.cumsum([0] + [len(s) for s in segments])
+    for key in term_keys(list(dict.fromkeys(terms))):
+        found = [segment.postings(int(key)) for segment in segments]
+        docs = np.concatenate(
+            [d.astype(np.int64) + o for (d, _), o in zip(found, offsets, strict=False)]
+        )
+        freqs = np.concatenate([f for _, f in found])
+        if shown is not None:
+            keep = shown[docs]
+            docs, freqs = docs[keep], freqs[keep]
+        if not len(docs):
+            continue
+        idf = math.log(1 + (len(seen) - len(docs) + 0.5) / (len(docs) + 0.5))
+        result[docs] += idf * freqs * (K1 + 1) / (freqs + norm[docs])
+    return result
 
 
 class Postings:
-    """A :class:`LexicalIndex` built from its documents the first time a query needs it (a
-    search with no terms, such as a write's near-duplicate probe, never pays for it)."""
+    """The postings of a table's documents, in segments built the first time a query needs
+    them (a search with no terms, such as a write's near-duplicate probe, never pays for
+    them); documents appended later become a segment of their own."""
 
-    __slots__ = ("_documents", "_index", "_lock")
+    __slots__ = ("_lock", "_segments")
 
     def __init__(
         self, documents: Sequence[str] | None = None, index: LexicalIndex | None = None
     ) -> None:
-        self._documents = documents
-        self._index = index
+        self._segments: list[LexicalIndex | Sequence[str]] = [
+            index if index is not None else (documents or ())
+        ]
         self._lock = threading.Lock()
 
-    @property
-    def index(self) -> LexicalIndex:
+    def then(self, later: Postings) -> Postings:
+        """These postings and ``later``'s after them (both unchanged)."""
+        with self._lock, later._lock:
+            result = Postings()
+            result._segments = [*self._segments, *later._segments]
+        return result
+
+    def _built(self) -> list[LexicalIndex]:
         with self._lock:
-            if self._index is None:
-                self._index = LexicalIndex.build(self._documents or ())
-                self._documents = None
-            return self._index
+            self._segments = [
+                s if isinstance(s, LexicalIndex) else LexicalIndex.build(s) for s in self._segments
+            ]
+            return list(self._segments)  # type: ignore[arg-type]
+
+    @classmethod
+    def of(cls, segments: Sequence[LexicalIndex]) -> Postings:
+        result = cls()
+        result._segments = list(segments)
+        return result
+
+    @property
+    def indexes(self) -> list[LexicalIndex]:
+        """The segments, each built."""
+        return self._built()
+
+    def scores(self, terms: Sequence[str], shown: Mask | None = None) -> Floats:
+        return segmented_scores(self._built(), terms, shown)

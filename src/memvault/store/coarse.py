@@ -56,6 +56,13 @@ class Coarse:
         )
         return cls(center, rotation, np.ascontiguousarray(bits.T))
 
+    def appended(self, matrix: npt.NDArray[np.float32]) -> Coarse:
+        """This pass with rows for ``matrix`` after its own (same centre and rotation)."""
+        bits = _signs(matrix - self.center, self.rotation).T
+        return Coarse(
+            self.center, self.rotation, np.ascontiguousarray(np.hstack([self.bits, bits]))
+        )
+
     def distances(self, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.uint16]:
         """Hamming distance of every row to ``vector``'s signs."""
         query = _signs((vector - self.center)[None, :], self.rotation)[0]

@@ -26,11 +26,16 @@ class IndexCache(Generic[T]):
 
     def get(self, key: ScopeKey, version: object) -> T | None:
         with self._lock:
-            found = self._items.pop(key, None)
+            found = self._items.get(key)
             if found is None or found[0] != version:
                 return None
-            self._items[key] = found  # most recently used last
+            self._items[key] = self._items.pop(key)  # most recently used last
             return found[1]
+
+    def latest(self, key: ScopeKey) -> tuple[object, T] | None:
+        """The index kept for ``key`` whatever its version, and that version."""
+        with self._lock:
+            return self._items.get(key)
 
     def put(self, key: ScopeKey, version: object, index: T) -> T:
         with self._lock:
@@ -39,6 +44,10 @@ class IndexCache(Generic[T]):
                 self._items.pop(next(iter(self._items)))
             self._items[key] = (version, index)
         return index
+
+    def scopes(self) -> list[ScopeKey]:
+        with self._lock:
+            return list(self._items)
 
     def clear(self) -> None:
         with self._lock:

@@ -46,9 +46,10 @@ def _arrays(table: ChunkTable) -> dict[str, np.ndarray]:
     arrays = {f.name: getattr(table, f.name) for f in fields(table) if f.name not in _SKIPPED}
     arrays["entry_ids"] = table.entry_ids.astype("S")
     if table.lexical is not None:
-        arrays |= {
-            f"lexical.{f.name}": getattr(table.lexical.index, f.name) for f in fields(LexicalIndex)
-        }
+        for n, segment in enumerate(table.lexical.indexes):
+            arrays |= {
+                f"lexical.{n}.{f.name}": getattr(segment, f.name) for f in fields(LexicalIndex)
+            }
     if table.coarse is not None:
         arrays |= {"coarse.center": table.coarse.center, "coarse.bits": table.coarse.bits}
     return arrays
@@ -80,23 +81,28 @@ def save(path: Path, table: ChunkTable, version: Any) -> None:
 
 
 def load(path: Path, version: Any) -> ChunkTable | None:
-    """The table in ``path`` if it was built from the scope ``version`` by this format and
-    analyzer, else None (missing, stale, damaged: the caller rebuilds)."""
+    """The table in ``path`` if it was built from the scope ``version``, else None."""
+    found = read(path)
+    return found[1] if found is not None and found[0] == tuple(version) else None
+
+
+def read(path: Path) -> tuple[tuple[Any, ...], ChunkTable] | None:
+    """The scope version the table in ``path`` was built from, and the table; None when
+    missing, damaged, or made by another format or analyzer (the caller rebuilds)."""
     try:
         with path.open("rb") as handle:
             mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        return _read(mapped, version)
+        return _read(mapped)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def _read(mapped: mmap.mmap, version: Any) -> ChunkTable | None:
+def _read(mapped: mmap.mmap) -> tuple[tuple[Any, ...], ChunkTable] | None:
     if mapped[: len(_MAGIC)] != _MAGIC:
         return None
     size = int.from_bytes(mapped[len(_MAGIC) : len(_MAGIC) + 8], "little")
     header = json.loads(mapped[len(_MAGIC) + 8 : len(_MAGIC) + 8 + size])
-    wanted = {"format": FORMAT, "analyzer": ANALYZER, "version": json.loads(json.dumps(version))}
-    if any(header.get(key) != value for key, value in wanted.items()):
+    if header.get("format") != FORMAT or header.get("analyzer") != ANALYZER:
         return None
     start = -(-(len(_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
     arrays = {
@@ -106,18 +112,20 @@ def _read(mapped: mmap.mmap, version: Any) -> ChunkTable | None:
         for name, (dtype, shape, offset) in header["arrays"].items()
     }
     lexical = None
-    if "lexical.keys" in arrays:
-        lexical = Postings(
-            index=LexicalIndex(
-                **{f.name: arrays.pop(f"lexical.{f.name}") for f in fields(LexicalIndex)}
-            )
-        )
+    if "lexical.0.keys" in arrays:
+        segments, n = [], 0
+        while f"lexical.{n}.keys" in arrays:
+            names = {f.name: arrays.pop(f"lexical.{n}.{f.name}") for f in fields(LexicalIndex)}
+            segments.append(LexicalIndex(**names))
+            n += 1
+        lexical = Postings.of(segments)
     coarse = None
     if "coarse.bits" in arrays:
         center, bits = arrays.pop("coarse.center"), arrays.pop("coarse.bits")
         coarse = Coarse(center, rotation_for(len(center)), bits)
     ids = arrays.pop("entry_ids").astype(str)
-    return ChunkTable(**arrays, entry_ids=ids, lexical=lexical, coarse=coarse)
+    table = ChunkTable(**arrays, entry_ids=ids, lexical=lexical, coarse=coarse)
+    return tuple(header["version"]), table
 
 
 def remove_all(directory: Path) -> None:

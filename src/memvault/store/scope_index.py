@@ -95,6 +95,39 @@ class ChunkTable:
             lexical=None if None in texts else Postings(texts),
         )
 
+    def appended(self, later: ChunkTable) -> ChunkTable | None:
+        """This table followed by ``later``'s entries, or None unless every one of them sorts
+        after this table's last (the common case: new entries; anything else is rebuilt)."""
+        if not len(later.entry_ids):
+            return self
+        if len(self.entry_ids):
+            last = (int(self.created_us[-1]), str(self.entry_ids[-1]))
+            if (int(later.created_us[0]), str(later.entry_ids[0])) <= last:
+                return None
+        if self.lexical is None or later.lexical is None:
+            return None
+        chunks, entries = len(self.chunk_keys), len(self.entry_ids)
+        joined = {
+            name: np.concatenate([getattr(self, name), getattr(later, name)])
+            for name in (
+                "chunk_keys",
+                "matrix",
+                "has_vector",
+                "entry_ids",
+                "created_us",
+                "expires_us",
+                "valid_from_us",
+                "valid_to_us",
+            )
+        }
+        return ChunkTable(
+            **joined,
+            chunk_entry=np.concatenate([self.chunk_entry, later.chunk_entry + entries]),
+            entry_start=np.concatenate([self.entry_start[:-1], later.entry_start + chunks]),
+            lexical=self.lexical.then(later.lexical),
+            coarse=None if self.coarse is None else self.coarse.appended(later.matrix),
+        )
+
     def with_coarse_pass(self, least: int = COARSE_MIN_CHUNKS) -> ChunkTable:
         """This table, with a coarse pass over its vectors if it has at least ``least`` chunks
         (0: never); worth building for a table that many searches will use."""
@@ -188,7 +221,7 @@ def search(table: ChunkTable, op: SearchOp, allowed: Mask | None = None) -> Cand
     every_chunk = bool(chunk_shown.all())
     lexical = np.zeros(len(table.chunk_keys))
     if table.lexical is not None and op.terms:
-        lexical = table.lexical.index.scores(op.terms, None if every_chunk else chunk_shown)
+        lexical = table.lexical.scores(op.terms, None if every_chunk else chunk_shown)
     if op.vector is None:
         return select(table, op, shown, lexical, None)
     vector = op.vector

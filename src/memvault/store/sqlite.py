@@ -33,6 +33,8 @@ from .sql import SQL, Dialect, where_sql
 from .sqlite_backup import restore_backup, write_backup
 from .sqlops import SqlOps
 
+APPENDED_AT_MOST = 50_000
+"""A scope index takes up to this many new entries in place of a rebuild."""
 SAVED_FROM_ENTRIES = 10_000
 """Scope indexes of at least this many entries are saved beside the database (smaller ones
 are rebuilt in less time than a file takes to write)."""
@@ -115,6 +117,8 @@ class SQLiteBackend(SqlOps, Backend):
         self._cache: IndexCache[ChunkTable] = IndexCache()
         self._coarse_min_chunks = settings.coarse_min_chunks
         self._index_dir = None if path == ":memory:" else index_files.directory_for(path)
+        self._saved: dict[ScopeKey, int] = {}
+        """Entries in each scope's saved index file (by this process)."""
         self._in_memory = path == ":memory:"
         lasting = not self._in_memory
         self.capabilities = Capabilities(persistent=lasting, multiprocess=lasting)
@@ -230,6 +234,10 @@ class SQLiteBackend(SqlOps, Backend):
 
     def close(self) -> None:
         with self._lock:
+            for key in self._cache.scopes():
+                kept = self._cache.latest(key)
+                if kept is not None and len(kept[1].entry_ids) > self._saved.get(key, 0):
+                    self._save(key)
             self._conn.close()
 
     def backup(self, target: str | Path) -> int:
@@ -309,19 +317,60 @@ class SQLiteBackend(SqlOps, Backend):
         table = self._cache.get(key, version)
         if table is not None:
             return table
-        path = None
-        if self._index_dir is not None:
-            path = index_files.file_for(self._index_dir, *key)
-            table = index_files.load(path, version)
+        table = self._appended(conn, key, version)
+        if table is None and self._index_dir is not None:
+            table = self._from_file(conn, key, version)
         if table is None:
             rows = conn.execute(
                 _CHUNK_ROWS.format(where="e.tenant = ? AND e.scope = ?"), (key.tenant, key.scope)
             )
             table = ChunkTable.from_rows(rows, key.dimension)
             table = table.with_coarse_pass(self._coarse_min_chunks)
-            if path is not None and len(table.entry_ids) >= SAVED_FROM_ENTRIES:
-                index_files.save(path, table, version)
-        return self._cache.put(key, version, table)
+            self._saved.pop(key, None)
+        self._cache.put(key, version, table)
+        if len(table.entry_ids) >= self._saved.get(key, 0) * 1.1:
+            self._save(key)
+        return table
+
+    def _save(self, key: ScopeKey) -> None:
+        """Save the scope's index beside the database (large ones, when 10 % newer than the
+        saved file; and on close): the next process maps it instead of rebuilding."""
+        kept = self._cache.latest(key)
+        if self._index_dir is None or kept is None or len(kept[1].entry_ids) < SAVED_FROM_ENTRIES:
+            return
+        index_files.save(index_files.file_for(self._index_dir, *key), kept[1], kept[0])
+        self._saved[key] = len(kept[1].entry_ids)
+
+    def _from_file(
+        self, conn: Any, key: ScopeKey, version: tuple[str, int, int]
+    ) -> ChunkTable | None:
+        """The saved index of the scope, with the entries created since it was saved."""
+        assert self._index_dir is not None
+        found = index_files.read(index_files.file_for(self._index_dir, *key))
+        if found is None:
+            return None
+        self._saved[key] = len(found[1].entry_ids)
+        if found[0] == version:
+            return found[1]
+        self._cache.put(key, found[0], found[1])
+        table: ChunkTable | None = self._appended(conn, key, version)
+        return table
+
+    def _appended(self, conn: Any, key: ScopeKey, version: tuple[str, int, int]) -> Any:
+        """The kept index of the scope with the entries created since (None: rebuild)."""
+        kept = self._cache.latest(key)
+        if kept is None or not isinstance(kept[0], tuple) or kept[0][0] != version[0]:
+            return None
+        created = self.created_since(conn, key.tenant, key.scope, kept[0][1])
+        if created is None or len(created) > APPENDED_AT_MOST:
+            return None
+        rows = conn.execute(
+            _CHUNK_ROWS.format(
+                where="e.tenant = ? AND e.scope = ? AND e.id IN (SELECT value FROM json_each(?))"
+            ),
+            (key.tenant, key.scope, json.dumps(created)),
+        )
+        return kept[1].appended(ChunkTable.from_rows(rows, key.dimension))
 
     def op_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
         dimension = 0 if op.vector is None else len(op.vector)

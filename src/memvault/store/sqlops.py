@@ -154,6 +154,19 @@ class SqlOps:
             (secrets.token_hex(8),),
         )
 
+    def created_since(self, conn: Any, tenant: str, scope: str, seq: int) -> list[str] | None:
+        """The ids of the entries created in a scope after its audit event ``seq``, when that
+        is all that happened there since (else None: something changed or went)."""
+        mark = self.dialect.mark
+        rows = conn.execute(
+            f"SELECT entry_id, change FROM audit_log WHERE tenant = {mark} AND scope = {mark} "
+            f"AND seq > {mark} ORDER BY seq",
+            (tenant, scope, seq),
+        ).fetchall()
+        if any(change != "created" for _, change in rows):
+            return None
+        return [str(entry_id) for entry_id, _ in rows]
+
     def scope_version(self, conn: Any, tenant: str, scope: str) -> tuple[str, int, int]:
         """What a scope's search index was built from: the store's epoch and the number and
         time of the scope's last audit event (every change to an entry appends one, in its
