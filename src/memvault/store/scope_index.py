@@ -25,7 +25,8 @@ from .timeconv import to_micros
 
 NO_EXPIRY = np.iinfo(np.int64).max
 ALL_CANDIDATES = 2048
-"""Up to this many entries searched, every one is a candidate (ranking is exhaustive)."""
+"""Up to this many entries searched, every one is a candidate (ranking is exhaustive), unless
+the search has nothing but a vector (a write's near-duplicate probe): then its nearest are."""
 LEXICAL_DEPTH = 4
 """BM25 nominates this many times ``depth`` entries: its scores are flat (many entries share a
 term), and a run of moderate matches next to each other can outrank a single strong one."""
@@ -238,14 +239,13 @@ def search(table: ChunkTable, op: SearchOp, allowed: Mask | None = None) -> Cand
 def _nearest(table: ChunkTable, op: SearchOp, usable: Mask, cosine: Cosines) -> Ints:
     """The entries of the ``depth`` nearest ``usable`` chunks (the coarse pass nominates
     chunks for a large table; their exact cosines decide)."""
-    if table.coarse is None:
-        chunks = np.flatnonzero(usable)
+    assert op.vector is not None
+    if table.coarse is None:  # one product over the whole matrix: no copy of its rows
+        closeness = np.where(usable, table.matrix @ op.vector + 1.0, 0.0)
+        chunks = _best(closeness, op.depth * 4)
     else:
-        assert op.vector is not None
         chunks = table.coarse.nearest(op.vector, usable, op.depth)
-    if not len(chunks):
-        return np.zeros(0, np.int64)
-    chunks = chunks[_best(cosine(chunks) + 1.0, op.depth * 4)]
+        chunks = chunks[_best(cosine(chunks) + 1.0, op.depth * 4)] if len(chunks) else chunks
     return np.unique(table.chunk_entry[chunks])
 
 
@@ -256,7 +256,8 @@ def select(
     dense side (None: the query has no vector)."""
     lexical_e = table.per_entry_max(lexical)
     order = np.flatnonzero(shown)
-    if len(order) <= ALL_CANDIDATES:
+    nearest_only = dense is not None and not (op.terms or op.recent or op.windows)
+    if len(order) <= ALL_CANDIDATES and not nearest_only:
         places = np.arange(len(order))
     else:
         recent = order[len(order) - op.recent :][: op.recent]
