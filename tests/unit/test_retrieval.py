@@ -277,3 +277,19 @@ class TestRanker:
             RankSpec(dense_weight=-1)
         with pytest.raises(ValidationError):
             RankSpec(fusion="max")  # type: ignore[arg-type]
+
+
+def test_postings_in_segments_score_as_one_index_and_merge() -> None:
+    from memvault.retrieval.lexical import MOST_SEGMENTS, Postings
+
+    documents = [f"violin lesson {n} {'chess' if n % 3 else 'garden'}" for n in range(40)]
+    whole = LexicalIndex.build(documents)
+    postings = Postings(documents[:10])
+    for start in range(10, 40, 3):
+        postings = postings.then(Postings(documents[start : start + 3]))
+    wanted = query_terms("violin chess garden 7")
+    shown = np.arange(40) % 4 != 0
+    assert np.allclose(postings.scores(wanted, shown), whole.scores(wanted, shown))
+    assert len(postings.indexes) == 1 and MOST_SEGMENTS < 11  # merged on first use
+    merged = postings.indexes[0]
+    assert np.array_equal(merged.keys, whole.keys) and np.array_equal(merged.docs, whole.docs)

@@ -17,6 +17,7 @@ from .text import stems, tokens
 
 K1 = 1.2
 B = 0.75
+MOST_SEGMENTS = 8
 Floats = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
 
@@ -96,6 +97,28 @@ class LexicalIndex:
     def __len__(self) -> int:
         return len(self.lengths)
 
+    @classmethod
+    def merged(cls, segments: Sequence[LexicalIndex]) -> LexicalIndex:
+        """One index of consecutive segments' documents (as :func:`segmented_scores` sees them)."""
+        if len(segments) == 1:
+            return segments[0]
+        offsets = np.cumsum([0] + [len(s) for s in segments])
+        keys = np.concatenate([np.repeat(s.keys, np.diff(s.starts)) for s in segments])
+        docs = np.concatenate(
+            [s.docs.astype(np.int64) + o for s, o in zip(segments, offsets, strict=False)]
+        )
+        freqs = np.concatenate([s.freqs for s in segments])
+        order = np.lexsort((docs, keys))
+        keys, docs, freqs = keys[order], docs[order], freqs[order]
+        unique = np.unique(keys)
+        return cls(
+            keys=unique,
+            starts=np.append(np.searchsorted(keys, unique), len(keys)).astype(np.int64),
+            docs=docs.astype(np.int32),
+            freqs=freqs,
+            lengths=np.concatenate([s.lengths for s in segments]),
+        )
+
     def postings(self, key: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
         """The documents holding the term with this key, and how often."""
         at = int(np.searchsorted(self.keys, np.uint64(key)))
@@ -162,11 +185,16 @@ class Postings:
         return result
 
     def _built(self) -> list[LexicalIndex]:
+        """The segments, built; merged into one when there are more than ``MOST_SEGMENTS``
+        (each query reads every segment's postings of its terms)."""
         with self._lock:
-            self._segments = [
+            built = [
                 s if isinstance(s, LexicalIndex) else LexicalIndex.build(s) for s in self._segments
             ]
-            return list(self._segments)  # type: ignore[arg-type]
+            if len(built) > MOST_SEGMENTS:
+                built = [LexicalIndex.merged(built)]
+            self._segments = list(built)
+            return built
 
     @classmethod
     def of(cls, segments: Sequence[LexicalIndex]) -> Postings:
