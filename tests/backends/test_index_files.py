@@ -175,3 +175,32 @@ def test_an_erasure_leaves_no_index_file(tmp_path: Path) -> None:
         receipt = memory.erase(user="bob")
         assert receipt.residue == 0
         assert not directory.exists() or not list(directory.iterdir())
+
+
+@pytest.mark.usefixtures("saved_small")
+def test_a_process_never_saves_an_index_another_erased(tmp_path: Path) -> None:
+    url = str(tmp_path / "m.db")
+    settings = Settings(near_duplicate_threshold=0)
+    holder = Memory(url, settings=settings)
+    holder.write_many([NewEntry(f"secret plan {n}", "user:bob") for n in range(20)])
+    holder.search("secret plan", "user:bob")
+    holder.write("one more secret plan", scope="user:bob")
+    holder.search("secret plan", "user:bob")  # kept in memory, newer than its file
+    with Memory(url, settings=settings) as eraser:
+        assert eraser.erase(user="bob").residue == 0
+    holder.close()  # its index is stale now: not saved
+    directory = index_files.directory_for(url)
+    assert not directory.exists() or not list(directory.iterdir())
+
+
+@pytest.mark.usefixtures("saved_small")
+def test_an_index_that_cannot_be_saved_is_only_kept_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*_: object) -> None:
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(index_files, "save", refuse)
+    with Memory(str(tmp_path / "m.db"), settings=Settings(near_duplicate_threshold=0)) as memory:
+        memory.write_many([NewEntry(f"violin lesson {n}", "user:a") for n in range(20)])
+        assert memory.search("violin lesson 3", "user:a")[0].entry.content == "violin lesson 3"

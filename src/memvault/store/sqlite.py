@@ -338,7 +338,12 @@ class SQLiteBackend(SqlOps, Backend):
         kept = self._cache.latest(key)
         if self._index_dir is None or kept is None or len(kept[1].entry_ids) < SAVED_FROM_ENTRIES:
             return
-        index_files.save(index_files.file_for(self._index_dir, *key), kept[1], kept[0])
+        if kept[0] != self.scope_version(self._conn, key.tenant, key.scope):
+            return  # stale (another process wrote, or erased): never put old vectors on disk
+        try:
+            index_files.save(index_files.file_for(self._index_dir, *key), kept[1], kept[0])
+        except OSError:  # a read-only directory, a full disk: the index is rebuilt next time
+            return
         self._saved[key] = len(kept[1].entry_ids)
 
     def _from_file(
