@@ -18,6 +18,7 @@ Run by hand: ``python benchmarks/speed.py [--cases 10000,100000,300000,100000/10
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import resource
@@ -138,14 +139,10 @@ def _exhaustive(memory: Memory, questions: list[str], scope: str) -> list[list[s
     try:
         scope_index.ALL_CANDIDATES = 10**12
         for key, (version, table) in kept.items():
-            backend._cache.put(key, version, scope_index.ChunkTable(**{**_fields(table), "coarse": None}))
+            backend._cache.put(key, version, dataclasses.replace(table, coarse=None))
         return [[h.entry.id for h in memory.search(q, scope, limit=10)] for q in questions]
     finally:
         scope_index.ALL_CANDIDATES = saved
-
-
-def _fields(table: Any) -> dict[str, Any]:
-    return {name: getattr(table, name) for name in table.__dataclass_fields__}
 
 
 def measure(entries: int, scopes: int, queries: int, workdir: Path) -> dict[str, Any]:
