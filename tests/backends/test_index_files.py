@@ -204,3 +204,16 @@ def test_an_index_that_cannot_be_saved_is_only_kept_in_memory(
     with Memory(str(tmp_path / "m.db"), settings=Settings(near_duplicate_threshold=0)) as memory:
         memory.write_many([NewEntry(f"violin lesson {n}", "user:a") for n in range(20)])
         assert memory.search("violin lesson 3", "user:a")[0].entry.content == "violin lesson 3"
+
+
+@pytest.mark.usefixtures("saved_small")
+def test_closing_after_the_connection_went_is_fine(tmp_path: Path) -> None:
+    backend = sqlite.SQLiteBackend(str(tmp_path / "m.db"), Settings(near_duplicate_threshold=0))
+    memory = Memory(backend, settings=Settings(near_duplicate_threshold=0))
+    memory.write_many([NewEntry(f"violin lesson {n}", "user:a") for n in range(20)])
+    memory.search("violin", "user:a")
+    memory.write("violin lesson 21", scope="user:a")
+    memory.search("violin", "user:a")  # grown by less than 10 %: not saved yet
+    backend._conn.close()
+    backend.close()
+    backend.close()

@@ -233,11 +233,16 @@ class SQLiteBackend(SqlOps, Backend):
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
 
     def close(self) -> None:
+        """Save the scope indexes that grew since their files, then close (twice is fine)."""
         with self._lock:
-            for key in self._cache.scopes():
-                kept = self._cache.latest(key)
-                if kept is not None and len(kept[1].entry_ids) > self._saved.get(key, 0):
-                    self._save(key)
+            try:
+                for key in self._cache.scopes():
+                    kept = self._cache.latest(key)
+                    if kept is not None and len(kept[1].entry_ids) > self._saved.get(key, 0):
+                        self._save(key)
+            except sqlite3.Error:  # closed already (or the file went): nothing to save
+                pass
+            self._cache.clear()
             self._conn.close()
 
     def backup(self, target: str | Path) -> int:
