@@ -107,6 +107,22 @@ def test_hidden_entries_are_never_candidates() -> None:
     assert len(found.entry_ids) > 0
 
 
+def test_the_index_cache_keeps_what_fits_its_weight() -> None:
+    cache: IndexCache[str] = IndexCache(max_scopes=100, max_weight=10, weigh=len)
+    keys = [ScopeKey("t", f"user:{n}", 384) for n in range(5)]
+    for key, index in zip(keys[:3], ["aaaa", "bbbb", "cc"], strict=True):
+        cache.put(key, 1, index)
+    assert cache.scopes() == keys[:3]  # weight 10: all fit
+    cache.put(keys[3], 1, "d" * 16)
+    assert cache.scopes() == [keys[3]]  # too heavy for the others, but the last put stays
+    cache.put(keys[4], 1, "e")
+    assert cache.scopes() == [keys[4]]
+    many: IndexCache[str] = IndexCache(max_scopes=3, max_weight=10**6)
+    for key in keys:
+        many.put(key, 1, "x")
+    assert many.scopes() == keys[2:]
+
+
 def test_the_index_cache_returns_an_index_only_for_its_version() -> None:
     cache: IndexCache[str] = IndexCache(max_scopes=2)
     a, b, c = (ScopeKey("t", s, 384) for s in ("user:a", "user:b", "user:c"))

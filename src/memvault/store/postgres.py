@@ -160,7 +160,7 @@ class PostgresBackend(SqlOps, Backend):
                 "python -m pip install -e '.[postgres]'"
             ) from exc
         settings = settings or Settings()
-        self._cache: IndexCache[ChunkTable] = IndexCache()
+        self._cache: IndexCache[ChunkTable] = IndexCache(weigh=len)
         self._coarse_min_chunks = settings.coarse_min_chunks
         self._pool = ConnectionPool(
             dsn, min_size=1, max_size=pool_size, open=False, kwargs={"autocommit": True}

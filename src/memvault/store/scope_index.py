@@ -96,6 +96,10 @@ class ChunkTable:
             lexical=None if None in texts else Postings(texts),
         )
 
+    def __len__(self) -> int:
+        """Its chunks (what it weighs in memory)."""
+        return len(self.chunk_keys)
+
     def appended(self, later: ChunkTable) -> ChunkTable | None:
         """This table followed by ``later``'s entries, or None unless every one of them sorts
         after this table's last (the common case: new entries; anything else is rebuilt)."""

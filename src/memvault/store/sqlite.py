@@ -114,7 +114,7 @@ class SQLiteBackend(SqlOps, Backend):
             path = str(Path(path).expanduser())
         self.path = path
         self._lock = threading.RLock()
-        self._cache: IndexCache[ChunkTable] = IndexCache()
+        self._cache: IndexCache[ChunkTable] = IndexCache(weigh=len)
         self._coarse_min_chunks = settings.coarse_min_chunks
         self._index_dir = None if path == ":memory:" else index_files.directory_for(path)
         self._saved: dict[ScopeKey, int] = {}
