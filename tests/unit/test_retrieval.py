@@ -293,3 +293,14 @@ def test_postings_in_segments_score_as_one_index_and_merge() -> None:
     assert len(postings.indexes) == 1 and MOST_SEGMENTS < 11  # merged on first use
     merged = postings.indexes[0]
     assert np.array_equal(merged.keys, whole.keys) and np.array_equal(merged.docs, whole.docs)
+
+
+def test_rerank_blend_scales_each_stage_and_keeps_a_lone_hit_whole() -> None:
+    from memvault.retrieval.rerank import blended, min_max
+
+    assert min_max(np.array([2.0, 4.0, 3.0])).tolist() == [0.0, 1.0, 0.5]
+    assert min_max(np.array([0.7])).tolist() == [1.0]
+    assert min_max(np.zeros(0)).tolist() == []
+    scores = blended(np.array([1.0, 0.5, 0.0]), np.array([0.0, 10.0, 5.0]))
+    assert scores.tolist() == [0.5, 0.75, 0.25]
+    assert blended(np.array([0.3]), np.array([0.0])).tolist() == [1.0]

@@ -13,12 +13,13 @@ Floats = npt.NDArray[np.float64]
 
 
 def min_max(values: Floats) -> Floats:
-    """Scaled to [0, 1]; all zeros when the values do not differ."""
+    """Scaled to [0, 1]; all ones when the values do not differ (each is as good as the best:
+    a single hit keeps a score of 1, not 0)."""
     if not len(values):
         return np.zeros(0)
     low, high = float(values.min()), float(values.max())
     if high <= low:
-        return np.zeros(len(values))
+        return np.ones(len(values))
     result: Floats = (values - low) / (high - low)
     return result
 
