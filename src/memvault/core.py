@@ -61,8 +61,10 @@ from .store.ops import (
     DeleteScopeOp,
     EmbeddingInfoOp,
     Filter,
+    GetManyOp,
     GetOp,
     ListOp,
+    NearOp,
     Op,
     PurgeExpiredOp,
     PutOp,
@@ -488,14 +490,16 @@ class Planner:
         the probe writes use (but outside a write transaction), or None."""
         threshold = self.settings.near_duplicate_threshold
         op = PutOp(self.tenant, entry, chunks=chunks, duplicate_threshold=threshold)
-        nominate = duplicates.probe(op)
-        ids = [] if nominate is None else duplicates.nominees((yield from run(nominate)), threshold)
-        if not ids:
+        where = duplicates.probe_filter(op)
+        if where is None:
             return None
+        vectors = np.stack([c.vector for c in chunks if c.vector is not None])
+        limit = duplicates.CANDIDATES
+        (ids,) = yield from run(NearOp(where, vectors, threshold=threshold, limit=limit))
+        found = yield from run(GetManyOp(self.tenant, tuple(ids)))
         now = self.now()
-        found = yield from run_all(GetOp(self.tenant, i) for i in ids)
-        live = [e for e in found if e is not None and not e.superseded and not e.is_expired(now)]
-        return next((e for e in live if duplicates.same_fact(e, entry)), None)
+        live = {e.id: e for e in found if not e.superseded and not e.is_expired(now)}
+        return next((live[i] for i in ids if duplicates.same_fact(live.get(i), entry)), None)
 
     def copy_of(self, source: MemoryEntry, verb: str, **changes: Any) -> MemoryEntry:
         """A fresh current copy of ``source`` (promote, pin, demote) with ``changes``: a new id,
@@ -737,11 +741,10 @@ class Planner:
         self, items: Sequence[MemoryEntry | str]
     ) -> Plan[builtins.list[MemoryEntry]]:
         """Replace the ids among ``items`` (pre-existing duplicates) by their entries."""
-        ids = list(dict.fromkeys(item for item in items if isinstance(item, str)))
+        ids = tuple(dict.fromkeys(item for item in items if isinstance(item, str)))
         found: dict[str, MemoryEntry] = {}
         if ids:
-            fetched = yield from run_all(GetOp(self.tenant, i) for i in ids)
-            found = {e.id: e for e in fetched if e is not None}
+            found = {e.id: e for e in (yield from run(GetManyOp(self.tenant, ids)))}
         return [found[item] if isinstance(item, str) else item for item in items]
 
     def retrieve(

@@ -4,6 +4,7 @@ choice of candidates, one ranker (the issue-14 conformance requirement)."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -11,10 +12,14 @@ from typing import Any
 import pytest
 
 from memvault import Memory, NewEntry, Settings
+from memvault.errors import ConflictError
+from memvault.ids import new_id
 from memvault.store.base import Backend
 from memvault.store.inmemory import InMemoryBackend
+from memvault.store.ops import ChunkRecord, Filter, PutOp, ReplaceOp, SearchOp
 from memvault.store.sqlite import SQLiteBackend
 from memvault.testing import ManualClock
+from memvault.types import Scope
 
 WORDS = (
     "Alice Bob visited Lisbon Berlin budget garden violin chess river code review painting "
@@ -81,5 +86,53 @@ def test_postgres_gives_the_same_results(postgres_dsn: str, tmp_path: Path) -> N
         with backend._pool.connection() as conn:
             conn.execute("TRUNCATE entries, entry_tags, chunks, store_info, audit_log CASCADE")
         assert _results(backend) == _results(InMemoryBackend())
+    finally:
+        backend.close()
+
+
+def _rolled_back_search_leaves_no_trace(backend: Backend) -> None:
+    """A scope index built inside a transaction that already wrote (and then rolls back)
+    never serves a later search: the rolled-back entry is not a candidate."""
+    with Memory(backend, settings=Settings(near_duplicate_threshold=0)) as memory:
+        kept = memory.write("Alice visited Lisbon", scope="workspace:rb")
+        ghost = replace(kept, id=new_id(kept.created_at), content="Alice visited Lisbon again")
+        vector = memory.embedder.embed(["Alice visited Lisbon"])[0]
+        chunk = ChunkRecord(0, 0, len(ghost.content), vector)
+        where = Filter("default", (Scope.parse("workspace:rb"),))
+        search = SearchOp(where, terms=("alic",), vector=vector)
+        with pytest.raises(ConflictError):
+            backend.batch(
+                [
+                    PutOp("default", ghost, chunks=(chunk,)),
+                    search,
+                    ReplaceOp("default", kept, expected_revision=99),
+                ]
+            )
+        (found,) = backend.batch([search])
+        assert list(found.entry_ids) == [kept.id]
+        assert memory.search("Lisbon", scope="workspace:rb")[0].entry.id == kept.id
+
+
+@pytest.mark.parametrize("where", ["file", "memory"])
+def test_sqlite_never_keeps_an_index_of_a_rolled_back_transaction(
+    tmp_path: Path, where: str
+) -> None:
+    path = str(tmp_path / "m.db") if where == "file" else ":memory:"
+    backend = SQLiteBackend(path, Settings())
+    try:
+        _rolled_back_search_leaves_no_trace(backend)
+    finally:
+        backend.close()
+
+
+def test_postgres_never_keeps_an_index_of_a_rolled_back_transaction(postgres_dsn: str) -> None:
+    pytest.importorskip("psycopg_pool")
+    from memvault.store.postgres import PostgresBackend
+
+    backend = PostgresBackend(postgres_dsn, Settings())
+    with backend._pool.connection() as conn:
+        conn.execute("TRUNCATE entries, entry_tags, chunks, store_info, audit_log CASCADE")
+    try:
+        _rolled_back_search_leaves_no_trace(backend)
     finally:
         backend.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -13,6 +14,7 @@ from ..errors import CapabilityError
 from ..retrieval.candidates import Candidates
 from ..types import AuditEvent, MemoryEntry
 from .audit import DIRECT, Stamp, events
+from .duplicates import probe_filter, stored_duplicates
 from .ops import (
     AppendAuditOp,
     AuditOp,
@@ -24,8 +26,10 @@ from .ops import (
     DeleteScopeOp,
     EmbeddingInfoOp,
     ForgetAuditOp,
+    GetManyOp,
     GetOp,
     ListOp,
+    NearOp,
     Op,
     PurgeExpiredOp,
     PutOp,
@@ -51,6 +55,7 @@ class Capabilities:
 AnyOp = (
     PutOp
     | GetOp
+    | GetManyOp
     | ListOp
     | CountOp
     | ReplaceOp
@@ -60,6 +65,7 @@ AnyOp = (
     | TrimOp
     | PurgeExpiredOp
     | SearchOp
+    | NearOp
     | StoredEmbeddingOp
     | EmbeddingInfoOp
     | ChunkPageOp
@@ -98,12 +104,34 @@ class Backend(ABC):
     def run_batch(self, tx: Any, ops: Sequence[Op[Any]], stamp: Stamp) -> list[Any]:
         """Inside the transaction ``tx``: run ``ops``, then append the audit log's events of
         what they changed (:func:`memvault.store.audit.events`)."""
-        results = [self.execute(tx, op) for op in ops]
+        results: list[Any] = []
+        for puts, run in itertools.groupby(ops, lambda op: isinstance(op, PutOp)):
+            if puts:
+                results += self.put_all(tx, cast(list[PutOp], list(run)))
+            else:
+                results += [self.execute(tx, op) for op in run]
         if any(op.writes for op in ops):
             logged = events(stamp, ops, results)
             if logged:
                 self.op_append_audit(tx, AppendAuditOp(tuple(logged)))
         return results
+
+    def put_all(self, tx: Any, puts: Sequence[PutOp]) -> list[str | None]:
+        """Run consecutive ``puts``: first their near-duplicate checks, together — each scope
+        locked (in order) and probed once for all of them (:func:`stored_duplicates`) —, then
+        the inserts of the others. Each result: None, or the duplicate's id."""
+        probed = {(p.tenant, str(p.entry.scope)) for p in puts if probe_filter(p) is not None}
+        for tenant, scope in sorted(probed):
+            self.lock_scope(tx, tenant, scope)
+        found = stored_duplicates(self, tx, puts)
+        for put, twin in zip(puts, found, strict=True):
+            if twin is None:
+                self.op_put(tx, put)
+        return found
+
+    def lock_scope(self, tx: Any, tenant: str, scope: str) -> None:  # noqa: B027 - a hook
+        """Serialise writers of one scope until the transaction ends (a no-op where writers
+        are serialised already)."""
 
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections and files. Safe to call twice."""
@@ -135,6 +163,8 @@ class Backend(ABC):
                 return self.op_put(tx, checked)
             case GetOp():
                 return self.op_get(tx, checked)
+            case GetManyOp():
+                return self.op_get_many(tx, checked)
             case ListOp():
                 return self.op_list(tx, checked)
             case CountOp():
@@ -153,6 +183,8 @@ class Backend(ABC):
                 return self.op_purge_expired(tx, checked)
             case SearchOp():
                 return self.op_search(tx, checked)
+            case NearOp():
+                return self.op_near(tx, checked)
             case StoredEmbeddingOp():
                 return self.op_stored_embedding(tx, checked)
             case EmbeddingInfoOp():
@@ -171,9 +203,11 @@ class Backend(ABC):
                 assert_never(checked)
 
     @abstractmethod
-    def op_put(self, tx: Any, op: PutOp) -> str | None: ...
+    def op_put(self, tx: Any, op: PutOp) -> None: ...
     @abstractmethod
     def op_get(self, tx: Any, op: GetOp) -> MemoryEntry | None: ...
+    @abstractmethod
+    def op_get_many(self, tx: Any, op: GetManyOp) -> list[MemoryEntry]: ...
     @abstractmethod
     def op_list(self, tx: Any, op: ListOp) -> list[MemoryEntry]: ...
     @abstractmethod
@@ -192,6 +226,8 @@ class Backend(ABC):
     def op_purge_expired(self, tx: Any, op: PurgeExpiredOp) -> list[Removed]: ...
     @abstractmethod
     def op_search(self, tx: Any, op: SearchOp) -> Candidates: ...
+    @abstractmethod
+    def op_near(self, tx: Any, op: NearOp) -> list[list[str]]: ...
     @abstractmethod
     def op_stored_embedding(self, tx: Any, op: StoredEmbeddingOp) -> tuple[str, int] | None: ...
     @abstractmethod

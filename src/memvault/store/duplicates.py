@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -22,7 +23,7 @@ import numpy.typing as npt
 
 from ..retrieval.candidates import Candidates
 from ..types import MemoryEntry
-from .ops import Filter, GetOp, PutOp, SearchOp
+from .ops import Filter, GetManyOp, NearOp, PutOp, SearchOp
 
 FILLER = frozenset(
     "a an the is are am really very actually indeed truly quite also basically literally "
@@ -131,41 +132,76 @@ def restates(a: str, b: str) -> bool:
     return next(moved, None) is not None
 
 
-def probe(op: PutOp) -> SearchOp | None:
-    """The search that nominates near-duplicates of a new entry, if they should be looked for:
-    the entry's whole scope (its vectors are cached per scope), current and live when it was
-    created (a superseded entry is history: restating it makes a new current entry)."""
+def probe_filter(op: PutOp) -> Filter | None:
+    """Which entries a new entry's near-duplicate check compares it with, if it is checked:
+    its whole scope (vectors are indexed per scope), current and live when it was created (a
+    superseded entry is history: restating it makes a new current entry)."""
     if op.duplicate_threshold <= 0 or len(op.chunks) != 1 or op.chunks[0].vector is None:
         return None
-    where = Filter(op.tenant, (op.entry.scope,), live_at=op.entry.created_at, superseded="hide")
-    return SearchOp(where, terms=(), vector=op.chunks[0].vector)
+    return Filter(op.tenant, (op.entry.scope,), live_at=op.entry.created_at, superseded="hide")
 
 
 class Reader(Protocol):
-    """The two handlers of a backend the in-transaction check needs."""
+    """The handlers of a backend the in-transaction check needs."""
 
-    def op_search(self, tx: Any, op: SearchOp) -> Candidates: ...
-    def op_get(self, tx: Any, op: GetOp) -> MemoryEntry | None: ...
-
-
-def stored_duplicate(backend: Reader, tx: Any, op: PutOp) -> str | None:
-    """The id of a live entry that ``op.entry`` restates (same scope and category, cosine at
-    least the op's threshold), found by ``backend`` inside its write transaction ``tx``."""
-    nominate = probe(op)
-    if nominate is None:
-        return None
-    for entry_id in nominees(backend.op_search(tx, nominate), op.duplicate_threshold):
-        if same_fact(backend.op_get(tx, GetOp(op.tenant, entry_id)), op.entry):
-            return entry_id
-    return None
+    def op_near(self, tx: Any, op: NearOp) -> list[list[str]]: ...
+    def op_get_many(self, tx: Any, op: GetManyOp) -> list[MemoryEntry]: ...
 
 
-def nominees(candidates: Candidates, threshold: float) -> list[str]:
-    """The ids of the probe's candidates with cosine >= ``threshold``, closest first (at most
-    :data:`CANDIDATES`)."""
-    above = np.flatnonzero(candidates.dense >= threshold)
-    best = above[np.argsort(-candidates.dense[above], kind="stable")][:CANDIDATES]
-    return [str(candidates.entry_ids[i]) for i in best]
+def stored_duplicates(backend: Reader, tx: Any, puts: Sequence[PutOp]) -> list[str | None]:
+    """For each put, the id of a live entry its entry restates (same scope and category,
+    cosine at least the put's threshold), found by ``backend`` inside its write transaction
+    ``tx``: each scope probed once for all its puts (one matrix product), and every nominee
+    read at once."""
+    nominated = _nominated(backend, tx, puts)
+    wanted: dict[str, set[str]] = defaultdict(set)
+    for i, ids in nominated.items():
+        wanted[puts[i].tenant].update(ids)
+    stored = {
+        (tenant, entry.id): entry
+        for tenant, ids in wanted.items()
+        for entry in backend.op_get_many(tx, GetManyOp(tenant, tuple(sorted(ids))))
+    }
+    return [
+        next(
+            (i for i in nominated.get(n, ()) if same_fact(stored.get((put.tenant, i)), put.entry)),
+            None,
+        )
+        for n, put in enumerate(puts)
+    ]
+
+
+def _nominated(backend: Reader, tx: Any, puts: Sequence[PutOp]) -> dict[int, list[str]]:
+    """The near-duplicate candidates of each checked put, by its position."""
+    groups: dict[tuple[Filter, float], list[int]] = defaultdict(list)
+    for n, put in enumerate(puts):
+        where = probe_filter(put)
+        if where is not None:
+            groups[where, put.duplicate_threshold].append(n)
+    nominated: dict[int, list[str]] = {}
+    for (where, threshold), members in groups.items():
+        vectors = np.stack([_vector(puts[n]) for n in members])
+        near = NearOp(where, vectors, threshold=threshold, limit=CANDIDATES)
+        nominated.update(zip(members, backend.op_near(tx, near), strict=True))
+    return nominated
+
+
+def _vector(put: PutOp) -> npt.NDArray[np.float32]:
+    vector = put.chunks[0].vector
+    assert vector is not None
+    return vector
+
+
+def near_by_search(search: Callable[[SearchOp], Candidates], op: NearOp) -> list[list[str]]:
+    """:class:`NearOp` answered by one vector search per row (for an engine without a scope
+    index)."""
+    found = []
+    for vector in op.vectors:
+        candidates = search(SearchOp(op.filter, terms=(), vector=vector))
+        close = np.flatnonzero(candidates.dense >= op.threshold)
+        best = close[np.argsort(-candidates.dense[close], kind="stable")][: op.limit]
+        found.append([str(candidates.entry_ids[i]) for i in best])
+    return found
 
 
 def same_fact(existing: MemoryEntry | None, entry: MemoryEntry) -> bool:

@@ -18,9 +18,8 @@ from ..types import AuditEvent, MemoryEntry
 from . import ops
 from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
-from .duplicates import stored_duplicate
 from .residue import found_in
-from .scope_index import ChunkTable, search
+from .scope_index import ChunkTable, near, search
 from .timeconv import to_micros
 
 Key = tuple[str, str]
@@ -141,19 +140,19 @@ class InMemoryBackend(Backend):
             if tenant == where.tenant and matches(row.entry, where)
         ]
 
-    def op_put(self, undo: Undo, op: ops.PutOp) -> str | None:
-        duplicate = stored_duplicate(self, undo, op)
-        if duplicate is not None:
-            return duplicate
+    def op_put(self, undo: Undo, op: ops.PutOp) -> None:
         key = (op.tenant, op.entry.id)
         if key in self._rows:
             raise BackendError(f"an entry with id {op.entry.id} already exists")
         self._set(key, _Row(_detached(op.entry), self._numbered(op.chunks)), undo)
-        return None
 
     def op_get(self, undo: Undo, op: ops.GetOp) -> MemoryEntry | None:
         row = self._rows.get((op.tenant, op.entry_id))
         return None if row is None else _detached(row.entry)
+
+    def op_get_many(self, undo: Undo, op: ops.GetManyOp) -> list[MemoryEntry]:
+        rows = (self._rows.get((op.tenant, i)) for i in op.entry_ids)
+        return [_detached(row.entry) for row in rows if row is not None]
 
     def op_list(self, undo: Undo, op: ops.ListOp) -> list[MemoryEntry]:
         newest = op.order == "newest"
@@ -223,10 +222,17 @@ class InMemoryBackend(Backend):
         return self._remove_where(lambda k, e: k[0] == op.tenant and e.is_expired(op.now), undo)
 
     def op_search(self, undo: Undo, op: ops.SearchOp) -> Candidates:
-        where = op.filter.all_versions()
-        rows = sorted(self._select(where), key=lambda r: (r.entry.created_at, r.entry.id))
-        dimension = 0 if op.vector is None else len(op.vector)
-        table = ChunkTable.from_rows(
+        return search(self._table(op.filter, 0 if op.vector is None else len(op.vector)), op)
+
+    def op_near(self, undo: Undo, op: ops.NearOp) -> list[list[str]]:
+        return near(self._table(op.filter, op.vectors.shape[1]), op)
+
+    def _table(self, where: ops.Filter, dimension: int) -> ChunkTable:
+        """Every version of the entries a filter may see, as a chunk table."""
+        rows = sorted(
+            self._select(where.all_versions()), key=lambda r: (r.entry.created_at, r.entry.id)
+        )
+        return ChunkTable.from_rows(
             (
                 (
                     key,
@@ -243,7 +249,6 @@ class InMemoryBackend(Backend):
             ),
             dimension,
         )
-        return search(table, op)
 
     def op_stored_embedding(self, undo: Undo, op: ops.StoredEmbeddingOp) -> tuple[str, int] | None:
         return (self._info["model"], self._info["dimension"]) if "model" in self._info else None

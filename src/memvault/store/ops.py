@@ -123,6 +123,15 @@ class GetOp(Op[MemoryEntry | None]):
 
 
 @dataclass(frozen=True, slots=True)
+class GetManyOp(Op[list[MemoryEntry]]):
+    """Fetch entries by id, expired or not. Result: list[MemoryEntry], those found (any
+    order)."""
+
+    tenant: str
+    entry_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ListOp(Op[list[MemoryEntry]]):
     """Entries matching a filter, ordered by (created_at, id). Result: list[MemoryEntry].
 
@@ -239,6 +248,19 @@ class SearchOp(Op[Candidates]):
     windows: tuple[tuple[int, int], ...] = ()
     """The best entries created inside each of these [start, end) µs windows are candidates
     too (for a ranking that values the query's time expressions)."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NearOp(Op[list[list[str]]]):
+    """For each of ``vectors`` (unit length, one per row), the ids of the entries that pass
+    the filter with a chunk at cosine >= ``threshold``, closest first, at most ``limit``.
+    Result: list[list[str]], one list per vector. Exact: every chunk is compared."""
+
+    filter: Filter
+    vectors: npt.NDArray[np.float32]
+    _: KW_ONLY
+    threshold: float
+    limit: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,8 +22,9 @@ from ..retrieval.candidates import Candidates
 from . import migrations, ops
 from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
+from .duplicates import near_by_search
 from .index_cache import IndexCache, ScopeKey
-from .scope_index import ChunkTable, Dense, Visibility, search, select
+from .scope_index import ChunkTable, Dense, Visibility, near, search, select
 from .sql import SQL, Dialect, where_sql
 from .sqlops import SqlOps
 
@@ -278,6 +279,17 @@ class PostgresBackend(SqlOps, Backend):
                 return search(table, op)
         return self._indexed_search(conn, op)
 
+    def op_near(self, conn: Any, op: ops.NearOp) -> list[list[str]]:
+        """Exact, over the scope's index in this process when it has one (one product for all
+        the vectors); else one search of the database's indexes per vector."""
+        scope = op.filter.single_scope
+        if scope is not None:
+            key = ScopeKey(op.filter.tenant, str(scope), op.vectors.shape[1])
+            table = self._scope_table(conn, key)
+            if table is not None:
+                return near(table, op)
+        return near_by_search(lambda search_op: self._indexed_search(conn, search_op), op)
+
     def _scope_table(self, conn: Any, key: ScopeKey) -> ChunkTable | None:
         version = self.scope_version(conn, key.tenant, key.scope)
         table = self._cache.get(key, version)
@@ -292,7 +304,11 @@ class PostgresBackend(SqlOps, Backend):
         table = ChunkTable.from_rows(
             ((*r[:6], native_vector(r[6]), r[7]) for r in rows), key.dimension
         ).with_coarse_pass(self._coarse_min_chunks)
-        return self._cache.put(key, version, table)
+        return table if self.wrote(conn) else self._cache.put(key, version, table)
+
+    def wrote(self, conn: Any) -> bool:
+        (assigned,) = conn.execute("SELECT pg_current_xact_id_if_assigned()").fetchone()
+        return assigned is not None
 
     def _indexed_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
         """Candidates: the best chunks by text and by vector (filtered in SQL), both scored."""

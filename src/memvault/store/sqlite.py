@@ -28,7 +28,7 @@ from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
 from .index_cache import IndexCache, ScopeKey
 from .residue import found_in
-from .scope_index import ChunkTable, search
+from .scope_index import ChunkTable, near, search
 from .sql import SQL, Dialect, where_sql
 from .sqlite_backup import restore_backup, write_backup
 from .sqlops import SqlOps
@@ -119,6 +119,8 @@ class SQLiteBackend(SqlOps, Backend):
         self._index_dir = None if path == ":memory:" else index_files.directory_for(path)
         self._saved: dict[ScopeKey, int] = {}
         """Entries in each scope's saved index file (by this process)."""
+        self._changes_at_begin = 0
+        """The connection's ``total_changes`` when its transaction began (see :meth:`wrote`)."""
         self._in_memory = path == ":memory:"
         lasting = not self._in_memory
         self.capabilities = Capabilities(persistent=lasting, multiprocess=lasting)
@@ -207,6 +209,7 @@ class SQLiteBackend(SqlOps, Backend):
             conn = self._conn
             try:
                 conn.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
+                self._changes_at_begin = conn.total_changes
                 try:
                     results = self.run_batch(conn, ops, stamp)
                 except BaseException:
@@ -332,10 +335,15 @@ class SQLiteBackend(SqlOps, Backend):
             table = ChunkTable.from_rows(rows, key.dimension)
             table = table.with_coarse_pass(self._coarse_min_chunks)
             self._saved.pop(key, None)
+        if self.wrote(conn):
+            return table
         self._cache.put(key, version, table)
         if len(table.entry_ids) >= self._saved.get(key, 0) * 1.1:
             self._save(key)
         return table
+
+    def wrote(self, conn: Any) -> bool:
+        return bool(conn.total_changes != self._changes_at_begin)
 
     def _save(self, key: ScopeKey) -> None:
         """Save the scope's index beside the database (large ones, when 10 % newer than the
@@ -383,15 +391,19 @@ class SQLiteBackend(SqlOps, Backend):
         return kept[1].appended(ChunkTable.from_rows(rows, key.dimension))
 
     def op_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
-        dimension = 0 if op.vector is None else len(op.vector)
-        where = op.filter
+        return search(self._table(conn, op.filter, 0 if op.vector is None else len(op.vector)), op)
+
+    def op_near(self, conn: Any, op: ops.NearOp) -> list[list[str]]:
+        return near(self._table(conn, op.filter, op.vectors.shape[1]), op)
+
+    def _table(self, conn: Any, where: ops.Filter, dimension: int) -> ChunkTable:
+        """The chunks a filter may see: its scope's index, or read for it."""
         scope = where.single_scope
         if scope is not None:
-            table = self._scope_table(conn, ScopeKey(where.tenant, str(scope), dimension))
-            return search(table, op)
+            return self._scope_table(conn, ScopeKey(where.tenant, str(scope), dimension))
         clause, params = where_sql(where.all_versions(), SQLITE)
         rows = conn.execute(_CHUNK_ROWS.format(where=clause), params)
-        return search(ChunkTable.from_rows(rows, dimension), op)
+        return ChunkTable.from_rows(rows, dimension)
 
     def op_embedding_info(self, conn: Any, op: ops.EmbeddingInfoOp) -> tuple[str, int]:
         stored = self.op_stored_embedding(conn, ops.StoredEmbeddingOp())

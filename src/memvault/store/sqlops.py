@@ -14,7 +14,6 @@ from ..errors import BackendError, ConflictError
 from ..retrieval.candidates import Candidates
 from ..types import AuditEvent, MemoryEntry
 from . import ops
-from .duplicates import probe, stored_duplicate
 from .sql import (
     COLUMNS,
     Dialect,
@@ -31,6 +30,9 @@ from .sql import (
     trim_sql,
 )
 from .timeconv import to_micros
+
+GET_MANY_AT_ONCE = 500
+"""Ids per query of :class:`~memvault.store.ops.GetManyOp` (far below any driver's limit)."""
 
 
 class SqlOps:
@@ -50,19 +52,12 @@ class SqlOps:
     def op_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
         raise NotImplementedError
 
-    def op_put(self, conn: Any, op: ops.PutOp) -> str | None:
-        if probe(op) is not None:
-            # Serialise near-duplicate checks per scope, so two writers cannot both miss.
-            self.lock_scope(conn, op.tenant, str(op.entry.scope))
-        duplicate = stored_duplicate(self, conn, op)
-        if duplicate is not None:
-            return duplicate
+    def op_put(self, conn: Any, op: ops.PutOp) -> None:
         try:
             (key,) = conn.execute(*insert_sql(op.tenant, op.entry, self.dialect)).fetchone()
         except self.duplicate_key_errors() as exc:
             raise BackendError(f"an entry with id {op.entry.id} already exists") from exc
         self.write_children(conn, key, op)
-        return None
 
     def op_replace(self, conn: Any, op: ops.ReplaceOp) -> None:
         sql = replace_sql(op.tenant, op.entry, op.expected_revision, self.dialect)
@@ -82,6 +77,17 @@ class SqlOps:
         sql = f"SELECT {COLUMNS} FROM entries e WHERE e.tenant = {m} AND e.id = {m}"
         row = conn.execute(sql, (op.tenant, op.entry_id)).fetchone()
         return None if row is None else entry_from_row(row, self.dialect)
+
+    def op_get_many(self, conn: Any, op: ops.GetManyOp) -> list[MemoryEntry]:
+        m = self.dialect.mark
+        found = []
+        for start in range(0, len(op.entry_ids), GET_MANY_AT_ONCE):
+            ids = op.entry_ids[start : start + GET_MANY_AT_ONCE]
+            listed = ", ".join([m] * len(ids))
+            sql = f"SELECT {COLUMNS} FROM entries e WHERE e.tenant = {m} AND e.id IN ({listed})"
+            rows = conn.execute(sql, (op.tenant, *ids))
+            found += [entry_from_row(row, self.dialect) for row in rows]
+        return found
 
     def op_list(self, conn: Any, op: ops.ListOp) -> list[MemoryEntry]:
         rows = conn.execute(*list_sql(op, self.dialect))
@@ -119,8 +125,7 @@ class SqlOps:
         return _removed(conn.execute(*delete_matching_sql(op.filter, self.dialect)))
 
     def lock_scope(self, conn: Any, tenant: str, scope: str) -> None:
-        """Serialise writers of one scope until the transaction ends (a no-op where writers
-        are serialised already)."""
+        """See :meth:`Backend.lock_scope` (this mixin's handlers call it too)."""
 
     def op_trim(self, conn: Any, op: ops.TrimOp) -> list[ops.Removed]:
         (scope,) = op.filter.scopes or ()
@@ -143,6 +148,12 @@ class SqlOps:
         return sum(conn.execute(*sql).rowcount for sql in forget_audit_sql(op, self.dialect))
 
     # -- versions of the search indexes -------------------------------------------------------
+
+    def wrote(self, conn: Any) -> bool:
+        """Whether the transaction of ``conn`` has changed anything yet: a search index built
+        from what it sees then must not outlive it (it may roll back; and the scope's version
+        does not show its changes before it commits)."""
+        raise NotImplementedError
 
     def new_epoch(self, conn: Any) -> None:
         """Make every scope's search index stale, for a change the audit log does not show

@@ -49,6 +49,7 @@ SAMPLE_SCOPES = {
     ScopeKind.ORG: Scope.org("acme"),
     ScopeKind.OBJECT: Scope.object("ticket", "T-42"),
 }
+SCOPES3 = ("user:a", "user:b", "workspace:w")
 ALLOWED = [(a, b) for a, targets in PROMOTION_TARGETS.items() for b in targets]
 FORBIDDEN = [
     (a, b) for a, b in itertools.product(ScopeKind, ScopeKind) if b not in PROMOTION_TARGETS[a]
@@ -864,6 +865,23 @@ class MemoryConformance(FacilityConformance, VersionConformance, AuditConformanc
         assert report.to_dict()["items"][0]["merged_into"] == stored.id
         assert report.to_dict()["items"][2]["merged_into"] == report.items[1].entry.id
         assert memory.count() == 2
+
+    def test_write_many_checks_each_scope_of_a_batch_against_its_own_entries(
+        self, memory: Any, clock: ManualClock
+    ) -> None:
+        old = {s: memory.write(f"Dana moved to Porto in {s}", scope=s) for s in SCOPES3}
+        brief = memory.write("Erin runs the Tuesday standup", scope="user:a", ttl=60)
+        other = memory.with_tenant("other").write("Dana moved to Porto in user:a", scope="user:a")
+        clock.advance(timedelta(seconds=61))
+        items = [NewEntry(f"dana moved to porto in {s}.", s) for s in reversed(SCOPES3)]
+        items += [NewEntry("Erin runs the Tuesday standup", "user:a")]
+        items += [NewEntry("Dana moved to Porto in user:b", "user:a")]
+        report = memory.write_many(items)
+        outcomes = [i.outcome for i in report.items]
+        assert outcomes == [Outcome.MERGED] * 3 + [Outcome.STORED] * 2
+        assert [i.entry.id for i in report.items[:3]] == [old[s].id for s in reversed(SCOPES3)]
+        assert report.items[3].entry.id != brief.id  # the expired one is not a twin
+        assert other.id not in {i.entry.id for i in report.items}  # nor another tenant's
 
     def test_near_duplicate_check_can_be_turned_off(self, make_memory: Any) -> None:
         memory = make_memory(settings=Settings(near_duplicate_threshold=0))
