@@ -29,7 +29,7 @@ from .errors import (
     ValidationError,
 )
 from .extraction.plans import Extraction, TurnResult
-from .facilities.model import Finding, Record, Session, Source, trust_tag
+from .facilities.model import Finding, Record, Session, SessionHit, Source, trust_tag
 from .llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest
 from .llm.tasks import LLMCompaction, LLMSummarizer
 from .memory import AsyncMemory, Memory
@@ -108,6 +108,7 @@ __all__ = [
     "ScopeKind",
     "SearchHit",
     "Session",
+    "SessionHit",
     "SessionNotFoundError",
     "Settings",
     "Source",

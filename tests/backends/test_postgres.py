@@ -226,3 +226,26 @@ def test_sixteen_threads_writing_searching_and_erasing_lose_nothing(
     assert all(w.erasures == 2 for w in workers)
     assert lost(memory, workers) == []
     assert memory.count("org:crowd") == 16 * 10
+
+
+@pytest.mark.parametrize(("configured", "used"), [(None, "200"), ("40", "200"), ("600", "600")])
+def test_searches_honour_a_larger_configured_ef_search(
+    clean_backend: Any, configured: str | None, used: str
+) -> None:
+    """hnsw.ef_search: the search's own (200 for the default depth), or the server's, the
+    database's or the role's when that is larger (docs/scaling.md)."""
+    import numpy as np
+
+    from memvault.store.ops import Filter, SearchOp
+
+    vector = np.ones(384, np.float32) / np.sqrt(384)
+    op = SearchOp(Filter("default", None), terms=(), vector=vector)
+    with clean_backend._pool.connection() as conn:
+        conn.execute("LOAD 'vector'")
+        if configured is not None:
+            conn.execute(f"SET hnsw.ef_search = {configured}")
+        with conn.transaction():
+            clean_backend._indexed_search(conn, op)
+            (effective,) = conn.execute("SHOW hnsw.ef_search").fetchone()
+        conn.execute("RESET hnsw.ef_search")
+    assert effective == used

@@ -72,6 +72,25 @@ def session_list(ctx: click.Context, user_id: str | None, limit: int, as_json: b
     emit(as_json, [s.to_dict() for s in found], text)
 
 
+@session.command("search")
+@click.argument("query")
+@click.option("--user", "user_id", required=True, help="Search this user's shared sessions.")
+@click.option("--limit", type=int, default=5, show_default=True, help="Most sessions to return.")
+@click.option("--turns", type=int, default=3, show_default=True, help="Best records per session.")
+@json_option
+@click.pass_context
+def session_search(
+    ctx: click.Context, query: str, user_id: str, limit: int, turns: int, as_json: bool
+) -> None:
+    """A user's non-private sessions that best answer QUERY, ranked by their best record."""
+    found = open_memory(ctx).search_sessions(query, user_id=user_id, limit=limit, turns=turns)
+    lines = []
+    for hit in found:
+        lines.append(f"{hit.score:.3f}  {render.session_line(hit.session)}")
+        lines += [f"    {render.record_line(Record.from_entry(t.entry))}" for t in hit.turns]
+    emit(as_json, [s.to_dict() for s in found], "\n".join(lines) or "(no sessions)")
+
+
 @session.command("show")
 @click.argument("session_id")
 @json_option

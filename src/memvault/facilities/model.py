@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import ValidationError, shown
 from ..store.duplicates import restates
-from ..types import MemoryEntry
+from ..types import MemoryEntry, SearchHit
 
 SESSION, RECORD, SUMMARY, FINDING = "session", "record", "summary", "finding"
 """Categories only the facilities write; the generic store API refuses to write or change them."""
@@ -124,6 +124,40 @@ class Session:
             data["metadata"],
             data.get("entry_id", ""),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionHit:
+    """A session found by a search: ranked by its best record (its ``score``), with its best
+    records (``turns``, best first) as the evidence."""
+
+    session: Session
+    score: float
+    turns: tuple[SearchHit, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session": self.session.to_dict(),
+            "score": self.score,
+            "turns": [t.to_dict() for t in self.turns],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SessionHit:
+        turns = tuple(SearchHit.from_dict(t) for t in data["turns"])
+        return cls(Session.from_dict(data["session"]), float(data["score"]), turns)
+
+
+def by_best_turn(
+    hits: Sequence[SearchHit], limit: int, turns: int
+) -> list[tuple[str, tuple[SearchHit, ...]]]:
+    """The sessions of ranked record ``hits`` (best first), each ranked by its best record —
+    never by an average, which would sink a session with one exact answer among small talk —,
+    with its best ``turns`` records: (session id, records) for at most ``limit`` sessions."""
+    grouped: dict[str, list[SearchHit]] = {}
+    for hit in hits:
+        grouped.setdefault(hit.entry.scope.id, []).append(hit)
+    return [(sid, tuple(found[:turns])) for sid, found in list(grouped.items())[:limit]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,10 @@ from ..ids import new_id
 from ..retrieval.ranker import RankSpec
 from ..store.ops import DeleteMatchingOp, DeleteScopeOp, Filter, ListOp, ReplaceOp
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind, SearchHit
-from .model import RECORD, ROLES, SESSION, Record, Session, one_of
+from .model import RECORD, ROLES, SESSION, Record, Session, SessionHit, by_best_turn, one_of
+
+SESSION_SEARCH_RECORDS = 200
+"""A session search ranks this many of the best records (at least) to find its sessions."""
 
 
 class SessionPlans:
@@ -209,10 +212,34 @@ class SessionPlans:
             scopes = yield from self.shared_sessions(str(user_id))
         return (yield from self.search_scopes(query, scopes, (RECORD,), limit))
 
+    def search_sessions(
+        self, query: str, *, user_id: str, limit: int = 5, turns: int = 3
+    ) -> Plan[builtins.list[SessionHit]]:
+        """The user's non-private sessions that best answer ``query``, each ranked by its best
+        record (not an average of them), with its best ``turns`` records as evidence. Sessions
+        are found among the best :data:`SESSION_SEARCH_RECORDS` records (or ``limit`` times
+        ``turns``, if more)."""
+        limit = check.limit(limit, self.store.settings)
+        turns = check.limit(turns, self.store.settings)
+        Scope.user(user_id)  # a valid user id, or InvalidScopeError
+        sessions = {s.id: s for s in (yield from self._shared(user_id))}
+        scopes = tuple(Scope.session(s) for s in sessions)
+        depth = min(max(SESSION_SEARCH_RECORDS, limit * turns), self.store.settings.max_limit)
+        hits = yield from self.search_scopes(query, scopes, (RECORD,), depth)
+        return [
+            SessionHit(sessions[sid], best[0].score, best)
+            for sid, best in by_best_turn(hits, limit, turns)
+        ]
+
     def shared_sessions(self, user_id: str, but: str | None = None) -> Plan[tuple[Scope, ...]]:
         """The scopes of the user's sessions that are not private (and not ``but``)."""
+        sessions = yield from self._shared(user_id, but)
+        return tuple(Scope.session(s.id) for s in sessions)
+
+    def _shared(self, user_id: str, but: str | None = None) -> Plan[builtins.list[Session]]:
+        """The user's sessions that are not private (and not ``but``), newest first."""
         sessions = yield from self.list_sessions(user_id, limit=self.store.settings.max_limit)
-        return tuple(Scope.session(s.id) for s in sessions if not s.private and s.id != but)
+        return [s for s in sessions if not s.private and s.id != but]
 
     def search_scopes(
         self, query: str, scopes: tuple[Scope, ...], categories: tuple[str, ...], limit: int

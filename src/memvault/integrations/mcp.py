@@ -220,7 +220,7 @@ async def _remember_turn(
 async def _recall(
     memory: AsyncMemory, query: str, scope: str, tags: list[str] | None, limit: int
 ) -> Answer:
-    hits = await memory.search(query, scope, tags=tags, limit=limit)
+    hits = await memory.search(query, scope, tags=tags, limit=limit, rerank=True)
     return hit_lines(hits), {"hits": [hit.to_dict() for hit in hits]}
 
 

@@ -344,6 +344,14 @@ SEARCH_RECORDS = Endpoint(
     answer="the hits",
     reads=True,
 )
+SEARCH_SESSIONS = Endpoint(
+    "POST",
+    "/v1/sessions/search",
+    {"query": TEXT, "user_id": TEXT, "limit": INTEGER, "turns": INTEGER},
+    required=("query", "user_id"),
+    answer="the sessions, each with its best records",
+    reads=True,
+)
 ADD_NOTE = Endpoint(
     "POST",
     f"{SESSION}/notes",

@@ -24,7 +24,7 @@ from ..drivers import Steps
 from ..errors import CompactionError, NotFoundError, ValidationError, restated
 from ..extraction.plans import Extraction, LearningPlans, TurnResult
 from ..extraction.worker import Failure
-from ..facilities.model import Finding, Record, Session
+from ..facilities.model import Finding, Record, Session, SessionHit
 from ..facilities.notes import NotePlans
 from ..facilities.sessions import SessionPlans
 from ..trust.audit import AuditPlans
@@ -178,6 +178,9 @@ RECORDS = Operation(SessionPlans.records, api.RECORDS, _each("records", Record.f
 SEARCH_RECORDS = Operation(
     SessionPlans.search_records, api.SEARCH_RECORDS, _each("hits", SearchHit.from_dict)
 )
+SEARCH_SESSIONS = Operation(
+    SessionPlans.search_sessions, api.SEARCH_SESSIONS, _each("sessions", SessionHit.from_dict)
+)
 ADD_SESSION_MEMORY = Operation(NotePlans.add_session_memory, api.ADD_NOTE, MemoryEntry.from_dict)
 SESSION_MEMORY = Operation(
     NotePlans.session_memory, api.NOTES, _each("entries", MemoryEntry.from_dict)
@@ -287,6 +290,7 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     APPEND_RECORD,
     RECORDS,
     SEARCH_RECORDS,
+    SEARCH_SESSIONS,
     ADD_SESSION_MEMORY,
     SESSION_MEMORY,
     ADD_FINDING,

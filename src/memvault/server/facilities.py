@@ -76,6 +76,12 @@ async def search_records(memory: AsyncMemory, call: Call) -> Answer:
     return 200, {"hits": [h.to_dict() for h in await memory.search_records(**call.args)]}
 
 
+async def search_sessions(memory: AsyncMemory, call: Call) -> Answer:
+    """A user's shared sessions ranked by their best records."""
+    found = await memory.search_sessions(**call.args)
+    return 200, {"sessions": [s.to_dict() for s in found]}
+
+
 async def add_note(memory: AsyncMemory, call: Call) -> Answer:
     """Add to the session's Session Memory."""
     return written(await memory.add_session_memory(call.path["session_id"], **call.args))
@@ -148,6 +154,7 @@ ROUTES = (
     Route(api.APPEND_RECORD, append_record),
     Route(api.RECORDS, list_records),
     Route(api.SEARCH_RECORDS, search_records),
+    Route(api.SEARCH_SESSIONS, search_sessions),
     Route(api.ADD_NOTE, add_note),
     Route(api.NOTES, list_notes),
     Route(api.ADD_FINDING, add_finding),

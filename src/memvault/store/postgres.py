@@ -32,6 +32,12 @@ HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
 HNSW_EF_SEARCH = 200
 HNSW_EF_SEARCH_MAX = 1000  # pgvector's ceiling; iterative scans go past it when filters need
+_EF_SEARCH_SQL = (
+    "SELECT set_config('hnsw.ef_search', "
+    "greatest(current_setting('hnsw.ef_search', true)::int, %s)::text, true)"
+)
+"""This transaction's ``hnsw.ef_search``: enough for the search's depth, or more where the
+server (or database, or role) is configured for more."""
 _MIGRATION_LOCK = 0x6D656D7661756C74  # "memvault"
 
 
@@ -317,7 +323,7 @@ class PostgresBackend(SqlOps, Backend):
             rids.update(r[0] for r in conn.execute(*lexical_ids_sql(op, op.depth)))
         if op.vector is not None:
             ef_search = min(max(HNSW_EF_SEARCH, op.depth), HNSW_EF_SEARCH_MAX)
-            conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+            conn.execute(_EF_SEARCH_SQL, (ef_search,))
             conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             rids.update(r[0] for r in conn.execute(*vector_ids_sql(op, op.depth)))
         rows = conn.execute(*score_sql(op, sorted(rids))).fetchall() if rids else []

@@ -183,6 +183,34 @@ class FacilityConformance:
         with pytest.raises(ValidationError):
             memory.search_records("invoice")
 
+    def test_sessions_rank_by_their_best_record(self, memory: Any) -> None:
+        """One exact answer among small talk beats many passing mentions (an average would
+        not); private sessions and other users' never appear."""
+        exact = memory.create_session("alice", title="planning")
+        for said in ("good morning", "the weather is grey", "coffee first", "see you later"):
+            memory.append_record(exact.id, "user", said)
+        memory.append_record(exact.id, "user", "the Q3 marketing budget is 40k euros")
+        mentions = memory.create_session("alice", title="chat")
+        for n in range(4):
+            memory.append_record(mentions.id, "user", f"budget talk again, round {n}")
+        secret = memory.create_session("alice", private=True)
+        memory.append_record(secret.id, "user", "the Q3 marketing budget is secret")
+        theirs = memory.create_session("bob")
+        memory.append_record(theirs.id, "user", "the Q3 marketing budget is 40k euros")
+        found = memory.search_sessions("Q3 marketing budget", user_id="alice", turns=2)
+        assert [h.session.id for h in found] == [exact.id, mentions.id]
+        best = found[0]
+        assert best.turns[0].entry.content == "the Q3 marketing budget is 40k euros"
+        assert best.score == best.turns[0].score > found[1].score
+        assert all(1 <= len(h.turns) <= 2 for h in found)
+        assert [t.score for t in found[1].turns] == sorted(
+            (t.score for t in found[1].turns), reverse=True
+        )
+        assert len(memory.search_sessions("budget", user_id="alice", limit=1)) == 1
+        assert memory.search_sessions("budget", user_id="carol") == []
+        with pytest.raises(ValidationError):
+            memory.search_sessions("budget", user_id="alice", limit=0)
+
     # -- session deletion ---------------------------------------------------------------------
 
     def test_deleting_a_session_removes_all_of_it_and_nothing_else(
