@@ -6,12 +6,15 @@ Run by hand: ``python benchmarks/speed.py [--cases 10000,100000,300000,100000/10
 
 - ingests synthetic sentences through ``Memory.write_many`` in batches of 1,000 with the default
   settings (chunking, embedding, the near-duplicate probe, SQLite, the audit log), and the
-  *embedder's ceiling* on the same texts (the bare model, ``LocalEmbedder.embed``) on a sample;
+  *embedder's ceiling* on the same texts (the bare model, ``LocalEmbedder.embed``) on a sample,
+  before and after the ingest (their mean: the machine is noisy);
 - reopens the store in a new ``Memory`` and times the first search (the scope index read from
   its file, or built), then ``--queries`` searches (query embedding included), p50 and p99;
 - measures in the same run the exact baseline (a numpy top-10 over the scope's vectors) and the
   recall@10 of the search against the same ranking computed over every entry of the scope
   (no coarse pass, every entry a candidate);
+- writes 100 entries one ``write`` at a time into the full scope, against the bare model
+  embedding 100 such texts one at a time (a write's cost beyond its embedding);
 - records the process's peak RSS and ``os.getloadavg()`` before and after.
 """
 
@@ -96,6 +99,33 @@ def _ceiling(texts: list[str]) -> float:
     return len(sample) / (time.perf_counter() - started)
 
 
+def _single_writes(url: str, texts: list[str], scope: str) -> dict[str, Any]:
+    """``write`` one entry at a time into the full scope, against the bare model embedding
+    one text of the same kind at a time: what a write costs beyond its embedding."""
+    model = LocalEmbedder()
+    model.load()
+    embed_ms = []
+    for text in texts[1::2]:
+        started = time.perf_counter()
+        model.embed([text])
+        embed_ms.append((time.perf_counter() - started) * 1000)
+    write_ms = []
+    with Memory(url, settings=Settings(sqlite_synchronous="NORMAL")) as memory:
+        memory.embedder.load()
+        memory.write(texts[0], scope)  # the scope's index: loaded, not timed
+        for text in texts[2::2]:
+            started = time.perf_counter()
+            memory.write(text, scope)
+            write_ms.append((time.perf_counter() - started) * 1000)
+    embed_p50 = statistics.median(embed_ms)
+    return {
+        "write_p50_ms": round(statistics.median(write_ms), 2),
+        "write_p99_ms": round(percentile(write_ms, 99), 2),
+        "embed_one_p50_ms": round(embed_p50, 2),
+        "write_beyond_embedding_p50_ms": round(statistics.median(write_ms) - embed_p50, 2),
+    }
+
+
 def _searches(url: str, questions: list[str], scope: str) -> dict[str, Any]:
     with Memory(url) as memory:
         memory.embedder.load()
@@ -150,9 +180,12 @@ def measure(entries: int, scopes: int, queries: int, workdir: Path) -> dict[str,
     rng = random.Random(entries + scopes)
     texts = [sentence(rng, n) for n in range(entries)]
     questions = [sentence(rng, -1).rsplit(" (", 1)[0] for _ in range(queries)]
+    singles = [sentence(rng, entries + n) for n in range(201)]
     url = f"sqlite:///{workdir / f'speed-{entries}-{scopes}.db'}"
+    before = _ceiling(texts)
     ingest_s = _ingest(url, texts, scopes)
-    ceiling = _ceiling(texts)
+    after = _ceiling(texts)
+    ceiling = (before + after) / 2
     rate = entries / ingest_s
     return {
         "entries": entries,
@@ -160,8 +193,10 @@ def measure(entries: int, scopes: int, queries: int, workdir: Path) -> dict[str,
         "ingest_s": round(ingest_s, 1),
         "ingest_per_s": round(rate),
         "embedder_ceiling_per_s": round(ceiling),
+        "embedder_ceiling_before_after": [round(before), round(after)],
         "ingest_share_of_ceiling": round(rate / ceiling, 3),
         **_searches(url, questions, "workspace:bench-0"),
+        **_single_writes(url, singles, "workspace:bench-0"),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "load_before": load_before,
         "load_after": load_average(),

@@ -1109,13 +1109,12 @@ class Planner:
         pool = replace(spec, limit=max(spec.limit, RERANK_DEPTH)) if rerank else spec
         ranked = rank(candidates, pool, int(now.timestamp() * 1_000_000))
         self.stats.add("searches")
-        found = yield from run_all(
-            GetOp(self.tenant, str(candidates.entry_ids[r.index])) for r in ranked
-        )
+        ids = tuple(str(candidates.entry_ids[r.index]) for r in ranked)
+        found = {e.id: e for e in (yield from run(GetManyOp(self.tenant, ids)))}
         hits = [
-            SearchHit(entry, r.score, r.components)
-            for r, entry in zip(ranked, found, strict=True)
-            if entry is not None
+            SearchHit(found[entry_id], r.score, r.components)
+            for r, entry_id in zip(ranked, ids, strict=True)
+            if entry_id in found
         ]
         if rerank and hits:
             hits = yield from self._reranked(query, hits)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from memvault.store.duplicates import near_by_search
 from memvault.store.index_cache import IndexCache, ScopeKey
 from memvault.store.ops import Filter, NearOp, SearchOp
 from memvault.store.scope_index import ChunkTable, search
+from memvault.store.spare import COLUMNS
 from memvault.store.timeconv import to_micros
 from memvault.types import Scope
 
@@ -144,6 +146,36 @@ def test_near_by_search_keeps_the_close_ones_closest_first() -> None:
     where = Filter("default", (Scope.parse("user:a"),), live_at=datetime.now(UTC))
     op = NearOp(where, table.matrix[[5, 700]], threshold=0.8, limit=5)
     assert near_by_search(lambda s: search(table, s), op) == scope_index.near(table, op)
+
+
+def _entries(numbers: Iterable[int], dimension: int = 8) -> ChunkTable:
+    """Entries ``n`` of 1 to 3 chunks each, created in the order of ``n``."""
+    rows = []
+    for n in numbers:
+        for seq in range(n % 3 + 1):
+            rng = np.random.default_rng(n * 10 + seq)
+            vector = rng.normal(size=dimension).astype(np.float32).tobytes()
+            rows.append((n * 10 + seq, f"E{n:05d}", n, None, n, None, vector, f"word{n}"))
+    return ChunkTable.from_rows(rows, dimension)
+
+
+def _same_columns(table: ChunkTable, want: ChunkTable) -> None:
+    for name in COLUMNS:
+        np.testing.assert_array_equal(getattr(table, name), getattr(want, name), err_msg=name)
+
+
+def test_appends_grow_in_place_and_never_change_an_older_table() -> None:
+    first = _entries(range(100)).appended(_entries(range(100, 110)))
+    assert first is not None
+    kept = {name: getattr(first, name).copy() for name in COLUMNS}
+    second = first.appended(_entries(range(110, 120)))
+    assert second is not None and second.matrix.base is first.matrix.base  # no copy
+    branch = first.appended(_entries(range(200, 205)))  # not the newest: copied
+    assert branch is not None and branch.matrix.base is not first.matrix.base
+    _same_columns(second, _entries(range(120)))
+    _same_columns(branch, _entries([*range(110), *range(200, 205)]))
+    for name, column in kept.items():
+        np.testing.assert_array_equal(getattr(first, name), column, err_msg=name)
 
 
 def test_the_index_cache_keeps_what_fits_its_weight() -> None:

@@ -26,11 +26,11 @@ from ..retrieval.lexical import LexicalIndex, Postings
 from ..retrieval.text import ANALYZER
 from .coarse import Coarse, rotation_for
 from .scope_index import ChunkTable
+from .spare import COLUMNS
 
 FORMAT = 1
 _MAGIC = b"MVINDEX1"
 _ALIGN = 64
-_SKIPPED = {"lexical", "coarse", "entry_ids"}
 
 
 def directory_for(database: str) -> Path:
@@ -43,7 +43,7 @@ def file_for(directory: Path, tenant: str, scope: str, dimension: int) -> Path:
 
 
 def _arrays(table: ChunkTable) -> dict[str, np.ndarray]:
-    arrays = {f.name: getattr(table, f.name) for f in fields(table) if f.name not in _SKIPPED}
+    arrays = {name: getattr(table, name) for name in COLUMNS}
     arrays["entry_ids"] = table.entry_ids.astype("S")
     if table.lexical is not None:
         for n, segment in enumerate(table.lexical.indexes):
@@ -124,7 +124,7 @@ def _read(mapped: mmap.mmap) -> tuple[tuple[Any, ...], ChunkTable] | None:
         center, bits = arrays.pop("coarse.center"), arrays.pop("coarse.bits")
         coarse = Coarse(center, rotation_for(len(center)), bits)
     ids = arrays.pop("entry_ids").astype(str)
-    table = ChunkTable(**arrays, entry_ids=ids, lexical=lexical, coarse=coarse)
+    table = ChunkTable.of(arrays | {"entry_ids": ids}, lexical, coarse)
     return tuple(header["version"]), table
 
 

@@ -34,10 +34,12 @@ HNSW_EF_SEARCH = 200
 HNSW_EF_SEARCH_MAX = 1000  # pgvector's ceiling; iterative scans go past it when filters need
 _EF_SEARCH_SQL = (
     "SELECT set_config('hnsw.ef_search', "
-    "greatest(current_setting('hnsw.ef_search', true)::int, %s)::text, true)"
+    "greatest(current_setting('hnsw.ef_search', true)::int, %s)::text, true), "
+    "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
 )
-"""This transaction's ``hnsw.ef_search``: enough for the search's depth, or more where the
-server (or database, or role) is configured for more."""
+"""This transaction's ``hnsw.ef_search`` — enough for the search's depth, or more where the
+server (or database, or role) is configured for more — and iterative scans (a filtered search
+still finds its rows)."""
 _MIGRATION_LOCK = 0x6D656D7661756C74  # "memvault"
 
 
@@ -168,6 +170,8 @@ class PostgresBackend(SqlOps, Backend):
             ) from exc
         settings = settings or Settings()
         self._cache: IndexCache[ChunkTable] = IndexCache(weigh=len)
+        self._oversized: dict[ScopeKey, tuple[str, int, int]] = {}
+        """Scopes too large for an index in this process, at the version last counted."""
         self._coarse_min_chunks = settings.coarse_min_chunks
         self._pool = ConnectionPool(
             dsn, min_size=1, max_size=pool_size, open=False, kwargs={"autocommit": True}
@@ -299,12 +303,15 @@ class PostgresBackend(SqlOps, Backend):
     def _scope_table(self, conn: Any, key: ScopeKey) -> ChunkTable | None:
         version = self.scope_version(conn, key.tenant, key.scope)
         table = self._cache.get(key, version)
-        if table is not None:
+        if table is not None or self._oversized.get(key) == version:
             return table
         (size,) = conn.execute(
-            "SELECT count(*) FROM chunks WHERE tenant = %s AND scope = %s", (key.tenant, key.scope)
+            "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE tenant = %s AND scope = %s "
+            "LIMIT %s) AS counted",
+            (key.tenant, key.scope, SCOPE_INDEX_MAX_CHUNKS + 1),
         ).fetchone()
         if size > SCOPE_INDEX_MAX_CHUNKS:
+            self._oversized[key] = version  # not counted again until the scope changes
             return None
         rows = conn.execute(SCOPE_ROWS_SQL, (key.tenant, key.scope))
         table = ChunkTable.from_rows(
@@ -324,7 +331,6 @@ class PostgresBackend(SqlOps, Backend):
         if op.vector is not None:
             ef_search = min(max(HNSW_EF_SEARCH, op.depth), HNSW_EF_SEARCH_MAX)
             conn.execute(_EF_SEARCH_SQL, (ef_search,))
-            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             rids.update(r[0] for r in conn.execute(*vector_ids_sql(op, op.depth)))
         rows = conn.execute(*score_sql(op, sorted(rids))).fetchall() if rids else []
         dimension = 0 if op.vector is None else len(op.vector)

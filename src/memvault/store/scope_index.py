@@ -10,7 +10,7 @@ So ranking costs the same in a scope of a thousand entries or of a million.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,6 +21,7 @@ from ..retrieval.candidates import Candidates
 from ..retrieval.lexical import Postings
 from .coarse import COARSE_MIN_CHUNKS, Coarse
 from .ops import Filter, NearOp, SearchOp, Superseded
+from .spare import COLUMNS, Spare
 from .timeconv import to_micros
 
 NO_EXPIRY = np.iinfo(np.int64).max
@@ -59,6 +60,8 @@ class ChunkTable:
     """None when the engine scores text itself (the table was built without texts)."""
     coarse: Coarse | None = None
     """The coarse pass over the vectors of a large table (None: exact search only)."""
+    spare: Spare | None = None
+    """The buffers its columns are views of, with room to append (None: not grown yet)."""
 
     @classmethod
     def from_rows(cls, rows: Iterable[Sequence[Any]], dimension: int) -> ChunkTable:
@@ -101,6 +104,32 @@ class ChunkTable:
             lexical=None if None in texts else Postings(texts),
         )
 
+    @classmethod
+    def of(
+        cls,
+        columns: Mapping[str, npt.NDArray[Any]],
+        lexical: Postings | None,
+        coarse: Coarse | None = None,
+        spare: Spare | None = None,
+    ) -> ChunkTable:
+        """A table of these :data:`~memvault.store.spare.COLUMNS`."""
+        c = columns
+        return cls(
+            chunk_keys=c["chunk_keys"],
+            chunk_entry=c["chunk_entry"],
+            matrix=c["matrix"],
+            has_vector=c["has_vector"],
+            entry_ids=c["entry_ids"],
+            created_us=c["created_us"],
+            expires_us=c["expires_us"],
+            valid_from_us=c["valid_from_us"],
+            valid_to_us=c["valid_to_us"],
+            entry_start=c["entry_start"],
+            lexical=lexical,
+            coarse=coarse,
+            spare=spare,
+        )
+
     def __len__(self) -> int:
         """Its chunks (what it weighs in memory)."""
         return len(self.chunk_keys)
@@ -117,26 +146,18 @@ class ChunkTable:
         if self.lexical is None or later.lexical is None:
             return None
         chunks, entries = len(self.chunk_keys), len(self.entry_ids)
-        joined = {
-            name: np.concatenate([getattr(self, name), getattr(later, name)])
-            for name in (
-                "chunk_keys",
-                "matrix",
-                "has_vector",
-                "entry_ids",
-                "created_us",
-                "expires_us",
-                "valid_from_us",
-                "valid_to_us",
-            )
+        rows = {name: getattr(later, name) for name in COLUMNS} | {
+            "chunk_entry": later.chunk_entry + entries,
+            "entry_start": later.entry_start[1:] + chunks,
         }
-        return ChunkTable(
-            **joined,
-            chunk_entry=np.concatenate([self.chunk_entry, later.chunk_entry + entries]),
-            entry_start=np.concatenate([self.entry_start[:-1], later.entry_start + chunks]),
-            lexical=self.lexical.then(later.lexical),
-            coarse=None if self.coarse is None else self.coarse.appended(later.matrix),
-        )
+        mine = {name: getattr(self, name) for name in COLUMNS}
+        spare = self.spare
+        columns = None if spare is None else spare.extended(mine, rows)
+        if spare is None or columns is None:
+            spare = Spare.around(mine, rows)
+            columns = spare.views()
+        coarse = None if self.coarse is None else self.coarse.appended(later.matrix)
+        return ChunkTable.of(columns, self.lexical.then(later.lexical), coarse, spare)
 
     def with_coarse_pass(self, least: int = COARSE_MIN_CHUNKS) -> ChunkTable:
         """This table, with a coarse pass over its vectors if it has at least ``least`` chunks

@@ -183,15 +183,12 @@ class SqlOps:
         time of the scope's last audit event (every change to an entry appends one, in its
         transaction; the time tells a restored copy's events from later ones)."""
         mark = self.dialect.mark
-        (epoch,) = conn.execute(
-            "SELECT coalesce((SELECT value FROM store_info WHERE key = 'index_epoch'), '')"
+        last = f"FROM audit_log WHERE tenant = {mark} AND scope = {mark} ORDER BY seq DESC LIMIT 1"
+        epoch, seq, at = conn.execute(
+            "SELECT coalesce((SELECT value FROM store_info WHERE key = 'index_epoch'), ''), "
+            f"coalesce((SELECT seq {last}), 0), coalesce((SELECT at {last}), 0)",
+            (tenant, scope, tenant, scope),
         ).fetchone()
-        last = conn.execute(
-            f"SELECT seq, at FROM audit_log WHERE tenant = {mark} AND scope = {mark} "
-            "ORDER BY seq DESC LIMIT 1",
-            (tenant, scope),
-        ).fetchone()
-        seq, at = last if last is not None else (0, 0)
         return str(epoch), int(seq), int(at)
 
 

@@ -1,0 +1,90 @@
+"""Room for a scope index to grow at its end without copying what it holds.
+
+Appending a new entry to a large scope's index would otherwise copy every column (150 MB of
+vectors at 100k chunks) on each write. Instead the columns of the newest table are views of
+buffers with spare rows at their end: the next entries are written there, and the new table's
+views are longer. Rows are only ever written past the newest table's, so an older table's
+shorter views never change; appending to any other table copies into new buffers.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+CHUNK_COLUMNS = ("chunk_keys", "chunk_entry", "matrix", "has_vector")
+ENTRY_COLUMNS = ("entry_ids", "created_us", "expires_us", "valid_from_us", "valid_to_us")
+COLUMNS = (*CHUNK_COLUMNS, *ENTRY_COLUMNS, "entry_start")
+GROWTH = 1.25
+"""New buffers hold this many times the rows they start with, and 1,024 more."""
+Array = npt.NDArray[Any]
+Columns = Mapping[str, Array]
+
+
+def _length(name: str, chunks: int, entries: int) -> int:
+    """Rows of column ``name`` in a table of ``chunks`` and ``entries`` (entry_start has one
+    more: where the chunks of the next entry would start)."""
+    return chunks if name in CHUNK_COLUMNS else entries + (name == "entry_start")
+
+
+@dataclass(eq=False)
+class Spare:
+    """Buffers behind the columns of the newest table built on them, and its size."""
+
+    buffers: dict[str, Array]
+    chunks: int
+    entries: int
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def around(cls, columns: Columns, rows: Columns) -> Spare:
+        """New buffers holding ``columns`` then ``rows`` (entry_start's without its first)."""
+        chunks, entries = len(columns["chunk_keys"]), len(columns["entry_ids"])
+        more_chunks, more_entries = len(rows["chunk_keys"]), len(rows["entry_ids"])
+        wide = np.promote_types(columns["entry_ids"].dtype, rows["entry_ids"].dtype)
+        buffers = {}
+        for name in COLUMNS:
+            used = _length(name, chunks, entries)
+            size = _length(name, chunks + more_chunks, entries + more_entries)
+            dtype = wide if name == "entry_ids" else columns[name].dtype
+            buffer = np.empty((int(size * GROWTH) + 1024, *columns[name].shape[1:]), dtype)
+            buffer[:used] = columns[name]
+            buffer[used:size] = rows[name]
+            buffers[name] = buffer
+        return cls(buffers, chunks + more_chunks, entries + more_entries)
+
+    def extended(self, columns: Columns, rows: Columns) -> dict[str, Array] | None:
+        """``columns`` followed by ``rows``, written into the spare rows; None unless the
+        columns are this spare's newest views and the rows fit (then: :meth:`around`)."""
+        chunks, entries = len(columns["chunk_keys"]), len(columns["entry_ids"])
+        more_chunks, more_entries = len(rows["chunk_keys"]), len(rows["entry_ids"])
+        with self.lock:
+            newest = (self.chunks, self.entries) == (chunks, entries) and all(
+                columns[name].base is self.buffers[name] for name in COLUMNS
+            )
+            fits = (
+                all(
+                    _length(name, chunks + more_chunks, entries + more_entries) <= len(buffer)
+                    for name, buffer in self.buffers.items()
+                )
+                and rows["entry_ids"].dtype.itemsize <= self.buffers["entry_ids"].dtype.itemsize
+            )
+            if not (newest and fits):
+                return None
+            for name, buffer in self.buffers.items():
+                start = _length(name, chunks, entries)
+                buffer[start : start + len(rows[name])] = rows[name]
+            self.chunks, self.entries = chunks + more_chunks, entries + more_entries
+            return self.views()
+
+    def views(self) -> dict[str, Array]:
+        """The columns of the newest table: the used rows of each buffer."""
+        return {
+            name: buffer[: _length(name, self.chunks, self.entries)]
+            for name, buffer in self.buffers.items()
+        }
