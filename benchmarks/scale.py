@@ -73,16 +73,19 @@ def scope_name(code: int) -> str:
 
 def _exact(docs: Vectors, queries: Vectors, members: np.ndarray) -> np.ndarray:
     """The exact top-10 rows of ``members`` for each query (computed once per scope)."""
-    key = (id(docs), len(members), int(members[:1].sum()))
+    key = (len(docs), len(members), int(members[0]), int(members[-1]))
     if key not in _EXACT:
-        scores = docs[members] @ queries.T
-        top = np.argpartition(-scores, 10, axis=0)[:10].T
-        order = np.take_along_axis(scores.T, top, axis=1).argsort(axis=1)[:, ::-1]
+        scores = (docs[members] @ queries.T).T
+        if scores.shape[1] > 10:
+            top = np.argpartition(-scores, 10, axis=1)[:, :10]
+        else:
+            top = np.tile(np.arange(scores.shape[1]), (len(scores), 1))
+        order = np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1, kind="stable")
         _EXACT[key] = members[np.take_along_axis(top, order, axis=1)]
     return _EXACT[key]
 
 
-_EXACT: dict[tuple[int, int, int], np.ndarray] = {}
+_EXACT: dict[tuple[int, ...], np.ndarray] = {}
 
 
 def timed_searches(
@@ -188,19 +191,42 @@ def postgres_run(rows: int, dsn: str, args: argparse.Namespace) -> dict[str, Any
         "shared_buffers": buffers,
         "load": [round(x, 2) for x in os.getloadavg()],
     }
-    for ef_search in map(int, args.ef_search.split(",")):
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            (database,) = conn.execute("SELECT current_database()").fetchone()
-            conn.execute(f'ALTER DATABASE "{database}" SET hnsw.ef_search = {ef_search}')
-        with Memory(dsn, settings=settings, embedder=embedder) as memory:  # new sessions
-            for q in range(20):  # warm the index's pages
-                memory.search(f"query{q}", scope_name(-1), lexical_weight=0, dense_weight=1)
-            result[f"ef_search_{ef_search}"] = {
-                "no_scope_filter": timed_searches(memory, -1, docs, queries, scopes),
-                "selective_scope_filter": timed_searches(memory, 7, docs, queries, scopes),
-                "load": [round(x, 2) for x in os.getloadavg()],
-            }
+    try:
+        for ef_search in map(int, args.ef_search.split(",")):
+            _set_database(dsn, f"SET hnsw.ef_search = {ef_search}")
+            result[f"ef_search_{ef_search}"] = _searched(
+                dsn, settings, embedder, docs=docs, queries=queries, scopes=scopes
+            )
+    finally:
+        _set_database(dsn, "RESET hnsw.ef_search")
     return result
+
+
+def _set_database(dsn: str, setting: str) -> None:
+    """A setting of the database (new sessions take it), as an operator would make it."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        (database,) = conn.execute("SELECT current_database()").fetchone()
+        conn.execute(f'ALTER DATABASE "{database}" {setting}')
+
+
+def _searched(
+    dsn: str,
+    settings: Settings,
+    embedder: Embedder,
+    *,
+    docs: Vectors,
+    queries: Vectors,
+    scopes: np.ndarray,
+) -> dict[str, Any]:
+    """Both cases, in a new Memory (new sessions take the database's settings)."""
+    with Memory(dsn, settings=settings, embedder=embedder) as memory:
+        for q in range(20):  # warm the index's pages
+            memory.search(f"query{q}", scope_name(-1), lexical_weight=0, dense_weight=1)
+        return {
+            "no_scope_filter": timed_searches(memory, -1, docs, queries, scopes),
+            "selective_scope_filter": timed_searches(memory, 7, docs, queries, scopes),
+            "load": [round(x, 2) for x in os.getloadavg()],
+        }
 
 
 def tuned_server(workdir: Path, shared_buffers: str) -> Any:

@@ -64,6 +64,14 @@ def test_the_seed_scenario_through_the_cli(run: Any) -> None:
     assert any("Osaka" in hit["content"] for hit in recalled["relevant"])
     hits = as_json(run("record", "search", "sales CSV", "--user", "alice", "--json"))
     assert hits and hits[0]["scope"] == f"session:{sid}"
+    found = as_json(run("session", "search", "sales CSV", "--user", "alice", "--json"))
+    assert found[0]["session"]["id"] == sid and found[0]["turns"][0]["scope"] == f"session:{sid}"
+    text = run("session", "search", "sales CSV", "--user", "alice", "--turns", "1").output
+    assert text.splitlines()[0].split()[1] == sid and "Load the Q1 sales CSV" in text
+    assert (
+        "turns must be"
+        in run("session", "search", "x", "--user", "a", "--turns", "0", code=2).output
+    )
 
     assert as_json(run("session", "delete", sid, "--yes", "--json"))["deleted"] == 6
     assert run("session", "show", sid, code=3).output.startswith("Error: session not found")

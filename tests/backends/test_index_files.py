@@ -3,6 +3,7 @@ damaged, gone after an erasure."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import fields
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from memvault.store import index_files, sqlite
 from memvault.store.scope_index import ChunkTable
 
 
-def _table(count: int) -> ChunkTable:
+def _table(count: int, start: int = 0) -> ChunkTable:
     rng = np.random.default_rng(1)
     vectors = rng.normal(size=(count, 128)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -29,7 +30,7 @@ def _table(count: int) -> ChunkTable:
             vectors[n].tobytes(),
             f"note {n % 7} café",
         )
-        for n in range(count)
+        for n in range(start, count)
     ]
     return ChunkTable.from_rows(rows, 128).with_coarse_pass(least=100)
 
@@ -54,6 +55,18 @@ def test_a_saved_index_reads_back_as_it_was_built(tmp_path: Path) -> None:
     assert loaded is not None and loaded.coarse is not None
     _same(table, loaded)
     assert not loaded.matrix.flags.writeable  # mapped, never copied
+
+
+def test_an_index_grown_in_place_saves_and_reads_back(tmp_path: Path) -> None:
+    grown = _table(300).appended(_table(500, start=300))
+    assert grown is not None
+    grown = grown.appended(_table(520, start=500))
+    assert grown is not None and grown.spare is not None
+    path = tmp_path / "x.mvindex"
+    index_files.save(path, grown, ("epoch", 1))
+    loaded = index_files.load(path, ("epoch", 1))
+    assert loaded is not None and loaded.spare is None
+    _same(dataclasses.replace(grown, spare=None), loaded)
 
 
 def test_a_stale_or_damaged_index_file_is_ignored(tmp_path: Path) -> None:

@@ -241,7 +241,7 @@ def test_searches_honour_a_larger_configured_ef_search(
     vector = np.ones(384, np.float32) / np.sqrt(384)
     op = SearchOp(Filter("default", None), terms=(), vector=vector)
     with clean_backend._pool.connection() as conn:
-        conn.execute("LOAD 'vector'")
+        conn.execute("SELECT NULL::vector")  # loads pgvector's settings (no superuser needed)
         if configured is not None:
             conn.execute(f"SET hnsw.ef_search = {configured}")
         with conn.transaction():
@@ -249,3 +249,33 @@ def test_searches_honour_a_larger_configured_ef_search(
             (effective,) = conn.execute("SHOW hnsw.ef_search").fetchone()
         conn.execute("RESET hnsw.ef_search")
     assert effective == used
+
+
+def test_an_oversized_scope_is_counted_once_per_version_and_never_from_a_rollback(
+    clean_backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    from memvault.ids import new_id
+    from memvault.store import postgres
+    from memvault.store.ops import ChunkRecord, Filter, PutOp, ReplaceOp, SearchOp
+
+    monkeypatch.setattr(postgres, "SCOPE_INDEX_MAX_CHUNKS", 3)
+    memory = Memory(clean_backend, settings=Settings(near_duplicate_threshold=0))
+    items = [NewEntry(f"note {i} about tea", "user:a") for i in range(3)]
+    first, *_ = memory.write_many(items).entries
+    vector = memory.embedder.embed(["tea"])[0]
+    search = SearchOp(Filter("default", (Scope.parse("user:a"),)), terms=("tea",), vector=vector)
+    fourth = replace(first, id=new_id(first.created_at), content="more tea")
+    put = PutOp("default", fourth, chunks=(ChunkRecord(0, 0, 8, vector),))
+    with pytest.raises(ConflictError):
+        clean_backend.batch([put, search, ReplaceOp("default", first, 99)])
+    assert not clean_backend._oversized  # 4 chunks counted, but the 4th rolled back
+    assert clean_backend.batch([search])[0].entry_ids.size == 3
+    assert not clean_backend._oversized  # 3 chunks: indexed in this process
+    memory.write("a fourth note about tea", scope="user:a")
+    clean_backend.batch([search])
+    ((key, version),) = clean_backend._oversized.items()
+    memory.write("a fifth note about tea", scope="user:a")
+    clean_backend.batch([search])
+    assert clean_backend._oversized[key] != version  # counted again after the change

@@ -16,7 +16,7 @@ from memvault.errors import ConflictError
 from memvault.ids import new_id
 from memvault.store.base import Backend
 from memvault.store.inmemory import InMemoryBackend
-from memvault.store.ops import ChunkRecord, Filter, PutOp, ReplaceOp, SearchOp
+from memvault.store.ops import ChunkRecord, Filter, GetManyOp, PutOp, ReplaceOp, SearchOp
 from memvault.store.sqlite import SQLiteBackend
 from memvault.testing import ManualClock
 from memvault.types import Scope
@@ -134,5 +134,38 @@ def test_postgres_never_keeps_an_index_of_a_rolled_back_transaction(postgres_dsn
         conn.execute("TRUNCATE entries, entry_tags, chunks, store_info, audit_log CASCADE")
     try:
         _rolled_back_search_leaves_no_trace(backend)
+    finally:
+        backend.close()
+
+
+def _get_many_reads_every_id_of_its_tenant_only(backend: Backend) -> None:
+    with Memory(backend) as memory:
+        items = [NewEntry(f"fact number {n}", "user:a") for n in range(620)]
+        ids = [e.id for e in memory.write_many(items).entries]
+        other = memory.with_tenant("other").write("fact number 1", scope="user:a")
+    wanted = (*reversed(ids), other.id, "01J0000000000000000000NONE")
+    (found,) = backend.batch([GetManyOp("default", wanted)])
+    assert sorted(e.id for e in found) == sorted(ids)  # 620: more than one query's worth
+    assert {e.content for e in found} == {i.content for i in items}
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_get_many_reads_every_id_of_its_tenant_only(tmp_path: Path, kind: str) -> None:
+    backend = InMemoryBackend() if kind == "memory" else SQLiteBackend(str(tmp_path / "g.db"))
+    try:
+        _get_many_reads_every_id_of_its_tenant_only(backend)
+    finally:
+        backend.close()
+
+
+def test_postgres_get_many_reads_every_id_of_its_tenant_only(postgres_dsn: str) -> None:
+    pytest.importorskip("psycopg_pool")
+    from memvault.store.postgres import PostgresBackend
+
+    backend = PostgresBackend(postgres_dsn, Settings())
+    with backend._pool.connection() as conn:
+        conn.execute("TRUNCATE entries, entry_tags, chunks, store_info, audit_log CASCADE")
+    try:
+        _get_many_reads_every_id_of_its_tenant_only(backend)
     finally:
         backend.close()

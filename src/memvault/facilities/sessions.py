@@ -220,7 +220,8 @@ class SessionPlans:
         are found among the best :data:`SESSION_SEARCH_RECORDS` records (or ``limit`` times
         ``turns``, if more)."""
         limit = check.limit(limit, self.store.settings)
-        turns = check.limit(turns, self.store.settings)
+        if isinstance(turns, bool) or not isinstance(turns, int) or not 1 <= turns <= 100:
+            raise ValidationError(f"turns must be an integer from 1 to 100, got {shown(turns)}")
         Scope.user(user_id)  # a valid user id, or InvalidScopeError
         sessions = {s.id: s for s in (yield from self._shared(user_id))}
         scopes = tuple(Scope.session(s) for s in sessions)

@@ -117,9 +117,9 @@ class Backend(ABC):
         return results
 
     def put_all(self, tx: Any, puts: Sequence[PutOp]) -> list[str | None]:
-        """Run consecutive ``puts``: first their near-duplicate checks, together — each scope
-        locked (in order) and probed once for all of them (:func:`stored_duplicates`) —, then
-        the inserts of the others. Each result: None, or the duplicate's id."""
+        """Run consecutive ``puts``: first their near-duplicate checks, together — their scopes
+        locked (in order), each probed once for all of them (:func:`stored_duplicates`) —,
+        then the inserts of the others. Each result: None, or the duplicate's id."""
         probed = {(p.tenant, str(p.entry.scope)) for p in puts if probe_filter(p) is not None}
         for tenant, scope in sorted(probed):
             self.lock_scope(tx, tenant, scope)
@@ -160,7 +160,7 @@ class Backend(ABC):
         checked = cast(AnyOp, op)
         match checked:
             case PutOp():
-                return self.op_put(tx, checked)
+                return self.put_all(tx, [checked])[0]
             case GetOp():
                 return self.op_get(tx, checked)
             case GetManyOp():

@@ -151,8 +151,8 @@ class Reader(Protocol):
 def stored_duplicates(backend: Reader, tx: Any, puts: Sequence[PutOp]) -> list[str | None]:
     """For each put, the id of a live entry its entry restates (same scope and category,
     cosine at least the put's threshold), found by ``backend`` inside its write transaction
-    ``tx``: each scope probed once for all its puts (one matrix product), and every nominee
-    read at once."""
+    ``tx``: each scope probed once for all its puts created at the same instant (one matrix
+    product), and every nominee read at once."""
     nominated = _nominated(backend, tx, puts)
     wanted: dict[str, set[str]] = defaultdict(set)
     for i, ids in nominated.items():
@@ -173,13 +173,13 @@ def stored_duplicates(backend: Reader, tx: Any, puts: Sequence[PutOp]) -> list[s
 
 def _nominated(backend: Reader, tx: Any, puts: Sequence[PutOp]) -> dict[int, list[str]]:
     """The near-duplicate candidates of each checked put, by its position."""
-    groups: dict[tuple[Filter, float], list[int]] = defaultdict(list)
+    groups: dict[tuple[Filter, float, int], list[int]] = defaultdict(list)
     for n, put in enumerate(puts):
         where = probe_filter(put)
         if where is not None:
-            groups[where, put.duplicate_threshold].append(n)
+            groups[where, put.duplicate_threshold, len(_vector(put))].append(n)
     nominated: dict[int, list[str]] = {}
-    for (where, threshold), members in groups.items():
+    for (where, threshold, _), members in groups.items():
         vectors = np.stack([_vector(puts[n]) for n in members])
         near = NearOp(where, vectors, threshold=threshold, limit=CANDIDATES)
         nominated.update(zip(members, backend.op_near(tx, near), strict=True))

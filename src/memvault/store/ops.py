@@ -102,8 +102,10 @@ class PutOp(Op[str | None]):
     """Insert a new entry. Result: None, or the id of a live near-duplicate written instead of it.
 
     With ``duplicate_threshold`` > 0 and a one-chunk entry, an unexpired entry of the same scope
-    and category whose vector has cosine >= the threshold is found inside the same transaction,
-    and nothing is inserted.
+    and category that it restates, with cosine >= the threshold, is looked for inside the same
+    transaction, and if found nothing is inserted. Consecutive puts of a batch are checked
+    together, against what was stored before them (:meth:`Backend.put_all`): a batch that may
+    repeat itself removes its own repeats first, as ``write_many`` does.
     """
 
     writes: ClassVar[bool] = True
@@ -254,7 +256,9 @@ class SearchOp(Op[Candidates]):
 class NearOp(Op[list[list[str]]]):
     """For each of ``vectors`` (unit length, one per row), the ids of the entries that pass
     the filter with a chunk at cosine >= ``threshold``, closest first, at most ``limit``.
-    Result: list[list[str]], one list per vector. Exact: every chunk is compared."""
+    Result: list[list[str]], one list per vector. Exact for many vectors (every chunk is
+    compared); a few vectors on a large scope compare the coarse pass's nominees, as a search
+    does."""
 
     filter: Filter
     vectors: npt.NDArray[np.float32]

@@ -34,7 +34,7 @@ HNSW_EF_SEARCH = 200
 HNSW_EF_SEARCH_MAX = 1000  # pgvector's ceiling; iterative scans go past it when filters need
 _EF_SEARCH_SQL = (
     "SELECT set_config('hnsw.ef_search', "
-    "greatest(current_setting('hnsw.ef_search', true)::int, %s)::text, true), "
+    "greatest(nullif(current_setting('hnsw.ef_search', true), '')::int, %s)::text, true), "
     "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
 )
 """This transaction's ``hnsw.ef_search`` — enough for the search's depth, or more where the
@@ -169,7 +169,7 @@ class PostgresBackend(SqlOps, Backend):
                 "python -m pip install -e '.[postgres]'"
             ) from exc
         settings = settings or Settings()
-        self._cache: IndexCache[ChunkTable] = IndexCache(weigh=len)
+        self._cache: IndexCache[ChunkTable] = IndexCache(weigh=ChunkTable.weight)
         self._oversized: dict[ScopeKey, tuple[str, int, int]] = {}
         """Scopes too large for an index in this process, at the version last counted."""
         self._coarse_min_chunks = settings.coarse_min_chunks
@@ -311,7 +311,8 @@ class PostgresBackend(SqlOps, Backend):
             (key.tenant, key.scope, SCOPE_INDEX_MAX_CHUNKS + 1),
         ).fetchone()
         if size > SCOPE_INDEX_MAX_CHUNKS:
-            self._oversized[key] = version  # not counted again until the scope changes
+            if not self.wrote(conn):  # its own rows may roll back
+                self._oversized[key] = version  # not counted again until the scope changes
             return None
         rows = conn.execute(SCOPE_ROWS_SQL, (key.tenant, key.scope))
         table = ChunkTable.from_rows(

@@ -36,6 +36,8 @@ NEAR_BLOCK_CELLS = 1 << 24
 NEAR_COARSE_AT_MOST = 8
 """A :func:`near` of at most this many vectors uses the coarse pass, where a table has one
 (more share one product with the whole matrix)."""
+NEAR_COARSE_DEPTH = 200
+"""The coarse pass nominates rows for :func:`near` as for a search of this depth."""
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
@@ -131,12 +133,18 @@ class ChunkTable:
         )
 
     def __len__(self) -> int:
-        """Its chunks (what it weighs in memory)."""
+        """Its chunks (what it weighs in memory, but for spare room: :meth:`weight`)."""
         return len(self.chunk_keys)
 
-    def appended(self, later: ChunkTable) -> ChunkTable | None:
+    def weight(self) -> int:
+        """The chunks it holds memory for: its own, and the spare rows behind them."""
+        return len(self.chunk_keys) if self.spare is None else self.spare.capacity
+
+    def appended(self, later: ChunkTable, *, in_place: bool = True) -> ChunkTable | None:
         """This table followed by ``later``'s entries, or None unless every one of them sorts
-        after this table's last (the common case: new entries; anything else is rebuilt)."""
+        after this table's last (the common case: new entries; anything else is rebuilt).
+        ``in_place``: into this table's spare room when it is the newest there (else copied,
+        as for a table that may not outlive its transaction)."""
         if not len(later.entry_ids):
             return self
         if len(self.entry_ids):
@@ -151,7 +159,7 @@ class ChunkTable:
             "entry_start": later.entry_start[1:] + chunks,
         }
         mine = {name: getattr(self, name) for name in COLUMNS}
-        spare = self.spare
+        spare = self.spare if in_place else None
         columns = None if spare is None else spare.extended(mine, rows)
         if spare is None or columns is None:
             spare = Spare.around(mine, rows)
@@ -274,7 +282,7 @@ def near(table: ChunkTable, op: NearOp) -> list[list[str]]:
     if table.coarse is not None and len(op.vectors) <= NEAR_COARSE_AT_MOST:
         found = []
         for vector in op.vectors:
-            chunks = table.coarse.nearest(vector, usable, op.limit)
+            chunks = table.coarse.nearest(vector, usable, max(op.limit, NEAR_COARSE_DEPTH))
             found.append(_closest(table, op, chunks, table.matrix[chunks] @ vector))
         return found
     block = max(1, NEAR_BLOCK_CELLS // max(1, len(table.matrix)))

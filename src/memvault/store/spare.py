@@ -20,8 +20,8 @@ import numpy.typing as npt
 CHUNK_COLUMNS = ("chunk_keys", "chunk_entry", "matrix", "has_vector")
 ENTRY_COLUMNS = ("entry_ids", "created_us", "expires_us", "valid_from_us", "valid_to_us")
 COLUMNS = (*CHUNK_COLUMNS, *ENTRY_COLUMNS, "entry_start")
-GROWTH = 1.25
-"""New buffers hold this many times the rows they start with, and 1,024 more."""
+SLACK = 4
+"""New buffers have room for a quarter more rows (at least 64)."""
 Array = npt.NDArray[Any]
 Columns = Mapping[str, Array]
 
@@ -52,7 +52,8 @@ class Spare:
             used = _length(name, chunks, entries)
             size = _length(name, chunks + more_chunks, entries + more_entries)
             dtype = wide if name == "entry_ids" else columns[name].dtype
-            buffer = np.empty((int(size * GROWTH) + 1024, *columns[name].shape[1:]), dtype)
+            room = size + max(64, size // SLACK)
+            buffer = np.empty((room, *columns[name].shape[1:]), dtype)
             buffer[:used] = columns[name]
             buffer[used:size] = rows[name]
             buffers[name] = buffer
@@ -82,9 +83,17 @@ class Spare:
             self.chunks, self.entries = chunks + more_chunks, entries + more_entries
             return self.views()
 
+    @property
+    def capacity(self) -> int:
+        """The chunks its buffers have room for."""
+        return len(self.buffers["chunk_keys"])
+
     def views(self) -> dict[str, Array]:
-        """The columns of the newest table: the used rows of each buffer."""
-        return {
-            name: buffer[: _length(name, self.chunks, self.entries)]
-            for name, buffer in self.buffers.items()
-        }
+        """The columns of the newest table: the used rows of each buffer, read-only (they are
+        shared by every table built on these buffers)."""
+        views = {}
+        for name, buffer in self.buffers.items():
+            view = buffer[: _length(name, self.chunks, self.entries)]
+            view.flags.writeable = False
+            views[name] = view
+        return views

@@ -114,7 +114,7 @@ class SQLiteBackend(SqlOps, Backend):
             path = str(Path(path).expanduser())
         self.path = path
         self._lock = threading.RLock()
-        self._cache: IndexCache[ChunkTable] = IndexCache(weigh=len)
+        self._cache: IndexCache[ChunkTable] = IndexCache(weigh=ChunkTable.weight)
         self._coarse_min_chunks = settings.coarse_min_chunks
         self._index_dir = None if path == ":memory:" else index_files.directory_for(path)
         self._saved: dict[ScopeKey, int] = {}
@@ -388,7 +388,8 @@ class SQLiteBackend(SqlOps, Backend):
             ),
             (key.tenant, key.scope, json.dumps(created)),
         )
-        return kept[1].appended(ChunkTable.from_rows(rows, key.dimension))
+        later = ChunkTable.from_rows(rows, key.dimension)
+        return kept[1].appended(later, in_place=not self.wrote(conn))
 
     def op_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
         return search(self._table(conn, op.filter, 0 if op.vector is None else len(op.vector)), op)

@@ -208,8 +208,9 @@ class FacilityConformance:
         )
         assert len(memory.search_sessions("budget", user_id="alice", limit=1)) == 1
         assert memory.search_sessions("budget", user_id="carol") == []
-        with pytest.raises(ValidationError):
-            memory.search_sessions("budget", user_id="alice", limit=0)
+        for wrong in ({"limit": 0}, {"turns": 0}, {"turns": 101}, {"turns": "2"}):
+            with pytest.raises(ValidationError):
+                memory.search_sessions("budget", user_id="alice", **wrong)
 
     # -- session deletion ---------------------------------------------------------------------
 
