@@ -112,10 +112,10 @@ def _single_writes(url: str, texts: list[str], scope: str) -> dict[str, Any]:
     write_ms = []
     with Memory(url, settings=Settings(sqlite_synchronous="NORMAL")) as memory:
         memory.embedder.load()
-        memory.write(texts[0], scope)  # the scope's index: loaded, not timed
+        memory.write(texts[0], scope=scope)  # the scope's index: loaded, not timed
         for text in texts[2::2]:
             started = time.perf_counter()
-            memory.write(text, scope)
+            memory.write(text, scope=scope)
             write_ms.append((time.perf_counter() - started) * 1000)
     embed_p50 = statistics.median(embed_ms)
     return {

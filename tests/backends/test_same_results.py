@@ -4,6 +4,7 @@ choice of candidates, one ranker (the issue-14 conformance requirement)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -113,29 +114,28 @@ def _rolled_back_search_leaves_no_trace(backend: Backend) -> None:
         assert memory.search("Lisbon", scope="workspace:rb")[0].entry.id == kept.id
 
 
-@pytest.mark.parametrize("where", ["file", "memory"])
-def test_sqlite_never_keeps_an_index_of_a_rolled_back_transaction(
-    tmp_path: Path, where: str
-) -> None:
-    path = str(tmp_path / "m.db") if where == "file" else ":memory:"
-    backend = SQLiteBackend(path, Settings())
-    try:
-        _rolled_back_search_leaves_no_trace(backend)
-    finally:
-        backend.close()
+@pytest.fixture(params=["memory", "sqlite-file", "sqlite-memory", "postgres"])
+def any_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """A fresh, empty store of each built-in backend."""
+    backend: Backend
+    if request.param == "memory":
+        backend = InMemoryBackend()
+    elif request.param.startswith("sqlite"):
+        file = request.param == "sqlite-file"
+        backend = SQLiteBackend(str(tmp_path / "m.db") if file else ":memory:", Settings())
+    else:
+        pytest.importorskip("psycopg_pool")
+        from memvault.store.postgres import PostgresBackend
+
+        backend = PostgresBackend(request.getfixturevalue("postgres_dsn"), Settings())
+        with backend._pool.connection() as conn:
+            conn.execute("TRUNCATE entries, entry_tags, chunks, store_info, audit_log CASCADE")
+    yield backend
+    backend.close()
 
 
-def test_postgres_never_keeps_an_index_of_a_rolled_back_transaction(postgres_dsn: str) -> None:
-    pytest.importorskip("psycopg_pool")
-    from memvault.store.postgres import PostgresBackend
-
-    backend = PostgresBackend(postgres_dsn, Settings())
-    with backend._pool.connection() as conn:
-        conn.execute("TRUNCATE entries, entry_tags, chunks, store_info, audit_log CASCADE")
-    try:
-        _rolled_back_search_leaves_no_trace(backend)
-    finally:
-        backend.close()
+def test_no_index_of_a_rolled_back_transaction_is_kept(any_backend: Backend) -> None:
+    _rolled_back_search_leaves_no_trace(any_backend)
 
 
 def _get_many_reads_every_id_of_its_tenant_only(backend: Backend) -> None:
@@ -149,23 +149,5 @@ def _get_many_reads_every_id_of_its_tenant_only(backend: Backend) -> None:
     assert {e.content for e in found} == {i.content for i in items}
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-def test_get_many_reads_every_id_of_its_tenant_only(tmp_path: Path, kind: str) -> None:
-    backend = InMemoryBackend() if kind == "memory" else SQLiteBackend(str(tmp_path / "g.db"))
-    try:
-        _get_many_reads_every_id_of_its_tenant_only(backend)
-    finally:
-        backend.close()
-
-
-def test_postgres_get_many_reads_every_id_of_its_tenant_only(postgres_dsn: str) -> None:
-    pytest.importorskip("psycopg_pool")
-    from memvault.store.postgres import PostgresBackend
-
-    backend = PostgresBackend(postgres_dsn, Settings())
-    with backend._pool.connection() as conn:
-        conn.execute("TRUNCATE entries, entry_tags, chunks, store_info, audit_log CASCADE")
-    try:
-        _get_many_reads_every_id_of_its_tenant_only(backend)
-    finally:
-        backend.close()
+def test_get_many_reads_every_id_of_its_tenant_only(any_backend: Backend) -> None:
+    _get_many_reads_every_id_of_its_tenant_only(any_backend)
