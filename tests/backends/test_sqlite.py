@@ -19,6 +19,7 @@ from memvault import (
 )
 from memvault.store import (
     Backend,
+    GetManyOp,
     GetOp,
     PutOp,
     ReplaceOp,
@@ -267,3 +268,22 @@ def test_residue_finds_what_is_there_and_not_what_was_erased(tmp_path: Path, whe
         receipt = memory.erase(user="gone")
         assert receipt.total == 1 and receipt.residue == 0
         assert backend.residue([gone.id], []) == 0 and memory.get(twin.id) is not None
+
+
+def test_reading_entries_by_id_looks_each_id_up(tmp_path: Path) -> None:
+    """GetManyOp (a search's hits, a probe's nominees) uses the id index, never a scan of the
+    tenant's entries (which made a search of a 100-entry scope in a 100k store take 30 ms)."""
+    backend = SQLiteBackend(str(tmp_path / "m.db"), Settings())
+    with Memory(backend) as memory:
+        ids = [
+            e.id
+            for e in memory.write_many([NewEntry(f"n {i}", "user:a") for i in range(50)]).entries
+        ]
+    statements: list[str] = []
+    backend._conn.set_trace_callback(statements.append)
+    backend.batch([GetManyOp("default", tuple(ids[:10]))])
+    backend._conn.set_trace_callback(None)
+    (read,) = [s for s in statements if "IN (" in s]
+    plan = " ".join(str(r) for r in backend._conn.execute(f"EXPLAIN QUERY PLAN {read}"))
+    assert "(id=?)" in plan and "tenant=?" not in plan, plan
+    backend.close()
