@@ -157,7 +157,7 @@ def test_appended_entries_rank_as_in_a_rebuilt_index(
         assert builds[-1] == 20  # the fresh process built it whole
 
 
-def test_a_change_or_an_earlier_entry_rebuilds_the_index(
+def test_new_content_or_an_earlier_entry_rebuilds_the_index_a_deletion_does_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from datetime import UTC, datetime
@@ -174,7 +174,36 @@ def test_a_change_or_an_earlier_entry_rebuilds_the_index(
         assert memory.search("garden", "user:a")[0].entry.content == "old garden lesson"
         memory.delete(first.id)
         assert "violin lesson" not in {h.entry.content for h in memory.search("lesson", "user:a")}
-        assert builds == [2, 1, 3, 2]  # the earlier entry: appended (1), refused, rebuilt (3)
+        # the earlier entry: appended (1), refused, rebuilt (3); the deleted one: not there (0)
+        assert builds == [2, 1, 3, 0]
+        second = memory.search("chess", "user:a")[0].entry
+        memory.update(second.id, content="chess tournament")
+        assert memory.search("tournament", "user:a")[0].entry.id == second.id
+        assert builds == [2, 1, 3, 0, 1, 2]  # the changed entry read, its new chunks: rebuilt
+
+
+@pytest.mark.usefixtures("saved_small")
+def test_a_deletion_takes_its_scope_files_and_no_saved_index_holds_what_it_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = str(tmp_path / "m.db")
+    settings = Settings(near_duplicate_threshold=0)
+    directory = index_files.directory_for(url)
+    with Memory(url, settings=settings) as memory:
+        for user in ("bob", "ann"):
+            items = [NewEntry(f"secret plan {n}", f"user:{user}") for n in range(20)]
+            entries = memory.write_many(items).entries
+            memory.search("secret plan", f"user:{user}")
+        assert len(list(directory.iterdir())) == 2
+        memory.delete(entries[3].id)
+        assert len(list(directory.iterdir())) == 1  # the other scope's file stays
+        assert entries[3].id not in {h.entry.id for h in memory.search("plan 3", "user:ann")}
+    saved = b"".join(path.read_bytes() for path in directory.iterdir())
+    assert entries[3].id.encode() not in saved and entries[4].id.encode() in saved
+    builds = _built(monkeypatch)
+    with Memory(url, settings=settings) as memory:
+        assert entries[3].id not in {h.entry.id for h in memory.search("plan 3", "user:ann")}
+        assert builds == []  # the index saved on close, without the deleted entry
 
 
 @pytest.mark.usefixtures("saved_small")
@@ -230,3 +259,14 @@ def test_closing_after_the_connection_went_is_fine(tmp_path: Path) -> None:
     backend._conn.close()
     backend.close()
     backend.close()
+
+
+def test_index_files_of_an_earlier_naming_go_when_the_store_opens(tmp_path: Path) -> None:
+    url = str(tmp_path / "m.db")
+    directory = index_files.directory_for(url)
+    directory.mkdir()
+    (directory / f"{'a' * 32}.mvindex").write_bytes(b"vectors of deleted entries")
+    kept = index_files.file_for(directory, "default", "user:a", 384)
+    kept.write_bytes(b"current")
+    Memory(url).close()
+    assert list(directory.iterdir()) == [kept]

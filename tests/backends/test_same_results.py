@@ -15,9 +15,11 @@ import pytest
 from memvault import Memory, NewEntry, Settings
 from memvault.errors import ConflictError
 from memvault.ids import new_id
+from memvault.store import scope_index
 from memvault.store.base import Backend
 from memvault.store.inmemory import InMemoryBackend
 from memvault.store.ops import ChunkRecord, Filter, GetManyOp, PutOp, ReplaceOp, SearchOp
+from memvault.store.scope_index import ChunkTable
 from memvault.store.sqlite import SQLiteBackend
 from memvault.testing import ManualClock
 from memvault.types import Scope
@@ -114,22 +116,33 @@ def _rolled_back_search_leaves_no_trace(backend: Backend) -> None:
         assert memory.search("Lisbon", scope="workspace:rb")[0].entry.id == kept.id
 
 
+def _fresh(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    if kind == "memory":
+        return InMemoryBackend()
+    if kind.startswith("sqlite"):
+        file = kind == "sqlite-file"
+        return SQLiteBackend(str(tmp_path / "m.db") if file else ":memory:", Settings())
+    pytest.importorskip("psycopg_pool")
+    from memvault.store.postgres import PostgresBackend
+
+    backend = PostgresBackend(request.getfixturevalue("postgres_dsn"), Settings())
+    with backend._pool.connection() as conn:
+        conn.execute("TRUNCATE entries, entry_tags, chunks, store_info, audit_log CASCADE")
+    return backend
+
+
 @pytest.fixture(params=["memory", "sqlite-file", "sqlite-memory", "postgres"])
 def any_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     """A fresh, empty store of each built-in backend."""
-    backend: Backend
-    if request.param == "memory":
-        backend = InMemoryBackend()
-    elif request.param.startswith("sqlite"):
-        file = request.param == "sqlite-file"
-        backend = SQLiteBackend(str(tmp_path / "m.db") if file else ":memory:", Settings())
-    else:
-        pytest.importorskip("psycopg_pool")
-        from memvault.store.postgres import PostgresBackend
+    backend = _fresh(request.param, request, tmp_path)
+    yield backend
+    backend.close()
 
-        backend = PostgresBackend(request.getfixturevalue("postgres_dsn"), Settings())
-        with backend._pool.connection() as conn:
-            conn.execute("TRUNCATE entries, entry_tags, chunks, store_info, audit_log CASCADE")
+
+@pytest.fixture(params=["sqlite-file", "sqlite-memory", "postgres"])
+def sql_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """A fresh, empty store of each SQL backend (those that keep scope indexes)."""
+    backend = _fresh(request.param, request, tmp_path)
     yield backend
     backend.close()
 
@@ -151,3 +164,58 @@ def _get_many_reads_every_id_of_its_tenant_only(backend: Backend) -> None:
 
 def test_get_many_reads_every_id_of_its_tenant_only(any_backend: Backend) -> None:
     _get_many_reads_every_id_of_its_tenant_only(any_backend)
+
+
+def _searches(memory: Memory) -> list[list[tuple[str, float]]]:
+    return [
+        [(h.entry.id, round(h.score, 5)) for h in memory.search(q, "workspace:same", **o)]
+        for q in QUERIES
+        for o in OPTIONS
+    ]
+
+
+def test_an_index_caught_up_with_changes_ranks_as_a_rebuilt_one(
+    sql_backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deletions, changes of expiry and validity, supersessions and new entries are applied
+    to the kept index (no rebuild), and every search ranks as over an index built anew; new
+    content rebuilds it."""
+    monkeypatch.setattr(scope_index, "ALL_CANDIDATES", 8)  # candidates chosen, not all
+    read: list[int] = []
+    original = ChunkTable.from_rows.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[ChunkTable], rows: object, dimension: int) -> ChunkTable:
+        table: ChunkTable = original(cls, rows, dimension)
+        read.append(len(table.entry_ids))
+        return table
+
+    monkeypatch.setattr(ChunkTable, "from_rows", classmethod(counting))
+    clock = ManualClock(datetime(2026, 2, 1, tzinfo=UTC))
+    with Memory(sql_backend, settings=Settings(near_duplicate_threshold=0), clock=clock) as memory:
+        _fill(memory, clock)
+        ids = [e.id for e in memory.list("workspace:same", limit=200).entries]
+        _searches(memory)
+
+        def expire() -> None:
+            memory.update(ids[8], expires_at=clock() + timedelta(seconds=30))
+            clock.advance(timedelta(minutes=1))
+
+        steps = {
+            "delete": lambda: memory.delete(ids[5]),
+            "update": lambda: memory.update(ids[7], tags=["x"], metadata={"k": 1}),
+            "expire": expire,
+            "supersede": lambda: memory.supersede(ids[10], "Alice visited Porto (note 10)"),
+            "write": lambda: memory.write("kitten recipe review", scope="workspace:same"),
+            "delete many": lambda: [memory.delete(i) for i in ids[20:40]],
+        }
+        for name, step in steps.items():
+            step()
+            read.clear()
+            caught = _searches(memory)
+            assert max(read, default=0) <= 20, f"{name}: rebuilt ({read})"
+            sql_backend._cache.clear()  # type: ignore[attr-defined]
+            assert _searches(memory) == caught, name
+        memory.update(ids[12], content="kitten recipe rewritten")
+        read.clear()
+        assert memory.search("rewritten", "workspace:same")[0].entry.id == ids[12]
+        assert max(read) > 60  # new chunks: rebuilt

@@ -119,6 +119,22 @@ class LexicalIndex:
             lengths=np.concatenate([s.lengths for s in segments]),
         )
 
+    def without(self, keep: Mask) -> LexicalIndex:
+        """The index of the documents ``keep`` marks, numbered anew in the same order."""
+        if bool(keep.all()):
+            return self
+        kept = keep[self.docs]
+        term_of = np.repeat(np.arange(len(self.keys)), np.diff(self.starts))[kept]
+        counts = np.bincount(term_of, minlength=len(self.keys))
+        renumbered = np.cumsum(keep) - 1
+        return LexicalIndex(
+            keys=self.keys[counts > 0],
+            starts=np.concatenate([[0], np.cumsum(counts[counts > 0])]).astype(np.int64),
+            docs=renumbered[self.docs[kept]].astype(np.int32),
+            freqs=self.freqs[kept],
+            lengths=self.lengths[keep],
+        )
+
     def postings(self, key: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
         """The documents holding the term with this key, and how often."""
         at = int(np.searchsorted(self.keys, np.uint64(key)))
@@ -195,6 +211,14 @@ class Postings:
                 built = [LexicalIndex.merged(built)]
             self._segments = list(built)
             return built
+
+    def without(self, keep: Mask) -> Postings:
+        """The postings of the documents ``keep`` marks (each segment's share of them)."""
+        segments = self._built()
+        offsets = np.cumsum([0] + [len(s) for s in segments])
+        return Postings.of(
+            [s.without(keep[a:b]) for s, a, b in zip(segments, offsets, offsets[1:], strict=False)]
+        )
 
     @classmethod
     def of(cls, segments: Sequence[LexicalIndex]) -> Postings:

@@ -63,6 +63,10 @@ class Coarse:
             self.center, self.rotation, np.ascontiguousarray(np.hstack([self.bits, bits]))
         )
 
+    def without(self, keep: npt.NDArray[np.bool_]) -> Coarse:
+        """This pass over the rows ``keep`` marks."""
+        return Coarse(self.center, self.rotation, np.ascontiguousarray(self.bits[:, keep]))
+
     def distances(self, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.uint16]:
         """Hamming distance of every row to ``vector``'s signs."""
         query = _signs((vector - self.center)[None, :], self.rotation)[0]

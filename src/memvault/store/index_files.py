@@ -1,6 +1,7 @@
 """Scope indexes on disk beside a SQLite database, memory-mapped when read (I/O).
 
-One file per (tenant, scope, dimension) in ``<database>-index/``: a JSON header (format,
+One file per (tenant, scope, dimension) in ``<database>-index/`` (named by a hash of the tenant
+and scope, and the dimension): a JSON header (format,
 analyzer, the scope version it was built from, each array's type, shape and offset) and the
 arrays of a :class:`~memvault.store.scope_index.ChunkTable`, 64-byte aligned. Reading maps the
 file and wraps the arrays without copying them, so the first search after a process starts pays
@@ -37,9 +38,26 @@ def directory_for(database: str) -> Path:
     return Path(f"{database}-index")
 
 
+def _prefix(tenant: str, scope: str) -> str:
+    return hashlib.sha256(f"{tenant}\0{scope}".encode()).hexdigest()[:32]
+
+
 def file_for(directory: Path, tenant: str, scope: str, dimension: int) -> Path:
-    name = hashlib.sha256(f"{tenant}\0{scope}\0{dimension}".encode()).hexdigest()[:32]
-    return directory / f"{name}.mvindex"
+    return directory / f"{_prefix(tenant, scope)}-{dimension}.mvindex"
+
+
+def remove_unnamed(directory: Path) -> None:
+    """Delete index files not named as :func:`file_for` names them (made by an earlier
+    version: never read, so never caught up with deletions)."""
+    for path in directory.glob("*.mvindex"):
+        if "-" not in path.stem:
+            path.unlink(missing_ok=True)
+
+
+def remove_scope(directory: Path, tenant: str, scope: str) -> None:
+    """Delete the scope's index files (entries were deleted from it: no file keeps them)."""
+    for path in directory.glob(f"{_prefix(tenant, scope)}-*.mvindex"):
+        path.unlink(missing_ok=True)
 
 
 def _arrays(table: ChunkTable) -> dict[str, np.ndarray]:
@@ -56,8 +74,9 @@ def _arrays(table: ChunkTable) -> dict[str, np.ndarray]:
 
 
 def save(path: Path, table: ChunkTable, version: Any) -> None:
-    """Write ``table`` (built from the scope ``version``) to ``path``, atomically."""
-    arrays = {name: np.ascontiguousarray(a) for name, a in _arrays(table).items()}
+    """Write ``table`` (built from the scope ``version``) to ``path``, atomically (without
+    the entries deleted since it was built)."""
+    arrays = {name: np.ascontiguousarray(a) for name, a in _arrays(table.compacted()).items()}
     layout: dict[str, list[Any]] = {}
     offsets: dict[str, int] = {}
     offset = 0

@@ -145,12 +145,14 @@ event of the audit log."""
 
 SCOPE_INDEX_MAX_CHUNKS = 200_000
 """Scopes with more chunks are searched through PostgreSQL's own indexes (HNSW and GIN)."""
-SCOPE_ROWS_SQL = (
+_ROWS_SQL = (
     "SELECT c.rid, e.id, e.created_at, e.expires_at, e.valid_from, e.valid_to, "
     "vector_send(c.vector), c.text || ' ' || coalesce(c.context, '') "
     "FROM chunks c JOIN entries e ON e.rid = c.entry_rid "
-    "WHERE e.tenant = %s AND e.scope = %s ORDER BY e.created_at, e.id, c.seq"
+    "WHERE e.tenant = %s AND e.scope = %s{more} ORDER BY e.created_at, e.id, c.seq"
 )
+SCOPE_ROWS_SQL = _ROWS_SQL.format(more="")
+ENTRY_ROWS_SQL = _ROWS_SQL.format(more=" AND e.id = ANY(%s)")
 
 
 class PostgresBackend(SqlOps, Backend):
@@ -305,6 +307,9 @@ class PostgresBackend(SqlOps, Backend):
         table = self._cache.get(key, version)
         if table is not None or self._oversized.get(key) == version:
             return table
+        table = self.caught_up(conn, key, version)
+        if table is not None and len(table) <= SCOPE_INDEX_MAX_CHUNKS:
+            return table if self.wrote(conn) else self._cache.put(key, version, table)
         (size,) = conn.execute(
             "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE tenant = %s AND scope = %s "
             "LIMIT %s) AS counted",
@@ -319,6 +324,12 @@ class PostgresBackend(SqlOps, Backend):
             ((*r[:6], native_vector(r[6]), r[7]) for r in rows), key.dimension
         ).with_coarse_pass(self._coarse_min_chunks)
         return table if self.wrote(conn) else self._cache.put(key, version, table)
+
+    def entry_rows(self, conn: Any, key: ScopeKey, ids: Sequence[str]) -> ChunkTable:
+        rows = conn.execute(ENTRY_ROWS_SQL, (key.tenant, key.scope, list(ids)))
+        return ChunkTable.from_rows(
+            ((*r[:6], native_vector(r[6]), r[7]) for r in rows), key.dimension
+        )
 
     def wrote(self, conn: Any) -> bool:
         (assigned,) = conn.execute("SELECT pg_current_xact_id_if_assigned()").fetchone()

@@ -21,10 +21,13 @@ from ..retrieval.candidates import Candidates
 from ..retrieval.lexical import Postings
 from .coarse import COARSE_MIN_CHUNKS, Coarse
 from .ops import Filter, NearOp, SearchOp, Superseded
-from .spare import COLUMNS, Spare
+from .spare import CHUNK_COLUMNS, COLUMNS, ENTRY_COLUMNS, Spare
 from .timeconv import to_micros
 
 NO_EXPIRY = np.iinfo(np.int64).max
+GONE = np.iinfo(np.int64).min
+"""The expiry of an entry deleted since its table was built: never visible (see
+:mod:`memvault.store.catch_up`)."""
 ALL_CANDIDATES = 2048
 """Up to this many entries searched, every one is a candidate (ranking is exhaustive), unless
 the search has nothing but a vector: then its nearest are."""
@@ -167,6 +170,57 @@ class ChunkTable:
         coarse = None if self.coarse is None else self.coarse.appended(later.matrix)
         return ChunkTable.of(columns, self.lexical.then(later.lexical), coarse, spare)
 
+    def positions(self, ids: Sequence[str]) -> Ints:
+        """The positions of those of the entries ``ids`` that the table holds."""
+        if not ids or not len(self.entry_ids):
+            return np.zeros(0, np.int64)
+        result: Ints = np.flatnonzero(np.isin(self.entry_ids, np.asarray(ids, dtype=str)))
+        return result
+
+    def patched(self, entries: Ints, values: Mapping[str, Ints], *, in_place: bool) -> ChunkTable:
+        """This table with the per-entry ``values`` (of ``expires_us``, ``valid_from_us``,
+        ``valid_to_us``) at the positions ``entries``; its buffers' spare room passes to the
+        result when ``in_place`` (the columns it changes are copied either way)."""
+        mine = {name: getattr(self, name) for name in COLUMNS}
+        handed = (
+            None
+            if self.spare is None or not in_place
+            else self.spare.patched(mine, entries, values)
+        )
+        if handed is None:
+            columns = dict(mine)
+            for name, value in values.items():
+                columns[name] = mine[name].copy()
+                columns[name][entries] = value
+            return ChunkTable.of(columns, self.lexical, self.coarse)
+        spare, columns = handed
+        return ChunkTable.of(columns, self.lexical, self.coarse, spare)
+
+    @property
+    def gone(self) -> int:
+        """Entries deleted since the table was built (kept, hidden, until :meth:`compacted`)."""
+        return int(np.count_nonzero(self.expires_us == GONE))
+
+    def compacted(self) -> ChunkTable:
+        """This table without its deleted entries (new arrays)."""
+        keep = self.expires_us != GONE
+        if bool(keep.all()):
+            return self
+        chunk_keep = keep[self.chunk_entry]
+        renumbered = np.cumsum(keep) - 1
+        chunk_entry = renumbered[self.chunk_entry[chunk_keep]]
+        entries = int(keep.sum())
+        columns = {name: getattr(self, name)[chunk_keep] for name in CHUNK_COLUMNS} | {
+            name: getattr(self, name)[keep] for name in ENTRY_COLUMNS
+        }
+        columns |= {
+            "chunk_entry": chunk_entry,
+            "entry_start": np.searchsorted(chunk_entry, np.arange(entries + 1)).astype(np.int64),
+        }
+        lexical = None if self.lexical is None else self.lexical.without(chunk_keep)
+        coarse = None if self.coarse is None else self.coarse.without(chunk_keep)
+        return ChunkTable.of(columns, lexical, coarse)
+
     def with_coarse_pass(self, least: int = COARSE_MIN_CHUNKS) -> ChunkTable:
         """This table, with a coarse pass over its vectors if it has at least ``least`` chunks
         (0: never); worth building for a table that many searches will use."""
@@ -211,7 +265,7 @@ class Visibility:
 
     def mask(self, table: ChunkTable) -> Mask:
         """Which entries of ``table`` are visible."""
-        shown = np.ones(len(table.entry_ids), bool)
+        shown: Mask = table.expires_us != GONE
         if self.live_at_us is not None:
             shown &= table.expires_us > self.live_at_us
         if self.superseded != "show":

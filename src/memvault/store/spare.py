@@ -65,9 +65,7 @@ class Spare:
         chunks, entries = len(columns["chunk_keys"]), len(columns["entry_ids"])
         more_chunks, more_entries = len(rows["chunk_keys"]), len(rows["entry_ids"])
         with self.lock:
-            newest = (self.chunks, self.entries) == (chunks, entries) and all(
-                columns[name].base is self.buffers[name] for name in COLUMNS
-            )
+            newest = self._holds(columns)
             fits = (
                 all(
                     _length(name, chunks + more_chunks, entries + more_entries) <= len(buffer)
@@ -82,6 +80,31 @@ class Spare:
                 buffer[start : start + len(rows[name])] = rows[name]
             self.chunks, self.entries = chunks + more_chunks, entries + more_entries
             return self.views()
+
+    def patched(
+        self, columns: Columns, rows: Array, values: Mapping[str, Array]
+    ) -> tuple[Spare, dict[str, Array]] | None:
+        """``columns`` with ``values`` (per-entry columns) at the entries ``rows``, in copies of
+        those columns' buffers; the other buffers, and their spare room, pass to the new
+        spare (this one never extends again: two tables would write the same spare rows).
+        None unless the columns are this spare's newest views."""
+        with self.lock:
+            if not self._holds(columns):
+                return None
+            buffers = dict(self.buffers)
+            for name, value in values.items():
+                buffers[name] = buffers[name].copy()
+                buffers[name][rows] = value
+            successor = Spare(buffers, self.chunks, self.entries)
+            self.chunks = self.entries = -1
+        return successor, successor.views()
+
+    def _holds(self, columns: Columns) -> bool:
+        """Whether ``columns`` are the newest views of these buffers (the lock held)."""
+        size = (len(columns["chunk_keys"]), len(columns["entry_ids"]))
+        return size == (self.chunks, self.entries) and all(
+            columns[name].base is self.buffers[name] for name in COLUMNS
+        )
 
     @property
     def capacity(self) -> int:

@@ -23,8 +23,9 @@ import sqlean as sqlite3
 from ..config import Settings
 from ..errors import BackendError
 from ..retrieval.candidates import Candidates
+from ..types import AuditEvent
 from . import index_files, migrations, ops
-from .audit import DIRECT, Stamp
+from .audit import DIRECT, Stamp, events
 from .base import Backend, Capabilities
 from .index_cache import IndexCache, ScopeKey
 from .residue import found_in
@@ -33,8 +34,6 @@ from .sql import SQL, Dialect, where_sql
 from .sqlite_backup import restore_backup, write_backup
 from .sqlops import SqlOps
 
-APPENDED_AT_MOST = 50_000
-"""A scope index takes up to this many new entries in place of a rebuild."""
 SAVED_FROM_ENTRIES = 10_000
 """Scope indexes of at least this many entries are saved beside the database (smaller ones
 are rebuilt in less time than a file takes to write)."""
@@ -135,6 +134,8 @@ class SQLiteBackend(SqlOps, Backend):
             )
             self._retry_while_locked(lambda: self._configure(settings), settings)
             self._retry_while_locked(self._migrate, settings)
+            if self._index_dir is not None:
+                index_files.remove_unnamed(self._index_dir)
         except sqlite3.Error as exc:
             raise BackendError(f"cannot open SQLite store {path!r}: {exc}") from exc
 
@@ -221,6 +222,7 @@ class SQLiteBackend(SqlOps, Backend):
                 raise BackendError(f"SQLite store {self.path!r}: {exc}") from exc
             if any(isinstance(op, _DELETING) for op in ops):
                 self._truncate_log()
+                self._forget_files_of_deleted(events(stamp, ops, results))
             if any(isinstance(op, _ERASING) for op in ops):
                 self._forget_index_files()
         return results
@@ -229,6 +231,17 @@ class SQLiteBackend(SqlOps, Backend):
         """An erasure leaves no index file behind (each holds vectors of what it erased)."""
         if self._index_dir is not None:
             index_files.remove_all(self._index_dir)
+            self._saved.clear()
+
+    def _forget_files_of_deleted(self, happened: Sequence[AuditEvent]) -> None:
+        """The index files of scopes that entries were deleted from go (they hold those
+        entries' vectors); this process saves its caught-up index on close."""
+        scopes = {(e.tenant, e.scope) for e in happened if e.change == "deleted"}
+        if self._index_dir is None or not scopes:
+            return
+        for tenant, scope in scopes:
+            index_files.remove_scope(self._index_dir, tenant, str(scope))
+        self._saved = {k: n for k, n in self._saved.items() if (k.tenant, k.scope) not in scopes}
 
     def _truncate_log(self) -> None:
         """Best effort: fold the write-ahead log so deleted rows leave no copy behind."""
@@ -240,6 +253,7 @@ class SQLiteBackend(SqlOps, Backend):
         with self._lock:
             try:
                 for key in self._cache.scopes():
+                    self._catch_up(key)
                     kept = self._cache.latest(key)
                     if kept is not None and len(kept[1].entry_ids) > self._saved.get(key, 0):
                         self._save(key)
@@ -302,19 +316,25 @@ class SQLiteBackend(SqlOps, Backend):
         )
         if chunks is None:
             return
+        top = None
         if not fresh:
+            # New chunks get keys above every key in use, never their old ones (SQLite would
+            # reuse the largest once its row is gone): an index tells new content by its keys.
+            (top,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()
             conn.execute("DELETE FROM chunks WHERE entry_rowid = ?", (key,))
         conn.executemany(
-            "INSERT INTO chunks (entry_rowid, seq, start, stop, vector) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO chunks (rowid, entry_rowid, seq, start, stop, vector) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
             [
                 (
+                    None if top is None else top + 1 + n,
                     key,
                     chunk.seq,
                     chunk.start,
                     chunk.end,
                     None if chunk.vector is None else chunk.vector.astype(np.float32).tobytes(),
                 )
-                for chunk in chunks
+                for n, chunk in enumerate(chunks)
             ],
         )
 
@@ -325,7 +345,7 @@ class SQLiteBackend(SqlOps, Backend):
         table = self._cache.get(key, version)
         if table is not None:
             return table
-        table = self._appended(conn, key, version)
+        table = self.caught_up(conn, key, version)
         if table is None and self._index_dir is not None:
             table = self._from_file(conn, key, version)
         if table is None:
@@ -341,6 +361,22 @@ class SQLiteBackend(SqlOps, Backend):
         if len(table.entry_ids) >= self._saved.get(key, 0) * 1.1:
             self._save(key)
         return table
+
+    def _catch_up(self, key: ScopeKey) -> None:
+        """Bring a kept index up to its scope's version when only entries were created since
+        (the last batch of an import is written after the index was last read): what is saved
+        on close is then current, and the next process reads it instead of rebuilding."""
+        conn = self._conn
+        conn.execute("BEGIN")
+        self._changes_at_begin = conn.total_changes
+        try:
+            version = self.scope_version(conn, key.tenant, key.scope)
+            if self._cache.get(key, version) is None:
+                table = self.caught_up(conn, key, version)
+                if table is not None:
+                    self._cache.put(key, version, table)
+        finally:
+            conn.execute("COMMIT")
 
     def wrote(self, conn: Any) -> bool:
         return bool(conn.total_changes != self._changes_at_begin)
@@ -371,25 +407,17 @@ class SQLiteBackend(SqlOps, Backend):
         if found[0] == version:
             return found[1]
         self._cache.put(key, found[0], found[1])
-        table: ChunkTable | None = self._appended(conn, key, version)
+        table: ChunkTable | None = self.caught_up(conn, key, version)
         return table
 
-    def _appended(self, conn: Any, key: ScopeKey, version: tuple[str, int, int]) -> Any:
-        """The kept index of the scope with the entries created since (None: rebuild)."""
-        kept = self._cache.latest(key)
-        if kept is None or not isinstance(kept[0], tuple) or kept[0][0] != version[0]:
-            return None
-        created = self.created_since(conn, key.tenant, key.scope, kept[0][1])
-        if created is None or len(created) > APPENDED_AT_MOST:
-            return None
+    def entry_rows(self, conn: Any, key: ScopeKey, ids: Sequence[str]) -> ChunkTable:
         rows = conn.execute(
             _CHUNK_ROWS.format(
                 where="e.tenant = ? AND e.scope = ? AND e.id IN (SELECT value FROM json_each(?))"
             ),
-            (key.tenant, key.scope, json.dumps(created)),
+            (key.tenant, key.scope, json.dumps(list(ids))),
         )
-        later = ChunkTable.from_rows(rows, key.dimension)
-        return kept[1].appended(later, in_place=not self.wrote(conn))
+        return ChunkTable.from_rows(rows, key.dimension)
 
     def op_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
         return search(self._table(conn, op.filter, 0 if op.vector is None else len(op.vector)), op)

@@ -8,12 +8,16 @@ candidates, and how a scope is locked.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ..errors import BackendError, ConflictError
 from ..retrieval.candidates import Candidates
 from ..types import AuditEvent, MemoryEntry
 from . import ops
+from .catch_up import Delta, caught_up
+from .index_cache import IndexCache, ScopeKey
+from .scope_index import ChunkTable
 from .sql import (
     COLUMNS,
     Dialect,
@@ -31,6 +35,8 @@ from .sql import (
 )
 from .timeconv import to_micros
 
+CAUGHT_UP_AT_MOST = 50_000
+"""Changes to a scope since its index was built that are applied to it; more: it is rebuilt."""
 GET_MANY_AT_ONCE = 500
 """Ids per query of :class:`~memvault.store.ops.GetManyOp` (far below any driver's limit)."""
 
@@ -39,6 +45,7 @@ class SqlOps:
     """Mixin for backends whose connections take ``execute(sql, params)`` (DB-API style)."""
 
     dialect: ClassVar[Dialect]
+    _cache: IndexCache[ChunkTable]
 
     def duplicate_key_errors(self) -> tuple[type[Exception], ...]:
         """The driver's errors for an insert whose id exists already."""
@@ -169,18 +176,39 @@ class SqlOps:
             (secrets.token_hex(8),),
         )
 
-    def created_since(self, conn: Any, tenant: str, scope: str, seq: int) -> list[str] | None:
-        """The ids of the entries created in a scope after its audit event ``seq``, when that
-        is all that happened there since (else None: something changed or went)."""
+    def changes_since(self, conn: Any, tenant: str, scope: str, seq: int) -> Delta | None:
+        """What happened to the entries of a scope after its audit event ``seq`` (None: more
+        than :data:`CAUGHT_UP_AT_MOST` events, or a change an index cannot follow)."""
         mark = self.dialect.mark
         rows = conn.execute(
             f"SELECT entry_id, change FROM audit_log WHERE tenant = {mark} AND scope = {mark} "
-            f"AND seq > {mark} ORDER BY seq",
+            f"AND seq > {mark} ORDER BY seq LIMIT {CAUGHT_UP_AT_MOST + 1}",
             (tenant, scope, seq),
         ).fetchall()
-        if any(change != "created" for _, change in rows):
+        if len(rows) > CAUGHT_UP_AT_MOST:
             return None
-        return [str(entry_id) for entry_id, _ in rows]
+        return Delta.of((str(entry_id), str(change)) for entry_id, change in rows)
+
+    def entry_rows(self, conn: Any, key: ScopeKey, ids: Sequence[str]) -> ChunkTable:
+        """The index rows of the entries ``ids`` of the scope of ``key``, in table order."""
+        raise NotImplementedError
+
+    def caught_up(
+        self, conn: Any, key: ScopeKey, version: tuple[str, int, int]
+    ) -> ChunkTable | None:
+        """The kept index of the scope, brought up to ``version`` (None: rebuild it)."""
+        kept = self._cache.latest(key)
+        if kept is None or not isinstance(kept[0], tuple) or kept[0][0] != version[0]:
+            return None
+        delta = self.changes_since(conn, key.tenant, key.scope, kept[0][1])
+        if delta is None:
+            return None
+        return caught_up(
+            kept[1],
+            delta,
+            lambda ids: self.entry_rows(conn, key, ids),
+            in_place=not self.wrote(conn),
+        )
 
     def scope_version(self, conn: Any, tenant: str, scope: str) -> tuple[str, int, int]:
         """What a scope's search index was built from: the store's epoch and the number and
