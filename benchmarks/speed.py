@@ -15,6 +15,8 @@ Run by hand: ``python benchmarks/speed.py [--cases 10000,100000,300000,100000/10
   (no coarse pass, every entry a candidate);
 - writes 100 entries one ``write`` at a time into the full scope, against the bare model
   embedding 100 such texts one at a time (a write's cost beyond its embedding);
+- times a search right after each of 20 updates (tags, metadata) and 20 deletions in the
+  scope (its index caught up with the change, not rebuilt);
 - records the process's peak RSS and ``os.getloadavg()`` before and after.
 """
 
@@ -126,6 +128,25 @@ def _single_writes(url: str, texts: list[str], scope: str) -> dict[str, Any]:
     }
 
 
+def _after_changes(url: str, questions: list[str], scope: str) -> dict[str, Any]:
+    """A search right after a change to the scope (its index caught up, not rebuilt): after
+    an update of tags and metadata, and after a deletion, 20 of each."""
+    after: dict[str, list[float]] = {"update": [], "delete": []}
+    with Memory(url) as memory:
+        memory.embedder.load()
+        ids = [h.entry.id for h in memory.search(questions[0], scope, limit=40)]
+        for n, entry_id in enumerate(ids[:40]):
+            change = "update" if n % 2 else "delete"
+            if change == "update":
+                memory.update(entry_id, tags=["changed"], metadata={"n": n})
+            else:
+                memory.delete(entry_id)
+            started = time.perf_counter()
+            memory.search(questions[n + 1], scope, limit=10)
+            after[change].append((time.perf_counter() - started) * 1000)
+    return {f"search_after_{k}_p50_ms": round(statistics.median(v), 2) for k, v in after.items()}
+
+
 def _searches(url: str, questions: list[str], scope: str) -> dict[str, Any]:
     with Memory(url) as memory:
         memory.embedder.load()
@@ -197,6 +218,7 @@ def measure(entries: int, scopes: int, queries: int, workdir: Path) -> dict[str,
         "ingest_share_of_ceiling": round(rate / ceiling, 3),
         **_searches(url, questions, "workspace:bench-0"),
         **_single_writes(url, singles, "workspace:bench-0"),
+        **_after_changes(url, questions, "workspace:bench-0"),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "load_before": load_before,
         "load_after": load_average(),

@@ -14,6 +14,8 @@ from memvault import Memory, NewEntry, Settings
 from memvault.store import index_files, sqlite
 from memvault.store.scope_index import ChunkTable
 
+from .builds import count_builds
+
 
 def _table(count: int, start: int = 0) -> ChunkTable:
     rng = np.random.default_rng(1)
@@ -92,19 +94,6 @@ def saved_small(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sqlite, "SAVED_FROM_ENTRIES", 5)
 
 
-def _built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    builds: list[int] = []
-    original = ChunkTable.from_rows.__func__  # type: ignore[attr-defined]
-
-    def counting(cls: type[ChunkTable], rows: object, dimension: int) -> ChunkTable:
-        table: ChunkTable = original(cls, rows, dimension)
-        builds.append(len(table.entry_ids))
-        return table
-
-    monkeypatch.setattr(ChunkTable, "from_rows", classmethod(counting))
-    return builds
-
-
 @pytest.mark.usefixtures("saved_small")
 def test_a_reopened_store_searches_from_the_saved_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -115,7 +104,7 @@ def test_a_reopened_store_searches_from_the_saved_index(
         memory.write_many([NewEntry(f"violin lesson {n}", "user:a") for n in range(20)])
         want = [h.entry.id for h in memory.search("violin lesson 7", "user:a")]
     assert list(index_files.directory_for(url).iterdir())
-    builds = _built(monkeypatch)
+    builds = count_builds(monkeypatch)
     with Memory(url, settings=settings) as memory:
         assert [h.entry.id for h in memory.search("violin lesson 7", "user:a")] == want
         assert builds == []  # read from the file
@@ -143,7 +132,7 @@ def test_appended_entries_rank_as_in_a_rebuilt_index(
 ) -> None:
     url = str(tmp_path / "m.db")
     settings = Settings(near_duplicate_threshold=0)
-    builds = _built(monkeypatch)
+    builds = count_builds(monkeypatch)
     words = "violin chess garden kitten recipe river budget lisbon".split()
     with Memory(url, settings=settings) as memory:
         memory.write_many([NewEntry(f"{w} lesson {n}", "user:a") for n, w in enumerate(words)])
@@ -163,7 +152,7 @@ def test_new_content_or_an_earlier_entry_rebuilds_the_index_a_deletion_does_not(
     from datetime import UTC, datetime
 
     settings = Settings(near_duplicate_threshold=0)
-    builds = _built(monkeypatch)
+    builds = count_builds(monkeypatch)
     with Memory(str(tmp_path / "m.db"), settings=settings) as memory:
         first = memory.write("violin lesson", scope="user:a")
         memory.write("chess lesson", scope="user:a")
@@ -198,9 +187,10 @@ def test_a_deletion_takes_its_scope_files_and_no_saved_index_holds_what_it_delet
         memory.delete(entries[3].id)
         assert len(list(directory.iterdir())) == 1  # the other scope's file stays
         assert entries[3].id not in {h.entry.id for h in memory.search("plan 3", "user:ann")}
+        assert len(list(directory.iterdir())) == 1  # saved on close, not by every search
     saved = b"".join(path.read_bytes() for path in directory.iterdir())
     assert entries[3].id.encode() not in saved and entries[4].id.encode() in saved
-    builds = _built(monkeypatch)
+    builds = count_builds(monkeypatch)
     with Memory(url, settings=settings) as memory:
         assert entries[3].id not in {h.entry.id for h in memory.search("plan 3", "user:ann")}
         assert builds == []  # the index saved on close, without the deleted entry

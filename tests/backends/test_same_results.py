@@ -19,10 +19,11 @@ from memvault.store import scope_index
 from memvault.store.base import Backend
 from memvault.store.inmemory import InMemoryBackend
 from memvault.store.ops import ChunkRecord, Filter, GetManyOp, PutOp, ReplaceOp, SearchOp
-from memvault.store.scope_index import ChunkTable
 from memvault.store.sqlite import SQLiteBackend
 from memvault.testing import ManualClock
 from memvault.types import Scope
+
+from .builds import count_builds
 
 WORDS = (
     "Alice Bob visited Lisbon Berlin budget garden violin chess river code review painting "
@@ -181,15 +182,7 @@ def test_an_index_caught_up_with_changes_ranks_as_a_rebuilt_one(
     to the kept index (no rebuild), and every search ranks as over an index built anew; new
     content rebuilds it."""
     monkeypatch.setattr(scope_index, "ALL_CANDIDATES", 8)  # candidates chosen, not all
-    read: list[int] = []
-    original = ChunkTable.from_rows.__func__  # type: ignore[attr-defined]
-
-    def counting(cls: type[ChunkTable], rows: object, dimension: int) -> ChunkTable:
-        table: ChunkTable = original(cls, rows, dimension)
-        read.append(len(table.entry_ids))
-        return table
-
-    monkeypatch.setattr(ChunkTable, "from_rows", classmethod(counting))
+    read = count_builds(monkeypatch)
     clock = ManualClock(datetime(2026, 2, 1, tzinfo=UTC))
     with Memory(sql_backend, settings=Settings(near_duplicate_threshold=0), clock=clock) as memory:
         _fill(memory, clock)
@@ -219,3 +212,19 @@ def test_an_index_caught_up_with_changes_ranks_as_a_rebuilt_one(
         read.clear()
         assert memory.search("rewritten", "workspace:same")[0].entry.id == ids[12]
         assert max(read) > 60  # new chunks: rebuilt
+
+
+def test_an_index_grown_by_writes_gets_its_coarse_pass(sql_backend: Backend) -> None:
+    """A scope indexed while small and grown past ``coarse_min_chunks`` by writes is searched
+    through a coarse pass, as one built at that size is (it used to score every vector)."""
+    sql_backend._coarse_min_chunks = 64  # type: ignore[attr-defined]
+    with Memory(sql_backend, settings=Settings(near_duplicate_threshold=0)) as memory:
+        memory.write_many([NewEntry(f"fact number {n}", "user:a") for n in range(40)])
+        memory.search("fact", "user:a")
+        (table,) = [t for _, t in sql_backend._cache._items.values()]  # type: ignore[attr-defined]
+        assert table.coarse is None
+        memory.write_many([NewEntry(f"fact number {n}", "user:a") for n in range(40, 80)])
+        hits = memory.search("fact number 77", "user:a")
+        (table,) = [t for _, t in sql_backend._cache._items.values()]  # type: ignore[attr-defined]
+        assert table.coarse is not None and table.coarse.bits.shape[1] == 80
+        assert hits[0].entry.content == "fact number 77"

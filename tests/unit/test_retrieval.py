@@ -304,3 +304,19 @@ def test_rerank_blend_scales_each_stage_and_keeps_a_lone_hit_whole() -> None:
     scores = blended(np.array([1.0, 0.5, 0.0]), np.array([0.0, 10.0, 5.0]))
     assert scores.tolist() == [0.5, 0.75, 0.25]
     assert blended(np.array([0.3]), np.array([0.0])).tolist() == [1.0]
+
+
+def test_postings_merge_their_newest_segments_and_leave_a_large_old_one_alone() -> None:
+    from memvault.retrieval.lexical import MOST_SEGMENTS, Postings
+
+    documents = [f"note {n} {'tea' if n % 5 else 'coffee'} {n % 7}" for n in range(1100)]
+    postings = Postings(documents[:1000])
+    base = postings.indexes[0]
+    wanted = query_terms("coffee tea 3")
+    for n in range(1000, 1100):  # one write, then one search, a hundred times
+        postings = postings.then(Postings(documents[n : n + 1]))
+        scores = postings.scores(wanted)
+        assert len(postings.indexes) <= MOST_SEGMENTS and postings.indexes[0] is base
+    whole = LexicalIndex.build(documents)
+    assert np.allclose(scores, whole.scores(wanted))
+    assert sum(len(s) for s in postings.indexes) == 1100

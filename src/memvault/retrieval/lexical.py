@@ -178,6 +178,18 @@ def segmented_scores(
     return result
 
 
+def tiered(segments: Sequence[LexicalIndex]) -> list[LexicalIndex]:
+    """The segments with the newest merged into one: at least two, and as many more as it
+    takes for the merged one to outweigh the segment before it. Sizes stay roughly geometric,
+    so a document is merged a logarithmic number of times and a large old segment is left
+    alone (merging everything each time cost a write to a 100k scope 100+ ms)."""
+    start, total = len(segments) - 1, len(segments[-1])
+    while start > 0 and (len(segments) - start < 2 or len(segments[start - 1]) <= total):
+        start -= 1
+        total += len(segments[start])
+    return [*segments[:start], LexicalIndex.merged(segments[start:])]
+
+
 class Postings:
     """The postings of a table's documents, in segments built the first time a query needs
     them (a search with no terms, such as a write's near-duplicate probe, never pays for
@@ -201,14 +213,14 @@ class Postings:
         return result
 
     def _built(self) -> list[LexicalIndex]:
-        """The segments, built; merged into one when there are more than ``MOST_SEGMENTS``
-        (each query reads every segment's postings of its terms)."""
+        """The segments, built; the newest merged (:func:`tiered`) when there are more than
+        ``MOST_SEGMENTS`` (each query reads every segment's postings of its terms)."""
         with self._lock:
             built = [
                 s if isinstance(s, LexicalIndex) else LexicalIndex.build(s) for s in self._segments
             ]
             if len(built) > MOST_SEGMENTS:
-                built = [LexicalIndex.merged(built)]
+                built = tiered(built)
             self._segments = list(built)
             return built
 

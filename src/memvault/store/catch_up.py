@@ -67,7 +67,6 @@ def caught_up(
         patched = _patched(table, delta, read, in_place=in_place)
         if patched is None:
             return None
-        in_place = in_place and patched.spare is not None
         table = (
             patched.compacted() if patched.gone * COMPACT_AT > len(patched.entry_ids) else patched
         )

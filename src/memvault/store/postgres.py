@@ -309,6 +309,7 @@ class PostgresBackend(SqlOps, Backend):
             return table
         table = self.caught_up(conn, key, version)
         if table is not None and len(table) <= SCOPE_INDEX_MAX_CHUNKS:
+            table = table.with_coarse_pass(self._coarse_min_chunks)  # once grown into one
             return table if self.wrote(conn) else self._cache.put(key, version, table)
         (size,) = conn.execute(
             "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE tenant = %s AND scope = %s "

@@ -223,8 +223,8 @@ class ChunkTable:
 
     def with_coarse_pass(self, least: int = COARSE_MIN_CHUNKS) -> ChunkTable:
         """This table, with a coarse pass over its vectors if it has at least ``least`` chunks
-        (0: never); worth building for a table that many searches will use."""
-        if not least:
+        (0: never) and none yet; worth building for a table that many searches will use."""
+        if not least or self.coarse is not None or len(self) < least:
             return self
         return replace(self, coarse=Coarse.build(self.matrix, self.has_vector, least))
 

@@ -118,6 +118,9 @@ class SQLiteBackend(SqlOps, Backend):
         self._index_dir = None if path == ":memory:" else index_files.directory_for(path)
         self._saved: dict[ScopeKey, int] = {}
         """Entries in each scope's saved index file (by this process)."""
+        self._unsaved: set[ScopeKey] = set()
+        """Scopes whose file a deletion removed: saved again on close (not by the next search:
+        a search after each deletion would write the whole file each time)."""
         self._changes_at_begin = 0
         """The connection's ``total_changes`` when its transaction began (see :meth:`wrote`)."""
         self._in_memory = path == ":memory:"
@@ -241,7 +244,7 @@ class SQLiteBackend(SqlOps, Backend):
             return
         for tenant, scope in scopes:
             index_files.remove_scope(self._index_dir, tenant, str(scope))
-        self._saved = {k: n for k, n in self._saved.items() if (k.tenant, k.scope) not in scopes}
+        self._unsaved |= {k for k in self._saved if (k.tenant, k.scope) in scopes}
 
     def _truncate_log(self) -> None:
         """Best effort: fold the write-ahead log so deleted rows leave no copy behind."""
@@ -255,7 +258,8 @@ class SQLiteBackend(SqlOps, Backend):
                 for key in self._cache.scopes():
                     self._catch_up(key)
                     kept = self._cache.latest(key)
-                    if kept is not None and len(kept[1].entry_ids) > self._saved.get(key, 0):
+                    grown = kept is not None and len(kept[1].entry_ids) > self._saved.get(key, 0)
+                    if grown or key in self._unsaved:
                         self._save(key)
             except sqlite3.Error:  # closed already (or the file went): nothing to save
                 pass
@@ -353,8 +357,8 @@ class SQLiteBackend(SqlOps, Backend):
                 _CHUNK_ROWS.format(where="e.tenant = ? AND e.scope = ?"), (key.tenant, key.scope)
             )
             table = ChunkTable.from_rows(rows, key.dimension)
-            table = table.with_coarse_pass(self._coarse_min_chunks)
             self._saved.pop(key, None)
+        table = table.with_coarse_pass(self._coarse_min_chunks)  # also once grown into one
         if self.wrote(conn):
             return table
         self._cache.put(key, version, table)
@@ -394,6 +398,7 @@ class SQLiteBackend(SqlOps, Backend):
         except OSError:  # a read-only directory, a full disk: the index is rebuilt next time
             return
         self._saved[key] = len(kept[1].entry_ids)
+        self._unsaved.discard(key)
 
     def _from_file(
         self, conn: Any, key: ScopeKey, version: tuple[str, int, int]
