@@ -416,11 +416,14 @@ class SQLiteBackend(SqlOps, Backend):
         return table
 
     def entry_rows(self, conn: Any, key: ScopeKey, ids: Sequence[str]) -> ChunkTable:
+        # ``|| ''``: each id is looked up; tenant and scope are checked, not searched by
+        # (SQLite would otherwise scan every entry of the scope for the ids: 22 ms at 100k).
         rows = conn.execute(
             _CHUNK_ROWS.format(
-                where="e.tenant = ? AND e.scope = ? AND e.id IN (SELECT value FROM json_each(?))"
+                where="e.id IN (SELECT value FROM json_each(?)) "
+                "AND e.tenant || '' = ? AND e.scope || '' = ?"
             ),
-            (key.tenant, key.scope, json.dumps(list(ids))),
+            (json.dumps(list(ids)), key.tenant, key.scope),
         )
         return ChunkTable.from_rows(rows, key.dimension)
 
