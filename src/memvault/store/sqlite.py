@@ -252,7 +252,8 @@ class SQLiteBackend(SqlOps, Backend):
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
 
     def close(self) -> None:
-        """Save the scope indexes that grew since their files, then close (twice is fine)."""
+        """Catch the kept scope indexes up, save those that grew since their files (or whose
+        files a deletion removed), then close (twice is fine)."""
         with self._lock:
             try:
                 for key in self._cache.scopes():
@@ -367,9 +368,9 @@ class SQLiteBackend(SqlOps, Backend):
         return table
 
     def _catch_up(self, key: ScopeKey) -> None:
-        """Bring a kept index up to its scope's version when only entries were created since
-        (the last batch of an import is written after the index was last read): what is saved
-        on close is then current, and the next process reads it instead of rebuilding."""
+        """Bring a kept index up to its scope's version (the last batch of an import is
+        written after the index was last read): what is saved on close is then current, and
+        the next process reads it instead of rebuilding."""
         conn = self._conn
         conn.execute("BEGIN")
         self._changes_at_begin = conn.total_changes
