@@ -22,7 +22,7 @@ COARSE_MIN_CHUNKS = 20_000
 """Tables with fewer chunks are scored exactly (a product of at most ~30 MB)."""
 OVERSAMPLE = 20
 LEAST = 2_000
-SHARE = 1 / 32
+SHARE = 1 / 64
 _SEED = 20261123
 FAR = np.uint16(np.iinfo(np.uint16).max)
 
