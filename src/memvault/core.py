@@ -64,7 +64,6 @@ from .store.ops import (
     GetManyOp,
     GetOp,
     ListOp,
-    NearOp,
     Op,
     PurgeExpiredOp,
     PutOp,
@@ -73,6 +72,7 @@ from .store.ops import (
     SetVectorsOp,
     StoredEmbeddingOp,
     TrimOp,
+    TwinsOp,
 )
 from .store.timeconv import to_micros
 from .types import (
@@ -494,8 +494,8 @@ class Planner:
         if where is None:
             return None
         vectors = np.stack([c.vector for c in chunks if c.vector is not None])
-        limit = duplicates.CANDIDATES
-        (ids,) = yield from run(NearOp(where, vectors, threshold=threshold, limit=limit))
+        keys = (duplicates.fact_key(entry.content),)
+        (ids,) = yield from run(TwinsOp(where, keys, vectors, threshold=threshold))
         found = yield from run(GetManyOp(self.tenant, tuple(ids)))
         now = self.now()
         live = {e.id: e for e in found if not e.superseded and not e.is_expired(now)}

@@ -17,6 +17,7 @@ from memvault.errors import ConflictError
 from memvault.ids import new_id
 from memvault.store import scope_index
 from memvault.store.base import Backend
+from memvault.store.duplicates import FACT_KEYS, fact_key
 from memvault.store.inmemory import InMemoryBackend
 from memvault.store.ops import ChunkRecord, Filter, GetManyOp, PutOp, ReplaceOp, SearchOp
 from memvault.store.sqlite import SQLiteBackend
@@ -228,3 +229,63 @@ def test_an_index_grown_by_writes_gets_its_coarse_pass(sql_backend: Backend) -> 
         (table,) = [t for _, t in sql_backend._cache._items.values()]  # type: ignore[attr-defined]
         assert table.coarse is not None and table.coarse.bits.shape[1] == 80
         assert hits[0].entry.content == "fact number 77"
+
+
+def _execute(backend: Backend, sql: str) -> list[Any]:
+    """Run ``sql`` on the backend's database directly (as another program, or an older
+    memvault, would have)."""
+    if isinstance(backend, SQLiteBackend):
+        with backend._lock:
+            rows: list[Any] = backend._conn.execute(sql).fetchall()
+            backend._conn.commit()
+        return rows
+    with backend._pool.connection() as conn:  # type: ignore[attr-defined]
+        cursor = conn.execute(sql)
+        return list(cursor.fetchall()) if cursor.description else []
+
+
+@pytest.mark.parametrize("marker", [None, "0"])
+def test_entries_are_keyed_again_when_the_store_opens(
+    sql_backend: Backend, marker: str | None
+) -> None:
+    """A store whose entries have no fact keys (made before them: no marker) or keys of
+    another rule (marker "0") gets every entry's key from the step that migrates it at open;
+    a restatement of an old entry then merges with it."""
+    with Memory(sql_backend) as memory:
+        old = memory.write("Grace bought green tea downtown on Monday.", scope="user:a")
+        memory.write_many([NewEntry(f"fact number {n}", "user:a") for n in range(2_100)])
+    _execute(sql_backend, "UPDATE entries SET fact_key = NULL")
+    if marker is None:
+        _execute(sql_backend, "DELETE FROM store_info WHERE key = 'fact_keys'")
+    else:
+        _execute(
+            sql_backend,
+            f"INSERT INTO store_info (key, value) VALUES ('fact_keys', '{marker}') "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        _execute(sql_backend, "UPDATE entries SET fact_key = 7")
+    sql_backend._migrate()  # type: ignore[attr-defined]
+    keys = _execute(sql_backend, "SELECT content, fact_key FROM entries")
+    assert len(keys) == 2_101  # more than one statement's worth (KEYED_AT_ONCE)
+    assert all(key == fact_key(content) for content, key in keys)
+    assert _execute(sql_backend, "SELECT value FROM store_info WHERE key = 'fact_keys'") == [
+        (str(FACT_KEYS),)
+    ]
+    with Memory(sql_backend) as memory:
+        again = memory.write("On Monday, Grace bought green tea downtown.", scope="user:a")
+    assert again.id == old.id and again.duplicate
+
+
+def test_a_writes_near_duplicate_probe_never_reads_its_whole_scope(
+    sql_backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The probe reads the entries of the new text's fact key: writes to a scope build no
+    index of it (the probe compared each new vector with every vector of the scope)."""
+    with Memory(sql_backend) as memory:
+        memory.write_many([NewEntry(f"Order {n} shipped to Alice", "user:a") for n in range(300)])
+        builds = count_builds(monkeypatch)
+        memory.write("Order 7 shipped to Alice!", scope="user:a")
+        report = memory.write_many([NewEntry("order 8 shipped to alice", "user:a")])
+        assert report.counts() == {"stored": 0, "merged": 1, "refused": 0}
+        assert memory.count("user:a") == 300
+    assert builds == []

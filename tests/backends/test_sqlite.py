@@ -27,6 +27,7 @@ from memvault.store import (
     open_backend,
     register_backend,
 )
+from memvault.store.duplicates import fact_key
 from memvault.store.inmemory import InMemoryBackend
 from memvault.store.sqlite import SQLiteBackend, path_from_url
 
@@ -37,7 +38,7 @@ def test_data_survives_reopening(tmp_path: Path) -> None:
         entry = memory.write("durable", scope="user:a", tags=["t"])
     with Memory(url) as memory:
         assert memory.get(entry.id) == entry
-        assert memory.backend.schema_version() == 5  # type: ignore[attr-defined]
+        assert memory.backend.schema_version() == 6  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("store", ["~/memvault/m.db", "sqlite:///~/memvault/m.db"])
@@ -252,7 +253,9 @@ def test_a_version_2_store_migrates_to_validity_intervals(tmp_path: Path) -> Non
         assert entry.valid_from == entry.created_at and entry.valid_to is None
         assert not entry.superseded and entry.supersedes == ()
         assert [e.id for e in memory.retrieve("user:a")] == ["E1"]
-        assert memory.backend.schema_version() == 5  # type: ignore[attr-defined]
+        assert memory.backend.schema_version() == 6  # type: ignore[attr-defined]
+    with sqlean.connect(path) as conn:
+        assert conn.execute("SELECT fact_key FROM entries").fetchall() == [(fact_key("old fact"),)]
 
 
 @pytest.mark.parametrize("where", ["file", ":memory:"])
@@ -304,4 +307,19 @@ def test_catching_an_index_up_reads_the_new_entries_by_id(tmp_path: Path) -> Non
     (read,) = [s for s in statements if "json_each" in s]
     plan = " ".join(str(r) for r in backend._conn.execute(f"EXPLAIN QUERY PLAN {read}"))
     assert "(id=?)" in plan and "scope=?" not in plan, plan
+    backend.close()
+
+
+def test_the_near_duplicate_probe_reads_its_fact_keys_through_their_index(tmp_path: Path) -> None:
+    """A write's probe looks its text's fact key up (never a scan of the scope's entries)."""
+    backend = SQLiteBackend(str(tmp_path / "m.db"), Settings())
+    with Memory(backend) as memory:
+        memory.write_many([NewEntry(f"n {i}", "user:a") for i in range(50)])
+        statements: list[str] = []
+        backend._conn.set_trace_callback(statements.append)
+        memory.write("n 7!", scope="user:a")
+        backend._conn.set_trace_callback(None)
+    (read,) = [s for s in statements if "fact_key IN" in s]
+    plan = " ".join(str(r) for r in backend._conn.execute(f"EXPLAIN QUERY PLAN {read}"))
+    assert "entries_fact_key (tenant=? AND scope=? AND fact_key=?)" in plan, plan
     backend.close()

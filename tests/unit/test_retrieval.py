@@ -12,6 +12,7 @@ from memvault.retrieval.lexical import LexicalIndex, bm25
 from memvault.retrieval.ranker import RankSpec, rank
 from memvault.retrieval.text import query_terms, terms
 from memvault.store import duplicates
+from memvault.store.ops import Filter, TwinsOp
 
 
 def test_query_terms_drop_stopwords_but_never_everything() -> None:
@@ -185,6 +186,7 @@ class TestFilters:
     )
     def test_restatements(self, a: str, b: str) -> None:
         assert duplicates.restates(a, b) and duplicates.restates(b, a)
+        assert duplicates.fact_key(a) == duplicates.fact_key(b)  # the probe looks it up
 
     @pytest.mark.parametrize(
         ("a", "b"),
@@ -218,6 +220,27 @@ class TestFilters:
     )
     def test_different_facts(self, a: str, b: str) -> None:
         assert not duplicates.restates(a, b)
+
+    def test_fact_keys_tell_different_words_apart(self) -> None:
+        keys = {duplicates.fact_key(t) for t in ("Grace bought tea", "Grace sold tea", "", "1")}
+        assert len(keys) == 4
+        assert duplicates.fact_key("Alice owes Bob") == duplicates.fact_key("Bob owes Alice")
+        assert -(2**63) <= duplicates.fact_key("\ud800 lone surrogate") < 2**63
+
+    def test_twins_among_keeps_the_close_entries_of_each_key_closest_first(self) -> None:
+        vectors = np.array([[1, 0], [0, 1]], np.float32)
+        op = TwinsOp(Filter("t", None), (5, 6), vectors, threshold=0.75)
+        near, far = np.array([0.9, 0.436], np.float32), np.array([0.6, 0.8], np.float32)
+        rows: list[tuple[str, int, duplicates.Vector]] = [
+            ("A", 5, near.tobytes()),
+            ("B", 5, np.array([1, 0], np.float32)),
+            ("C", 5, far),  # below the threshold
+            ("C", 5, np.array([0.95, 0.312], np.float32)),  # another chunk of C: close
+            ("D", 6, far),
+            ("E", 7, np.array([0, 1], np.float32)),  # another key
+            ("F", 6, np.array([0.6, 0.8], np.float32)),  # ties with D: by id
+        ]
+        assert duplicates.twins_among(rows, op) == [["B", "C", "A"], ["D", "F"]]
 
     def test_earlier_duplicates(self) -> None:
         vectors = np.array([[1, 0], [1, 0], [0, 1], [1, 0], [1, 0]], np.float32)

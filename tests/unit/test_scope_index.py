@@ -16,12 +16,10 @@ from memvault.retrieval.ranker import RankSpec, conversational_spec, rank
 from memvault.retrieval.text import query_terms
 from memvault.store import scope_index
 from memvault.store.coarse import Coarse
-from memvault.store.duplicates import near_by_search
 from memvault.store.index_cache import IndexCache, ScopeKey
-from memvault.store.ops import Filter, NearOp, SearchOp
+from memvault.store.ops import Filter, SearchOp
 from memvault.store.scope_index import ChunkTable, search
 from memvault.store.spare import COLUMNS
-from memvault.store.timeconv import to_micros
 from memvault.types import Scope
 
 WORDS = "tea lisbon budget garden violin chess river code review painting recipe kitten".split()
@@ -109,43 +107,6 @@ def test_hidden_entries_are_never_candidates() -> None:
     expired = {f"E{n:06d}" for n in range(0, 5_000, 50)}
     assert not expired & set(found.entry_ids.tolist())
     assert len(found.entry_ids) > 0
-
-
-def _brute_near(table: ChunkTable, op: NearOp, live_at_us: int) -> list[list[str]]:
-    visible = table.expires_us[table.chunk_entry] > live_at_us
-    found = []
-    for vector in op.vectors:
-        cosines = table.matrix @ vector
-        order = [int(c) for c in np.argsort(-cosines, kind="stable") if visible[c]]
-        above = [c for c in order if cosines[c] >= op.threshold]
-        found.append([str(table.entry_ids[table.chunk_entry[c]]) for c in above][: op.limit])
-    return found
-
-
-@pytest.mark.parametrize(("queries", "coarse"), [(1, False), (3, True), (40, True)])
-def test_near_finds_every_close_visible_entry_as_an_exact_scan_does(
-    monkeypatch: pytest.MonkeyPatch, queries: int, coarse: bool
-) -> None:
-    """Blocks of the product (made tiny here), the coarse pass for a few vectors, expired
-    entries left out, closest first."""
-    monkeypatch.setattr(scope_index, "NEAR_BLOCK_CELLS", 60_000)
-    table = _table(21_000, 9)
-    assert table.coarse is not None
-    table = table if coarse else dataclasses.replace(table, coarse=None)
-    where = Filter("default", (Scope.parse("user:a"),), live_at=datetime.now(UTC))
-    vectors = table.matrix[np.arange(queries) * 97 + 1] * 0.999  # a few of its own, nudged
-    op = NearOp(where, vectors, threshold=0.6, limit=16)
-    found = scope_index.near(table, op)
-    assert found == _brute_near(table, op, to_micros(datetime.now(UTC)))
-    assert sum(map(len, found)) > len(found) and all(len(ids) <= 16 for ids in found)
-    assert not {f"E{n:06d}" for n in range(0, 21_000, 50)} & {i for ids in found for i in ids}
-
-
-def test_near_by_search_keeps_the_close_ones_closest_first() -> None:
-    table = dataclasses.replace(_table(3_000, 10), coarse=None)
-    where = Filter("default", (Scope.parse("user:a"),), live_at=datetime.now(UTC))
-    op = NearOp(where, table.matrix[[5, 700]], threshold=0.8, limit=5)
-    assert near_by_search(lambda s: search(table, s), op) == scope_index.near(table, op)
 
 
 def _entries(numbers: Iterable[int], dimension: int = 8) -> ChunkTable:

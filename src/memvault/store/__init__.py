@@ -27,7 +27,6 @@ from .ops import (
     GetManyOp,
     GetOp,
     ListOp,
-    NearOp,
     Op,
     PurgeExpiredOp,
     PutOp,
@@ -37,6 +36,7 @@ from .ops import (
     SetVectorsOp,
     StoredEmbeddingOp,
     TrimOp,
+    TwinsOp,
 )
 from .registry import open_backend, register_backend
 
@@ -62,7 +62,6 @@ __all__ = [
     "GetManyOp",
     "GetOp",
     "ListOp",
-    "NearOp",
     "Op",
     "PurgeExpiredOp",
     "PutOp",
@@ -73,6 +72,7 @@ __all__ = [
     "Stamp",
     "StoredEmbeddingOp",
     "TrimOp",
+    "TwinsOp",
     "open_backend",
     "register_backend",
 ]

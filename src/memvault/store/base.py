@@ -29,7 +29,6 @@ from .ops import (
     GetManyOp,
     GetOp,
     ListOp,
-    NearOp,
     Op,
     PurgeExpiredOp,
     PutOp,
@@ -39,6 +38,7 @@ from .ops import (
     SetVectorsOp,
     StoredEmbeddingOp,
     TrimOp,
+    TwinsOp,
 )
 
 
@@ -65,7 +65,7 @@ AnyOp = (
     | TrimOp
     | PurgeExpiredOp
     | SearchOp
-    | NearOp
+    | TwinsOp
     | StoredEmbeddingOp
     | EmbeddingInfoOp
     | ChunkPageOp
@@ -183,8 +183,8 @@ class Backend(ABC):
                 return self.op_purge_expired(tx, checked)
             case SearchOp():
                 return self.op_search(tx, checked)
-            case NearOp():
-                return self.op_near(tx, checked)
+            case TwinsOp():
+                return self.op_twins(tx, checked)
             case StoredEmbeddingOp():
                 return self.op_stored_embedding(tx, checked)
             case EmbeddingInfoOp():
@@ -227,7 +227,7 @@ class Backend(ABC):
     @abstractmethod
     def op_search(self, tx: Any, op: SearchOp) -> Candidates: ...
     @abstractmethod
-    def op_near(self, tx: Any, op: NearOp) -> list[list[str]]: ...
+    def op_twins(self, tx: Any, op: TwinsOp) -> list[list[str]]: ...
     @abstractmethod
     def op_stored_embedding(self, tx: Any, op: StoredEmbeddingOp) -> tuple[str, int] | None: ...
     @abstractmethod

@@ -1,6 +1,9 @@
 """Near-duplicates: when a new memory restates one already stored (pure, but for the probe).
 
-A close embedding only nominates candidates: "Grace bought green tea on Monday" and "Grace sold
+A text's *fact key* (:func:`fact_key`) is the same for any two texts one of which restates the
+other, so a write's probe reads only the entries of its scope with its key (an index lookup,
+whatever the size of the scope), then keeps those with a close embedding. A close embedding
+only nominates candidates: "Grace bought green tea on Monday" and "Grace sold
 green tea on Monday" are nearly the same vector and different facts. Two texts state the same
 fact only if they have the same *content words* — after case, punctuation, contractions,
 articles and a few empty intensifiers are normalised away — in the same order, except that one
@@ -11,19 +14,19 @@ word therefore block a merge. A fact that updates another is not a duplicate eit
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from ..retrieval.candidates import Candidates
 from ..types import MemoryEntry
-from .ops import Filter, GetManyOp, NearOp, PutOp, SearchOp
+from .ops import Filter, GetManyOp, PutOp, TwinsOp
 
 FILLER = frozenset(
     "a an the is are am really very actually indeed truly quite also basically literally "
@@ -40,8 +43,9 @@ _PREAMBLE = re.compile(
 _TRAILER = re.compile(r"[\s,;]+(?:by the way|btw|fyi)[\s.!]*$", re.IGNORECASE)
 MAX_MOVED_WORDS = 200
 """Longer texts merge only when their content words are identical in order."""
-CANDIDATES = 16
-"""Most near-duplicate candidates a write compares (same scope; then same category)."""
+FACT_KEYS = 1
+"""The version of :func:`fact_key`'s rule; a store whose keys were made by another is keyed
+again when it opens."""
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 _CONTRACTIONS = (
@@ -132,6 +136,13 @@ def restates(a: str, b: str) -> bool:
     return next(moved, None) is not None
 
 
+def fact_key(text: str) -> int:
+    """A signed 64-bit key that two texts share whenever one restates the other: a hash of
+    their content words, sorted (:func:`restates` requires the same words, in any order)."""
+    words = "\x1f".join(sorted(content_words(text))).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(words, digest_size=8).digest(), "little", signed=True)
+
+
 def probe_filter(op: PutOp) -> Filter | None:
     """Which entries a new entry's near-duplicate check compares it with, if it is checked:
     its whole scope (vectors are indexed per scope), current and live when it was created (a
@@ -144,15 +155,15 @@ def probe_filter(op: PutOp) -> Filter | None:
 class Reader(Protocol):
     """The handlers of a backend the in-transaction check needs."""
 
-    def op_near(self, tx: Any, op: NearOp) -> list[list[str]]: ...
+    def op_twins(self, tx: Any, op: TwinsOp) -> list[list[str]]: ...
     def op_get_many(self, tx: Any, op: GetManyOp) -> list[MemoryEntry]: ...
 
 
 def stored_duplicates(backend: Reader, tx: Any, puts: Sequence[PutOp]) -> list[str | None]:
     """For each put, the id of a live entry its entry restates (same scope and category,
     cosine at least the put's threshold), found by ``backend`` inside its write transaction
-    ``tx``: each scope probed once for all its puts created at the same instant (one matrix
-    product), and every nominee read at once."""
+    ``tx``: each scope probed once for all its puts created at the same instant (the entries
+    of their fact keys), and every nominee read at once."""
     nominated = _nominated(backend, tx, puts)
     wanted: dict[str, set[str]] = defaultdict(set)
     for i, ids in nominated.items():
@@ -180,9 +191,10 @@ def _nominated(backend: Reader, tx: Any, puts: Sequence[PutOp]) -> dict[int, lis
             groups[where, put.duplicate_threshold, len(_vector(put))].append(n)
     nominated: dict[int, list[str]] = {}
     for (where, threshold, _), members in groups.items():
+        keys = tuple(fact_key(puts[n].entry.content) for n in members)
         vectors = np.stack([_vector(puts[n]) for n in members])
-        near = NearOp(where, vectors, threshold=threshold, limit=CANDIDATES)
-        nominated.update(zip(members, backend.op_near(tx, near), strict=True))
+        twins = TwinsOp(where, keys, vectors, threshold=threshold)
+        nominated.update(zip(members, backend.op_twins(tx, twins), strict=True))
     return nominated
 
 
@@ -192,15 +204,25 @@ def _vector(put: PutOp) -> npt.NDArray[np.float32]:
     return vector
 
 
-def near_by_search(search: Callable[[SearchOp], Candidates], op: NearOp) -> list[list[str]]:
-    """:class:`NearOp` answered by one vector search per row (for an engine without a scope
-    index)."""
+Vector = bytes | npt.NDArray[np.float32]
+
+
+def twins_among(rows: Iterable[tuple[str, int, Vector]], op: TwinsOp) -> list[list[str]]:
+    """:class:`TwinsOp` answered from ``rows`` (entry id, fact key, one of its chunks' vector:
+    float32 bytes or an array) of the entries that pass its filter: for each of its rows, the
+    entries of its key with a chunk at cosine >= the threshold, closest first (then by id)."""
+    of_key: dict[int, list[tuple[str, npt.NDArray[np.float32]]]] = defaultdict(list)
+    for entry_id, key, vector in rows:
+        chunk = np.frombuffer(vector, np.float32) if isinstance(vector, bytes) else vector
+        of_key[key].append((entry_id, chunk))
     found = []
-    for vector in op.vectors:
-        candidates = search(SearchOp(op.filter, terms=(), vector=vector))
-        close = np.flatnonzero(candidates.dense >= op.threshold)
-        best = close[np.argsort(-candidates.dense[close], kind="stable")][: op.limit]
-        found.append([str(candidates.entry_ids[i]) for i in best])
+    for key, vector in zip(op.keys, op.vectors, strict=True):
+        best: dict[str, float] = {}
+        for entry_id, chunk in of_key.get(key, ()):
+            cosine = float(chunk @ vector)
+            if cosine >= op.threshold and cosine > best.get(entry_id, -np.inf):
+                best[entry_id] = cosine
+        found.append(sorted(best, key=lambda entry_id: (-best[entry_id], entry_id)))
     return found
 
 

@@ -18,8 +18,9 @@ from ..types import AuditEvent, MemoryEntry
 from . import ops
 from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
+from .duplicates import fact_key, twins_among
 from .residue import found_in
-from .scope_index import ChunkTable, near, search
+from .scope_index import ChunkTable, search
 from .timeconv import to_micros
 
 Key = tuple[str, str]
@@ -66,6 +67,12 @@ def _has(document: Mapping[str, Any], key: str, value: Any) -> bool:
 class _Row:
     entry: MemoryEntry
     chunks: tuple[tuple[int, ops.ChunkRecord], ...]
+    fact_key: int
+
+    @classmethod
+    def of(cls, entry: MemoryEntry, chunks: tuple[tuple[int, ops.ChunkRecord], ...]) -> _Row:
+        """A stored copy of ``entry`` with its chunks and fact key."""
+        return cls(_detached(entry), chunks, fact_key(entry.content))
 
 
 def _detached(entry: MemoryEntry) -> MemoryEntry:
@@ -144,7 +151,7 @@ class InMemoryBackend(Backend):
         key = (op.tenant, op.entry.id)
         if key in self._rows:
             raise BackendError(f"an entry with id {op.entry.id} already exists")
-        self._set(key, _Row(_detached(op.entry), self._numbered(op.chunks)), undo)
+        self._set(key, _Row.of(op.entry, self._numbered(op.chunks)), undo)
 
     def op_get(self, undo: Undo, op: ops.GetOp) -> MemoryEntry | None:
         row = self._rows.get((op.tenant, op.entry_id))
@@ -182,7 +189,7 @@ class InMemoryBackend(Backend):
         row = self._current(op.tenant, op.entry.id, op.expected_revision)
         assert row is not None
         chunks = row.chunks if op.chunks is None else self._numbered(op.chunks)
-        self._set((op.tenant, op.entry.id), _Row(_detached(op.entry), chunks), undo)
+        self._set((op.tenant, op.entry.id), _Row.of(op.entry, chunks), undo)
 
     def op_delete(self, undo: Undo, op: ops.DeleteOp) -> list[ops.Removed]:
         row = self._current(op.tenant, op.entry_id, op.expected_revision)
@@ -224,8 +231,16 @@ class InMemoryBackend(Backend):
     def op_search(self, undo: Undo, op: ops.SearchOp) -> Candidates:
         return search(self._table(op.filter, 0 if op.vector is None else len(op.vector)), op)
 
-    def op_near(self, undo: Undo, op: ops.NearOp) -> list[list[str]]:
-        return near(self._table(op.filter, op.vectors.shape[1]), op)
+    def op_twins(self, undo: Undo, op: ops.TwinsOp) -> list[list[str]]:
+        keys = set(op.keys)
+        rows = (
+            (row.entry.id, row.fact_key, chunk.vector)
+            for row in self._select(op.filter)
+            if row.fact_key in keys
+            for _, chunk in row.chunks
+            if chunk.vector is not None
+        )
+        return twins_among(rows, op)
 
     def _table(self, where: ops.Filter, dimension: int) -> ChunkTable:
         """Every version of the entries a filter may see, as a chunk table."""
@@ -277,7 +292,7 @@ class InMemoryBackend(Backend):
             if row is None:
                 continue
             chunks = tuple((k, replace(c, vector=vector) if k == key else c) for k, c in row.chunks)
-            self._set(owner, _Row(row.entry, chunks), undo)  # type: ignore[arg-type]
+            self._set(owner, replace(row, chunks=chunks), undo)  # type: ignore[arg-type]
 
     # -- the audit log ------------------------------------------------------------------------
 

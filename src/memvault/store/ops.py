@@ -253,18 +253,18 @@ class SearchOp(Op[Candidates]):
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class NearOp(Op[list[list[str]]]):
-    """For each of ``vectors`` (unit length, one per row), the ids of the entries that pass
-    the filter with a chunk at cosine >= ``threshold``, closest first, at most ``limit``.
-    Result: list[list[str]], one list per vector. Exact for many vectors (every chunk is
-    compared); a few vectors on a large scope compare the coarse pass's nominees, as a search
-    does."""
+class TwinsOp(Op[list[list[str]]]):
+    """For each row: the ids of the entries that pass the filter, whose fact key is the row's
+    key (:func:`~memvault.store.duplicates.fact_key`) and that have a chunk at cosine >=
+    ``threshold`` with the row's vector (unit length), closest first, then by id. Result:
+    list[list[str]], one list per row. The entries of a key are found by an index, whatever
+    the size of the scope."""
 
     filter: Filter
+    keys: tuple[int, ...]
     vectors: npt.NDArray[np.float32]
     _: KW_ONLY
     threshold: float
-    limit: int
 
 
 @dataclass(frozen=True, slots=True)

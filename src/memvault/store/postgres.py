@@ -22,9 +22,8 @@ from ..retrieval.candidates import Candidates
 from . import migrations, ops
 from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
-from .duplicates import near_by_search
 from .index_cache import IndexCache, ScopeKey
-from .scope_index import ChunkTable, Dense, Visibility, near, search, select
+from .scope_index import ChunkTable, Dense, Visibility, search, select
 from .sql import SQL, Dialect, where_sql
 from .sqlops import SqlOps
 
@@ -159,6 +158,8 @@ class PostgresBackend(SqlOps, Backend):
     """A PostgreSQL database with pgvector; many processes and machines may share it."""
 
     dialect = POSTGRES
+    sent_vector = "vector_send(c.vector)"
+    stored_vector = staticmethod(native_vector)  # type: ignore[assignment]
     name: ClassVar[str] = "postgresql"
     capabilities = Capabilities(persistent=True, multiprocess=True)
 
@@ -204,6 +205,7 @@ class PostgresBackend(SqlOps, Backend):
                     "INSERT INTO schema_migrations VALUES (%s, %s, %s, now())",
                     (migration.version, migration.name, migration.checksum),
                 )
+            self.key_facts(conn)
 
     def schema_version(self) -> int:
         with self._pool.connection() as conn:
@@ -290,17 +292,6 @@ class PostgresBackend(SqlOps, Backend):
             if table is not None:
                 return search(table, op)
         return self._indexed_search(conn, op)
-
-    def op_near(self, conn: Any, op: ops.NearOp) -> list[list[str]]:
-        """Exact, over the scope's index in this process when it has one (one product for all
-        the vectors); else one search of the database's indexes per vector."""
-        scope = op.filter.single_scope
-        if scope is not None:
-            key = ScopeKey(op.filter.tenant, str(scope), op.vectors.shape[1])
-            table = self._scope_table(conn, key)
-            if table is not None:
-                return near(table, op)
-        return near_by_search(lambda search_op: self._indexed_search(conn, search_op), op)
 
     def _scope_table(self, conn: Any, key: ScopeKey) -> ChunkTable | None:
         version = self.scope_version(conn, key.tenant, key.scope)

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from ..retrieval.candidates import Candidates
 from ..retrieval.lexical import Postings
 from .coarse import COARSE_MIN_CHUNKS, Coarse
-from .ops import Filter, NearOp, SearchOp, Superseded
+from .ops import Filter, SearchOp, Superseded
 from .spare import CHUNK_COLUMNS, COLUMNS, ENTRY_COLUMNS, Spare
 from .timeconv import to_micros
 
@@ -34,13 +34,6 @@ the search has nothing but a vector: then its nearest are."""
 LEXICAL_DEPTH = 4
 """BM25 nominates this many times ``depth`` entries: its scores are flat (many entries share a
 term), and a run of moderate matches next to each other can outrank a single strong one."""
-NEAR_BLOCK_CELLS = 1 << 24
-"""A :func:`near` product has at most this many cells (64 MB) at a time."""
-NEAR_COARSE_AT_MOST = 8
-"""A :func:`near` of at most this many vectors uses the coarse pass, where a table has one
-(more share one product with the whole matrix)."""
-NEAR_COARSE_DEPTH = 200
-"""The coarse pass nominates rows for :func:`near` as for a search of this depth."""
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
@@ -326,38 +319,6 @@ def search(table: ChunkTable, op: SearchOp, allowed: Mask | None = None) -> Cand
 
     nearest = _nearest(table, op, chunk_shown & table.has_vector, cosine)
     return select(table, op, shown, lexical, Dense(nearest, cosine))
-
-
-def near(table: ChunkTable, op: NearOp) -> list[list[str]]:
-    """For each of ``op.vectors``, the visible entries with a chunk at cosine >= the
-    threshold, closest first: a block of the vectors at a time times the whole matrix (for a
-    few vectors and a large table, the coarse pass's nominees rescored exactly)."""
-    usable = Visibility.of(op.filter).mask(table)[table.chunk_entry] & table.has_vector
-    if table.coarse is not None and len(op.vectors) <= NEAR_COARSE_AT_MOST:
-        found = []
-        for vector in op.vectors:
-            chunks = table.coarse.nearest(vector, usable, max(op.limit, NEAR_COARSE_DEPTH))
-            found.append(_closest(table, op, chunks, table.matrix[chunks] @ vector))
-        return found
-    block = max(1, NEAR_BLOCK_CELLS // max(1, len(table.matrix)))
-    found = []
-    for start in range(0, len(op.vectors), block):
-        product = op.vectors[start : start + block] @ table.matrix.T
-        product[:, ~usable] = -np.inf
-        found += [_closest(table, op, np.arange(len(row)), row) for row in product]
-    return found
-
-
-def _closest(
-    table: ChunkTable, op: NearOp, chunks: Ints, cosines: npt.NDArray[np.float32]
-) -> list[str]:
-    """The entries of ``chunks`` (of cosines ``cosines``) at or above the threshold, closest
-    first, at most ``op.limit``."""
-    above = np.flatnonzero(cosines >= op.threshold)
-    above = above[np.argsort(-cosines[above], kind="stable")]
-    entries = table.chunk_entry[chunks[above]]
-    _, first = np.unique(entries, return_index=True)
-    return [str(i) for i in table.entry_ids[entries[np.sort(first)][: op.limit]]]
 
 
 def _nearest(table: ChunkTable, op: SearchOp, usable: Mask, cosine: Cosines) -> Ints:

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import types as t
 from . import ops
+from .duplicates import fact_key
 from .timeconv import from_micros, to_micros
 
 SQL = tuple[str, list[Any]]
@@ -39,6 +40,7 @@ _MUTABLE = (
     "superseded_by",
     "superseded_reason",
     "supersedes",
+    "fact_key",
 )
 _FIXED = (
     "id",
@@ -59,7 +61,7 @@ class Dialect:
     entry_key: str
     """The integer key column of ``entries``."""
     tag_key: str
-    """The column of ``entry_tags`` that refers to it."""
+    """The column of ``entry_tags`` and of ``chunks`` that refers to it."""
     any_of: Callable[[str, list[Any]], SQL]
     """``column`` is one of ``values``."""
     json_equals: Callable[[str, str, Any], SQL]
@@ -120,6 +122,7 @@ def _mutable_values(entry: t.MemoryEntry) -> list[Any]:
         entry.superseded_by,
         entry.superseded_reason,
         _json(list(entry.supersedes)),
+        fact_key(entry.content),
     ]
 
 
@@ -143,6 +146,19 @@ def replace_sql(tenant: str, entry: t.MemoryEntry, expected_revision: int, d: Di
         f"AND revision = {d.mark} RETURNING {d.entry_key}"
     )
     return sql, [*_mutable_values(entry), tenant, entry.id, expected_revision]
+
+
+def twins_sql(op: ops.TwinsOp, keys: Sequence[int], vector: str, d: Dialect) -> SQL:
+    """The id, fact key and ``vector`` (a chunk's vector, as the dialect sends it) of every
+    chunk with a vector of the entries that pass ``op``'s filter with one of ``keys``."""
+    where, params = where_sql(op.filter, d)
+    of_keys, key_params = d.any_of("e.fact_key", list(keys))
+    sql = (
+        f"SELECT e.id, e.fact_key, {vector} FROM entries e "
+        f"JOIN chunks c ON c.{d.tag_key} = e.{d.entry_key} "
+        f"WHERE {where} AND {of_keys} AND c.vector IS NOT NULL"
+    )
+    return sql, [*params, *key_params]
 
 
 def where_sql(where: ops.Filter, d: Dialect) -> SQL:

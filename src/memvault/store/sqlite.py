@@ -29,7 +29,7 @@ from .audit import DIRECT, Stamp, events
 from .base import Backend, Capabilities
 from .index_cache import IndexCache, ScopeKey
 from .residue import found_in
-from .scope_index import ChunkTable, near, search
+from .scope_index import ChunkTable, search
 from .sql import SQL, Dialect, where_sql
 from .sqlite_backup import restore_backup, write_backup
 from .sqlops import SqlOps
@@ -197,6 +197,7 @@ class SQLiteBackend(SqlOps, Backend):
                         datetime.now(UTC).isoformat(),
                     ),
                 )
+            self.key_facts(conn)
         except BaseException:
             conn.execute("ROLLBACK")
             raise
@@ -430,9 +431,6 @@ class SQLiteBackend(SqlOps, Backend):
 
     def op_search(self, conn: Any, op: ops.SearchOp) -> Candidates:
         return search(self._table(conn, op.filter, 0 if op.vector is None else len(op.vector)), op)
-
-    def op_near(self, conn: Any, op: ops.NearOp) -> list[list[str]]:
-        return near(self._table(conn, op.filter, op.vectors.shape[1]), op)
 
     def _table(self, conn: Any, where: ops.Filter, dimension: int) -> ChunkTable:
         """The chunks a filter may see: its scope's index, or read for it."""

@@ -16,6 +16,7 @@ from ..retrieval.candidates import Candidates
 from ..types import AuditEvent, MemoryEntry
 from . import ops
 from .catch_up import Delta, caught_up
+from .duplicates import FACT_KEYS, fact_key, twins_among
 from .index_cache import IndexCache, ScopeKey
 from .scope_index import ChunkTable
 from .sql import (
@@ -32,20 +33,31 @@ from .sql import (
     list_sql,
     replace_sql,
     trim_sql,
+    twins_sql,
 )
 from .timeconv import to_micros
 
 CAUGHT_UP_AT_MOST = 50_000
 """Changes to a scope since its index was built that are applied to it; more: it is rebuilt."""
 GET_MANY_AT_ONCE = 500
-"""Ids per query of :class:`~memvault.store.ops.GetManyOp` (far below any driver's limit)."""
+"""Ids (or fact keys) per query of :class:`~memvault.store.ops.GetManyOp` and
+:class:`~memvault.store.ops.TwinsOp` (far below any driver's limit)."""
+KEYED_AT_ONCE = 2_000
+"""Entries given their fact key per statement when a store is keyed at open."""
 
 
 class SqlOps:
     """Mixin for backends whose connections take ``execute(sql, params)`` (DB-API style)."""
 
     dialect: ClassVar[Dialect]
+    sent_vector: ClassVar[str] = "c.vector"
+    """A chunk's vector as the database sends it (:meth:`stored_vector` reads it)."""
     _cache: IndexCache[ChunkTable]
+
+    @staticmethod
+    def stored_vector(sent: Any) -> bytes:
+        """A chunk's vector as float32 bytes, from :attr:`sent_vector`'s value."""
+        return bytes(sent)
 
     def duplicate_key_errors(self) -> tuple[type[Exception], ...]:
         """The driver's errors for an insert whose id exists already."""
@@ -99,6 +111,40 @@ class SqlOps:
             rows = conn.execute(sql, (*ids, op.tenant))
             found += [entry_from_row(row, self.dialect) for row in rows]
         return found
+
+    def op_twins(self, conn: Any, op: ops.TwinsOp) -> list[list[str]]:
+        keys = sorted(set(op.keys))
+        rows = []
+        for start in range(0, len(keys), GET_MANY_AT_ONCE):
+            some = keys[start : start + GET_MANY_AT_ONCE]
+            found = conn.execute(*twins_sql(op, some, self.sent_vector, self.dialect))
+            rows += [(str(i), int(key), self.stored_vector(v)) for i, key, v in found]
+        return twins_among(rows, op)
+
+    def key_facts(self, conn: Any) -> None:
+        """Give every entry its fact key, once (the store predates them, or its keys follow
+        another version of the rule: :data:`~memvault.store.duplicates.FACT_KEYS`); inside the
+        transaction that migrates the store."""
+        m, key = self.dialect.mark, self.dialect.entry_key
+        done = conn.execute("SELECT value FROM store_info WHERE key = 'fact_keys'").fetchone()
+        if done is not None and done[0] == str(FACT_KEYS):
+            return
+        if done is not None:
+            conn.execute("UPDATE entries SET fact_key = NULL")
+        last = -1
+        while rows := conn.execute(
+            f"SELECT {key}, content FROM entries WHERE {key} > {m} AND fact_key IS NULL "
+            f"ORDER BY {key} LIMIT {KEYED_AT_ONCE}",
+            (last,),
+        ).fetchall():
+            keyed = [(fact_key(content), row_key) for row_key, content in rows]
+            conn.cursor().executemany(f"UPDATE entries SET fact_key = {m} WHERE {key} = {m}", keyed)
+            last = rows[-1][0]
+        conn.execute(
+            f"INSERT INTO store_info (key, value) VALUES ('fact_keys', {m}) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (str(FACT_KEYS),),
+        )
 
     def op_list(self, conn: Any, op: ops.ListOp) -> list[MemoryEntry]:
         rows = conn.execute(*list_sql(op, self.dialect))

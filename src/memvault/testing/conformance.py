@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ..config import Settings
@@ -842,6 +843,21 @@ class MemoryConformance(FacilityConformance, VersionConformance, AuditConformanc
         assert report.counts() == {"stored": 2, "merged": 0, "refused": 0}
         assert memory.count() == 4
 
+    def test_a_restatement_merges_however_many_entries_are_closer(self, make_memory: Any) -> None:
+        """Entries of one template may all be as close to a text as its restatement is (here:
+        the same vector): each is a different fact, and none hides the twin (only the closest
+        16 were compared: the restatement was stored again)."""
+        memory = make_memory(embedder=_OneTemplate())
+        written = [
+            memory.write(f"Order {n} shipped to Alice today", scope="user:a")
+            for n in range(1000, 1030)
+        ]
+        again = memory.write("ORDER 1020 SHIPPED TO ALICE TODAY!", scope="user:a")
+        assert again.id == written[20].id and again.duplicate
+        report = memory.write_many([NewEntry("ORDER 1025 SHIPPED TO ALICE TODAY.", "user:a")])
+        assert report.items[0].entry.id == written[25].id
+        assert memory.count() == 30
+
     def test_restatements_merge(self, memory: Any) -> None:
         first = memory.write("Grace bought green tea downtown on Monday.", scope="user:a")
         for again in (
@@ -926,3 +942,13 @@ class MemoryConformance(FacilityConformance, VersionConformance, AuditConformanc
         assert reopened.search("green tea", "user:a")[0].entry.id == entry.id
         with pytest.raises(EmbeddingMismatchError):
             make_memory()
+
+
+class _OneTemplate(HashEmbedder):
+    """Every text is the same vector, but for shouting (cosine 0.96 to the others)."""
+
+    def embed_batch(self, texts: Sequence[str]) -> Any:
+        matrix = np.zeros((len(texts), self.dimension), np.float32)
+        matrix[:, 0] = 1.0
+        matrix[:, 1] = [0.3 if text.isupper() else 0.0 for text in texts]
+        return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
