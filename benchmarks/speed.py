@@ -5,7 +5,8 @@ Run by hand: ``python benchmarks/speed.py [--cases 10000,100000,300000,100000/10
 [--queries 200] [--json OUT]``. A case ``N/S`` spreads N entries over S scopes. Each case:
 
 - ingests synthetic sentences through ``Memory.write_many`` in batches of 1,000 with the default
-  settings (chunking, embedding, the near-duplicate probe, SQLite, the audit log), and the
+  settings (chunking, embedding, the near-duplicate probe, SQLite, the audit log), closing
+  included (it saves the scope indexes; also reported alone), and the
   *embedder's ceiling* on the same texts (the bare model, ``LocalEmbedder.embed``) on a sample,
   before and after the ingest (their mean: the machine is noisy);
 - reopens the store in a new ``Memory`` and times the first search (the scope index read from
@@ -77,18 +78,23 @@ def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(values, q))
 
 
-def _ingest(url: str, texts: list[str], scopes: int) -> float:
-    with Memory(url, settings=Settings(sqlite_synchronous="NORMAL")) as memory:
-        memory.embedder.load()
-        started = time.perf_counter()
-        for start in range(0, len(texts), 1000):
-            memory.write_many(
-                [
-                    NewEntry(texts[n], f"workspace:bench-{n % scopes}")
-                    for n in range(start, min(start + 1000, len(texts)))
-                ]
-            )
-        return time.perf_counter() - started
+def _ingest(url: str, texts: list[str], scopes: int) -> tuple[float, float]:
+    """Seconds to write ``texts`` and close the store (which saves the scope indexes), and
+    the seconds of the close alone."""
+    memory = Memory(url, settings=Settings(sqlite_synchronous="NORMAL"))
+    memory.embedder.load()
+    started = time.perf_counter()
+    for start in range(0, len(texts), 1000):
+        memory.write_many(
+            [
+                NewEntry(texts[n], f"workspace:bench-{n % scopes}")
+                for n in range(start, min(start + 1000, len(texts)))
+            ]
+        )
+    closing = time.perf_counter()
+    memory.close()
+    done = time.perf_counter()
+    return done - started, done - closing
 
 
 def _ceiling(texts: list[str]) -> float:
@@ -204,7 +210,7 @@ def measure(entries: int, scopes: int, queries: int, workdir: Path) -> dict[str,
     singles = [sentence(rng, entries + n) for n in range(201)]
     url = f"sqlite:///{workdir / f'speed-{entries}-{scopes}.db'}"
     before = _ceiling(texts)
-    ingest_s = _ingest(url, texts, scopes)
+    ingest_s, close_s = _ingest(url, texts, scopes)
     after = _ceiling(texts)
     ceiling = (before + after) / 2
     rate = entries / ingest_s
@@ -212,6 +218,7 @@ def measure(entries: int, scopes: int, queries: int, workdir: Path) -> dict[str,
         "entries": entries,
         "scopes": scopes,
         "ingest_s": round(ingest_s, 1),
+        "close_s": round(close_s, 2),
         "ingest_per_s": round(rate),
         "embedder_ceiling_per_s": round(ceiling),
         "embedder_ceiling_before_after": [round(before), round(after)],

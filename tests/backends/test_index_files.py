@@ -122,6 +122,25 @@ def test_a_reopened_store_searches_from_the_saved_index(
         assert builds == []
 
 
+@pytest.mark.usefixtures("saved_small")
+def test_an_import_never_searched_is_indexed_and_saved_when_it_closes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes read no index: closing the importing process builds and saves the index of each
+    large scope it wrote to, so the next process's first search reads it from its file; a
+    small scope is left to its first search."""
+    url = str(tmp_path / "m.db")
+    with Memory(url) as memory:
+        memory.write_many([NewEntry(f"violin lesson {n}", "user:a") for n in range(20)])
+        memory.write_many([NewEntry(f"green tea {n}", "user:b") for n in range(3)])
+        builds = count_builds(monkeypatch)
+    assert builds == [20]
+    builds.clear()
+    with Memory(url) as memory:
+        assert memory.search("violin lesson 7", "user:a")[0].entry.content == "violin lesson 7"
+        assert builds == []
+
+
 def _ranking(memory: Memory, query: str) -> list[tuple[str, float]]:
     hits = memory.search(query, "user:a", limit=50, conversational=True)
     return [(h.entry.content, round(h.score, 6)) for h in hits]

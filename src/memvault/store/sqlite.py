@@ -121,6 +121,9 @@ class SQLiteBackend(SqlOps, Backend):
         self._unsaved: set[ScopeKey] = set()
         """Scopes whose file a deletion removed: saved again on close (not by the next search:
         a search after each deletion would write the whole file each time)."""
+        self._written: set[ScopeKey] = set()
+        """Scopes this process wrote entries with vectors to: their indexes are brought up to
+        date and saved on close (writes themselves never read an index)."""
         self._changes_at_begin = 0
         """The connection's ``total_changes`` when its transaction began (see :meth:`wrote`)."""
         self._in_memory = path == ":memory:"
@@ -224,6 +227,8 @@ class SQLiteBackend(SqlOps, Backend):
                 conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise BackendError(f"SQLite store {self.path!r}: {exc}") from exc
+            if self._index_dir is not None:
+                self._written |= _indexed_scopes(ops)
             if any(isinstance(op, _DELETING) for op in ops):
                 self._truncate_log()
                 self._forget_files_of_deleted(events(stamp, ops, results))
@@ -253,10 +258,14 @@ class SQLiteBackend(SqlOps, Backend):
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
 
     def close(self) -> None:
-        """Catch the kept scope indexes up, save those that grew since their files (or whose
-        files a deletion removed), then close (twice is fine)."""
+        """Bring the indexes of the scopes this process wrote to up to date (a large one not
+        kept is read from its file, or built), save those that grew since their files (or
+        whose files a deletion removed), then close (twice is fine). The next process maps
+        them instead of rebuilding."""
         with self._lock:
             try:
+                for key in sorted(self._written - set(self._cache.scopes())):
+                    self._index_if_large(key)
                 for key in self._cache.scopes():
                     self._catch_up(key)
                     kept = self._cache.latest(key)
@@ -384,6 +393,21 @@ class SQLiteBackend(SqlOps, Backend):
         finally:
             conn.execute("COMMIT")
 
+    def _index_if_large(self, key: ScopeKey) -> None:
+        """The index of the scope, kept, if it is large enough to be saved."""
+        conn = self._conn
+        conn.execute("BEGIN")
+        self._changes_at_begin = conn.total_changes
+        try:
+            (count,) = conn.execute(
+                "SELECT count(*) FROM entries WHERE tenant = ? AND scope = ?",
+                (key.tenant, key.scope),
+            ).fetchone()
+            if count >= SAVED_FROM_ENTRIES:
+                self._scope_table(conn, key)
+        finally:
+            conn.execute("COMMIT")
+
     def wrote(self, conn: Any) -> bool:
         return bool(conn.total_changes != self._changes_at_begin)
 
@@ -467,3 +491,14 @@ class SQLiteBackend(SqlOps, Backend):
             "UPDATE chunks SET vector = ? WHERE rowid = ?",
             [(v.astype(np.float32).tobytes(), k) for k, v in zip(op.keys, op.vectors, strict=True)],
         )
+
+
+def _indexed_scopes(batch: Sequence[ops.Op[Any]]) -> set[ScopeKey]:
+    """The scopes (and dimensions) ``batch`` put entries with vectors into."""
+    return {
+        ScopeKey(op.tenant, str(op.entry.scope), len(vector))
+        for op in batch
+        if isinstance(op, ops.PutOp)
+        for vector in (op.chunks[0].vector if op.chunks else None,)
+        if vector is not None
+    }
