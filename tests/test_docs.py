@@ -109,3 +109,20 @@ def test_learning_page_example_runs(
     exec(compile(block[1], "docs/learning.md example", "exec"), {})
     last = capsys.readouterr().out.splitlines()[-1]
     assert last == "The user lives in Paris. replaces The user lives in Berlin."
+
+
+def test_agent_memory_example_runs(
+    isolated_environment: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"## Agent memory.*?```python\n(.*?)```", text, re.S)
+    assert block, "README has no agent memory example"
+    exec(compile(block[1], "README agent memory example", "exec"), {})
+    assert capsys.readouterr().out.splitlines() == [
+        "[]",
+        "react untried | reused plan: False",
+        "[]",
+        "plan_and_execute untried | reused plan: True",
+        "plan_and_execute * 1 1.0",
+        "react * 1 1.0",
+    ]

@@ -133,6 +133,32 @@ class Settings:
     max_global_memory: int = field(
         default=100, metadata={"doc": "Global Memory entries kept per user (oldest go first)"}
     )
+    agent_scope: str = field(
+        default="workspace:agents",
+        metadata={
+            "doc": "scope of agent memory (executions, strategy statistics, decompositions, "
+            "failure patterns) unless a call names another"
+        },
+    )
+    agent_execution_days: int = field(
+        default=30,
+        metadata={"doc": "days an execution is kept (0: forever)", "min": 0},
+    )
+    agent_pattern_days: int = field(
+        default=90,
+        metadata={
+            "doc": "days a decomposition or learned failure pattern is kept after its last use "
+            "(0: forever)",
+            "min": 0,
+        },
+    )
+    agent_aggregate_days: int = field(
+        default=365,
+        metadata={
+            "doc": "days a strategy's statistics are kept after its last run (0: forever)",
+            "min": 0,
+        },
+    )
     api_keys: str = field(
         default="",
         repr=False,

@@ -11,12 +11,16 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import time
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, ClassVar, Concatenate, ParamSpec, Self, TypeVar, cast
 
 from . import validation as check
+from .agents.background import Recorder
+from .agents.model import Execution
+from .agents.plans import AgentPlans
 from .closing import AsyncClosing, Closing
 from .config import Settings
 from .context.plans import ContextPlans
@@ -71,6 +75,7 @@ class Planners:
     retention: RetentionPlans
     audit: AuditPlans
     bundles: BundlePlans
+    agents: AgentPlans
 
     @classmethod
     def on(
@@ -92,6 +97,7 @@ class Planners:
             RetentionPlans(store),
             AuditPlans(store),
             BundlePlans(store, sessions),
+            AgentPlans(store),
         )
 
     def of(self, owner: str) -> Any:
@@ -110,6 +116,7 @@ _PART = {
     "RetentionPlans": "retention",
     "AuditPlans": "audit",
     "BundlePlans": "bundles",
+    "AgentPlans": "agents",
 }
 
 
@@ -164,6 +171,7 @@ class _Base:
                 embedder = default_embedder(settings.redis_url, settings.embed_threads)
             store_planner = Planner(tenant or settings.tenant, settings, clock or utc_now, embedder)
             self._planners = Planners.on(store_planner, self._chat, self._backend)
+            self._recorder = Recorder(store_planner.stats)
             if check_embedding:
                 run_blocking(store_planner.check_embedding(), self._backend)
         except BaseException:
@@ -217,6 +225,7 @@ class _Base:
         view._chat, view._owns_chat = self._chat, False
         view._learner, view._owns_learner = self._learner, False
         view._planners, view._actor = self._planners, self._actor
+        view._recorder = self._recorder
         return view
 
     @property
@@ -427,6 +436,16 @@ class Memory(_Base, Closing):
     import_session = _blocking(BundlePlans.import_session)
     session_bundle = _blocking(BundlePlans.session_bundle)
     import_bundle = _blocking(BundlePlans.import_bundle)
+    # agent memory: executions, strategies, decompositions, failure patterns
+    record_execution = _blocking(AgentPlans.record_execution)
+    executions = _blocking(AgentPlans.executions)
+    search_executions = _blocking(AgentPlans.search_executions)
+    strategy_stats = _blocking(AgentPlans.strategy_stats)
+    choose_strategy = _blocking(AgentPlans.choose_strategy)
+    record_decomposition = _blocking(AgentPlans.record_decomposition)
+    suggest_decomposition = _blocking(AgentPlans.suggest_decomposition)
+    failure_patterns = _blocking(AgentPlans.failure_patterns)
+    check_failures = _blocking(AgentPlans.check_failures)
 
     def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
         """Wait until this tenant's background extractions (or one session's) are done; False if
@@ -493,13 +512,40 @@ class AsyncMemory(_Base, AsyncClosing):
     import_session = _awaitable(BundlePlans.import_session)
     session_bundle = _awaitable(BundlePlans.session_bundle)
     import_bundle = _awaitable(BundlePlans.import_bundle)
+    # agent memory: executions, strategies, decompositions, failure patterns
+    record_execution = _awaitable(AgentPlans.record_execution)
+    executions = _awaitable(AgentPlans.executions)
+    search_executions = _awaitable(AgentPlans.search_executions)
+    strategy_stats = _awaitable(AgentPlans.strategy_stats)
+    choose_strategy = _awaitable(AgentPlans.choose_strategy)
+    record_decomposition = _awaitable(AgentPlans.record_decomposition)
+    suggest_decomposition = _awaitable(AgentPlans.suggest_decomposition)
+    failure_patterns = _awaitable(AgentPlans.failure_patterns)
+    check_failures = _awaitable(AgentPlans.check_failures)
+
+    def record_execution_later(self, **fields: Any) -> asyncio.Task[Execution | None]:
+        """Record an execution (the fields of :meth:`record_execution`) without waiting for it:
+        fire and forget, so a workflow never fails because of its bookkeeping. A store error
+        is retried 3 times with backoff (0.1, 0.2, 0.4 s); a record that still fails, or is
+        invalid, is dropped, logged and counted (``stats()["executions_dropped"]``).
+        :meth:`flush` and closing wait for pending records. Call it inside a running loop."""
+        return self._recorder.submit(lambda: self.record_execution(**fields))
 
     async def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
-        """Wait until this tenant's background extractions (or one session's) are done; False if
-        ``timeout`` (seconds) came first. The wait holds no thread."""
-        return await self._learner.flushed(*self._waits_for(timeout, session_id))
+        """Wait until this memory's background records are stored (or dropped) and this
+        tenant's background extractions (or one session's) are done; False if ``timeout``
+        (seconds) came first. The wait holds no thread."""
+        timeout, matches = self._waits_for(timeout, session_id)
+        started = time.monotonic()
+        try:
+            await asyncio.wait_for(self._recorder.drain(), timeout)
+        except TimeoutError:
+            return False
+        left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+        return await self._learner.flushed(left, matches)
 
     async def aclose(self) -> None:
-        """Wait for pending extractions, then close what this object opened (off the event
-        loop)."""
+        """Wait for pending records and extractions, then close what this object opened (off
+        the event loop)."""
+        await self._recorder.drain()
         await asyncio.to_thread(self.close)

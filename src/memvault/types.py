@@ -12,9 +12,20 @@ from typing import Any, Literal
 from .errors import InvalidScopeError, ValidationError, shown
 
 MAX_SCOPE_ID_CHARS = 256
-RESERVED_CATEGORIES = frozenset({"session", "record", "summary"})
-"""Categories of the entries the facilities own (sessions, records, summaries): the generic
-store API refuses to create or change them."""
+RESERVED_CATEGORIES = frozenset(
+    {
+        "session",
+        "record",
+        "summary",
+        "execution",
+        "strategy_stats",
+        "decomposition",
+        "failure_pattern",
+    }
+)
+"""Categories of the entries the facilities own (sessions, records, summaries; agent memory's
+executions, statistics, decompositions and failure patterns): the generic store API refuses to
+create or change them."""
 
 
 class ScopeKind(StrEnum):

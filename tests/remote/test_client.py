@@ -154,6 +154,24 @@ def test_the_async_client_does_the_same(serve: Callable[..., str]) -> None:
     asyncio.run(use())
 
 
+def test_the_async_client_records_executions_in_the_background(serve: Callable[..., str]) -> None:
+    url = serve()
+
+    async def use() -> tuple[int, dict[str, int]]:
+        opened: Any = AsyncMemory(url, api_key=ACME)
+        async with opened as memory:
+            for n in range(3):
+                memory.record_execution_later(
+                    workflow_id="wf", agent_id="a", input=f"job {n}", success=True
+                )
+            dropped = memory.record_execution_later(workflow_id="", agent_id="a", input="x")
+            assert await memory.flush(30) and await dropped is None
+            return len(await memory.executions()), await memory.stats()
+
+    stored, counts = asyncio.run(use())
+    assert stored == 3 and counts["executions_dropped"] == 1
+
+
 def test_an_async_memory_serves_one_event_loop_after_another(serve: Callable[..., str]) -> None:
     """Each ``asyncio.run`` is a new loop; the remote memory opens a new pool for it."""
     memory: Any = AsyncMemory(serve(), api_key=ACME)

@@ -26,5 +26,6 @@ def test_every_op_a_backend_handles_is_exported() -> None:
     ops = {op.__name__ for op in typing.get_args(AnyOp)}
     assert ops <= set(memvault.store.__all__)
     handlers = {n for n in dir(memvault.store.Backend) if n.startswith("op_")}
-    assert len(handlers) == len(ops)
+    composed = {"FoldOp"}  # Backend.fold: the backend's own get, put and replace
+    assert len(handlers) == len(ops - composed)
     assert handlers <= memvault.store.Backend.__abstractmethods__

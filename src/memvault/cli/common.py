@@ -76,7 +76,7 @@ def _datetime(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     return parsed
 
 
-def _json_object(
+def json_object(
     ctx: click.Context, param: click.Parameter, value: str | None
 ) -> dict[str, Any] | None:
     if value is None:
@@ -103,7 +103,7 @@ def _parsed_option(
 
 scope_option = _parsed_option(parse_scope, "SCOPE")
 datetime_option = _parsed_option(_datetime, "DATETIME")
-json_object_option = _parsed_option(_json_object, "JSON")
+json_object_option = _parsed_option(json_object, "JSON")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 allow_anonymous_option = click.option(
     "--allow-anonymous",

@@ -11,13 +11,17 @@ when it opens, and :meth:`~_Remote.with_tenant` switches among those tenants onl
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
 
+from ..agents.background import Recorder
+from ..agents.model import Execution
 from ..closing import AsyncClosing, Closing
+from ..core import Stats
 from ..drivers import Steps, described, drive_awaiting, drive_blocking, name_operations
 from ..errors import ClosedError, ConfigError, ForbiddenError
 from ..extraction.plans import Extraction
@@ -48,6 +52,8 @@ class _Link:
     sender: Any
     keys: Mapping[str, Known] = field(repr=False)
     closed: bool = False
+    recorder: Recorder = field(default_factory=lambda: Recorder(Stats()), repr=False)
+    """Background records (:meth:`AsyncRemoteMemory.record_execution_later`) and their drops."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +302,16 @@ class RemoteMemory(_Remote, Closing):
     import_session = _blocking(ops.IMPORT_SESSION)
     session_bundle = _blocking(ops.SESSION_BUNDLE)
     import_bundle = _blocking(ops.IMPORT_BUNDLE)
+    # agent memory
+    record_execution = _blocking(ops.RECORD_EXECUTION)
+    executions = _blocking(ops.EXECUTIONS)
+    search_executions = _blocking(ops.SEARCH_EXECUTIONS)
+    strategy_stats = _blocking(ops.STRATEGY_STATS)
+    choose_strategy = _blocking(ops.CHOOSE_STRATEGY)
+    record_decomposition = _blocking(ops.RECORD_DECOMPOSITION)
+    suggest_decomposition = _blocking(ops.SUGGEST_DECOMPOSITION)
+    failure_patterns = _blocking(ops.FAILURE_PATTERNS)
+    check_failures = _blocking(ops.CHECK_FAILURES)
 
     def stats(self) -> dict[str, int]:
         """The server's counters (those of the store it serves, every tenant's work)."""
@@ -384,10 +400,30 @@ class AsyncRemoteMemory(_Remote, AsyncClosing):
     import_session = _awaitable(ops.IMPORT_SESSION)
     session_bundle = _awaitable(ops.SESSION_BUNDLE)
     import_bundle = _awaitable(ops.IMPORT_BUNDLE)
+    # agent memory
+    record_execution = _awaitable(ops.RECORD_EXECUTION)
+    executions = _awaitable(ops.EXECUTIONS)
+    search_executions = _awaitable(ops.SEARCH_EXECUTIONS)
+    strategy_stats = _awaitable(ops.STRATEGY_STATS)
+    choose_strategy = _awaitable(ops.CHOOSE_STRATEGY)
+    record_decomposition = _awaitable(ops.RECORD_DECOMPOSITION)
+    suggest_decomposition = _awaitable(ops.SUGGEST_DECOMPOSITION)
+    failure_patterns = _awaitable(ops.FAILURE_PATTERNS)
+    check_failures = _awaitable(ops.CHECK_FAILURES)
 
     async def stats(self) -> dict[str, int]:
-        """The server's counters (those of the store it serves, every tenant's work)."""
-        return await self._run(ops.stats())
+        """The server's counters (those of the store it serves, every tenant's work), and the
+        background records this memory dropped (``executions_dropped``)."""
+        counts = await self._run(ops.stats())
+        return counts | self._link.recorder.counts()
+
+    def record_execution_later(self, **fields: Any) -> asyncio.Task[Execution | None]:
+        """Record an execution on the server without waiting for it: fire and forget, so a
+        workflow never fails because of its bookkeeping. A failed request is retried 3 times
+        with backoff (0.1, 0.2, 0.4 s); a record that still fails, or is invalid, is dropped,
+        logged and counted here (``stats()["executions_dropped"]``). :meth:`flush` and closing
+        wait for pending records. Call it inside a running loop."""
+        return self._link.recorder.submit(lambda: self.record_execution(**fields))
 
     async def last_extraction(self, session_id: str) -> Extraction | Failure | None:
         """What the server's last background extraction of the session did (or the error it
@@ -395,8 +431,13 @@ class AsyncRemoteMemory(_Remote, AsyncClosing):
         return await self._run(ops.last_extraction(session_id))
 
     async def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
-        """Wait until the server's background extractions (or that of one session) are done;
-        False if ``timeout`` (seconds) came first."""
+        """Wait until this memory's background records are sent (or dropped) and the server's
+        background extractions (or that of one session) are done; False if ``timeout``
+        (seconds) came first."""
+        try:
+            await asyncio.wait_for(self._link.recorder.drain(), timeout)
+        except TimeoutError:
+            return False
         return await self._run(ops.flush(timeout, session_id))
 
     def close(self) -> None:
@@ -407,8 +448,10 @@ class AsyncRemoteMemory(_Remote, AsyncClosing):
             self._link.sender.close()
 
     async def aclose(self) -> None:
-        """Close the connections to the server (a view made by :meth:`with_tenant` closes
-        nothing). The server goes on: what it extracts in the background is not lost."""
+        """Send the pending background records, then close the connections to the server (a
+        view made by :meth:`with_tenant` closes nothing). The server goes on: what it extracts
+        in the background is not lost."""
         if self._owner and not self._link.closed:
+            await self._link.recorder.drain()
             self._link.closed = True
             await self._link.sender.aclose()

@@ -18,6 +18,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from zoneinfo import ZoneInfo
 
 from .. import validation as check
+from ..agents.model import ToolCall
 from ..core import UNSET
 from ..errors import (
     BackendError,
@@ -138,6 +139,8 @@ def wire(value: Any, name: str, top: bool = True) -> Any:
         return value.to_dict()
     if isinstance(value, NewEntry):
         return entry_fields(value, name)
+    if isinstance(value, ToolCall):
+        return value.to_dict()
     if isinstance(value, Mapping):
         return plain(value, name)
     if isinstance(value, list | tuple) or (top and _iterable(value)):

@@ -474,3 +474,130 @@ SUPERSEDED = Endpoint(
     required=("scope",),
     answer="the supersessions, latest first",
 )
+
+# -- agent memory -------------------------------------------------------------------------------
+
+AGENTS = "/v1/agents"
+RECORD_EXECUTION = Endpoint(
+    "POST",
+    f"{AGENTS}/executions",
+    {
+        "workflow_id": TEXT,
+        "agent_id": TEXT,
+        "input": TEXT,
+        "success": FLAG,
+        "output": TEXT,
+        "strategy": TEXT,
+        "kind": TEXT,
+        "task_id": TEXT,
+        "parent_id": TEXT,
+        "model": TEXT,
+        "tokens_in": INTEGER,
+        "tokens_out": INTEGER,
+        "cost": NUMBER,
+        "duration_ms": NUMBER,
+        "error_class": TEXT,
+        "error_message": TEXT,
+        "tool_calls": Field({"type": "array", "items": {"type": "object"}}, typed("array")),
+        "session_id": TEXT,
+        "user_id": TEXT,
+        "scope": TEXT,
+    },
+    required=("workflow_id", "agent_id", "input", "success"),
+    status=201,
+    answer="the execution as recorded (redacted)",
+)
+EXECUTIONS = Endpoint(
+    "GET",
+    f"{AGENTS}/executions",
+    query={
+        "workflow_id": TEXT,
+        "agent_id": TEXT,
+        "task_id": TEXT,
+        "strategy": TEXT,
+        "kind": TEXT,
+        "success": FLAG,
+        "since": TIMESTAMP,
+        "until": TIMESTAMP,
+        "limit": INTEGER,
+        "scope": TEXT,
+    },
+    answer="the executions, newest first",
+)
+SEARCH_EXECUTIONS = Endpoint(
+    "POST",
+    f"{AGENTS}/executions/search",
+    {
+        "query": TEXT,
+        "limit": INTEGER,
+        "agent_id": TEXT,
+        "workflow_id": TEXT,
+        "success": FLAG,
+        "scope": TEXT,
+    },
+    required=("query",),
+    answer="past executions like the query, best first, with their scores",
+    reads=True,
+)
+STRATEGIES = Endpoint(
+    "GET",
+    f"{AGENTS}/strategies",
+    query={"kind": TEXT, "scope": TEXT},
+    answer="each strategy's statistics, overall and per kind of request",
+)
+CHOOSE_STRATEGY = Endpoint(
+    "POST",
+    f"{AGENTS}/strategies/choose",
+    {
+        "candidates": TEXTS,
+        "query": TEXT,
+        "kind": TEXT,
+        "epsilon": NUMBER,
+        "prefer": TEXT,
+        "seed": INTEGER,
+        "scope": TEXT,
+    },
+    required=("candidates",),
+    answer="the strategy to run, and why",
+    reads=True,
+)
+RECORD_DECOMPOSITION = Endpoint(
+    "POST",
+    f"{AGENTS}/decompositions",
+    {
+        "query": TEXT,
+        "subtasks": TEXTS,
+        "strategy": TEXT,
+        "success": FLAG,
+        "tokens": INTEGER,
+        "duration_ms": NUMBER,
+        "session_id": TEXT,
+        "user_id": TEXT,
+        "scope": TEXT,
+    },
+    required=("query", "subtasks"),
+    status=201,
+    answer="the decomposition, with every use of it so far",
+)
+SUGGEST_DECOMPOSITION = Endpoint(
+    "POST",
+    f"{AGENTS}/decompositions/suggest",
+    {"query": TEXT, "limit": INTEGER, "min_similarity": NUMBER, "scope": TEXT},
+    required=("query",),
+    answer="past decompositions of similar requests that worked (empty: none fits)",
+    reads=True,
+)
+FAILURE_PATTERNS = Endpoint(
+    "GET",
+    f"{AGENTS}/failures",
+    query={"scope": TEXT},
+    answer="the built-in failure patterns, then the learned ones",
+)
+CHECK_FAILURES = Endpoint(
+    "POST",
+    f"{AGENTS}/failures/check",
+    {"query": TEXT, "plan": IDS, "scope": TEXT},
+    required=("query",),
+    answer="the failure patterns the request (and plan) shows signs of, with mitigations",
+    reads=True,
+)

@@ -17,6 +17,11 @@ from pathlib import Path
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
 from .. import validation as check
+from ..agents.choice import StrategyChoice
+from ..agents.failures import FailureMatch, FailurePattern
+from ..agents.model import Decomposition, Execution, Suggestion
+from ..agents.plans import AgentPlans
+from ..agents.stats import StrategyStats
 from ..context.builder import ContextWindow
 from ..context.plans import ContextPlans, HierarchicalContext
 from ..core import Invoke, Plan, Planner, summarised
@@ -263,6 +268,41 @@ IMPORT_BUNDLE = Operation(
     BundlePlans.import_bundle, api.IMPORT_BUNDLE, run=_import_bundle, kept=("data",)
 )
 
+
+def _execution_hits(body: Any) -> list[tuple[Execution, float]]:
+    hits = body["hits"]
+    return [
+        (Execution.from_dict({k: v for k, v in h.items() if k != "score"}), h["score"])
+        for h in hits
+    ]
+
+
+RECORD_EXECUTION = Operation(AgentPlans.record_execution, api.RECORD_EXECUTION, Execution.from_dict)
+EXECUTIONS = Operation(
+    AgentPlans.executions, api.EXECUTIONS, _each("executions", Execution.from_dict)
+)
+SEARCH_EXECUTIONS = Operation(AgentPlans.search_executions, api.SEARCH_EXECUTIONS, _execution_hits)
+STRATEGY_STATS = Operation(
+    AgentPlans.strategy_stats, api.STRATEGIES, _each("strategies", StrategyStats.from_dict)
+)
+CHOOSE_STRATEGY = Operation(
+    AgentPlans.choose_strategy, api.CHOOSE_STRATEGY, StrategyChoice.from_dict
+)
+RECORD_DECOMPOSITION = Operation(
+    AgentPlans.record_decomposition, api.RECORD_DECOMPOSITION, Decomposition.from_dict
+)
+SUGGEST_DECOMPOSITION = Operation(
+    AgentPlans.suggest_decomposition,
+    api.SUGGEST_DECOMPOSITION,
+    _each("suggestions", Suggestion.from_dict),
+)
+FAILURE_PATTERNS = Operation(
+    AgentPlans.failure_patterns, api.FAILURE_PATTERNS, _each("patterns", FailurePattern.from_dict)
+)
+CHECK_FAILURES = Operation(
+    AgentPlans.check_failures, api.CHECK_FAILURES, _each("matches", FailureMatch.from_dict)
+)
+
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     WRITE,
     WRITE_MANY,
@@ -311,6 +351,15 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     EXPORT_SESSION,
     IMPORT_SESSION,
     IMPORT_BUNDLE,
+    RECORD_EXECUTION,
+    EXECUTIONS,
+    SEARCH_EXECUTIONS,
+    STRATEGY_STATS,
+    CHOOSE_STRATEGY,
+    RECORD_DECOMPOSITION,
+    SUGGEST_DECOMPOSITION,
+    FAILURE_PATTERNS,
+    CHECK_FAILURES,
 )
 
 LOCAL_ONLY = {

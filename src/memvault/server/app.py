@@ -46,7 +46,7 @@ from ..errors import (
     details,
 )
 from ..memory import AsyncMemory
-from . import facilities, learning, store, ui
+from . import agents, facilities, learning, store, ui
 from .auth import AGENT_HEADER, KeyRing, actor_of, agent_of
 from .guard import Guard
 from .observe import ObserveMiddleware, healthz, readyz, warm_up
@@ -190,7 +190,7 @@ async def openapi_document(request: Request) -> JSONResponse:
     return JSONResponse(openapi(ROUTES, __version__, keys.enabled))
 
 
-ROUTES = (*store.ROUTES, *facilities.ROUTES, *learning.ROUTES)
+ROUTES = (*store.ROUTES, *facilities.ROUTES, *learning.ROUTES, *agents.ROUTES)
 
 
 def create_app(

@@ -59,6 +59,12 @@ COUNTERS = (
         "LLM replies refused by the leak check.",
         "extraction_refused_leak",
     ),
+    ("memvault_executions", "Agent and tool executions recorded.", "executions"),
+    (
+        "memvault_executions_dropped",
+        "Background execution records dropped after their retries.",
+        "executions_dropped",
+    ),
 )
 """(metric name, help, key of ``Memory.stats()``) of each plain counter."""
 SKIPPED = (

@@ -61,6 +61,9 @@ def _changes(op: ops.Op[Any], result: Any) -> Iterator[Fact]:
             yield tenant, "created", entry.id, str(entry.scope), None
         case ops.ReplaceOp(tenant=tenant, entry=entry):
             yield tenant, "changed", entry.id, str(entry.scope), None
+        case ops.FoldOp(tenant=tenant):
+            change: Change = "created" if result.created else "changed"
+            yield tenant, change, result.entry.id, str(result.entry.scope), None
         case ops.DeleteOp(tenant=tenant) | ops.DeleteScopeOp(tenant=tenant):
             yield from ((tenant, "deleted", r.id, r.scope, None) for r in result)
         case ops.PurgeExpiredOp(tenant=tenant):

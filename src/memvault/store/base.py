@@ -6,7 +6,7 @@ import asyncio
 import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar, assert_never, cast
 
@@ -25,6 +25,8 @@ from .ops import (
     DeleteOp,
     DeleteScopeOp,
     EmbeddingInfoOp,
+    Folded,
+    FoldOp,
     ForgetAuditOp,
     GetManyOp,
     GetOp,
@@ -59,6 +61,7 @@ AnyOp = (
     | ListOp
     | CountOp
     | ReplaceOp
+    | FoldOp
     | DeleteOp
     | DeleteScopeOp
     | DeleteMatchingOp
@@ -129,6 +132,18 @@ class Backend(ABC):
                 self.op_put(tx, put)
         return found
 
+    def fold(self, tx: Any, op: FoldOp) -> Folded:
+        """:class:`FoldOp`, composed of the backend's own get, put and replace, its scope
+        locked (the one op no backend handles itself)."""
+        self.lock_scope(tx, op.tenant, str(op.entry.scope))
+        stored = self.op_get(tx, GetOp(op.tenant, op.entry.id))
+        if stored is None:
+            self.op_put(tx, PutOp(op.tenant, op.entry, chunks=op.chunks))
+            return Folded(op.entry, created=True)
+        folded = replace(op.fold(stored), id=stored.id, revision=stored.revision + 1)
+        self.op_replace(tx, ReplaceOp(op.tenant, folded, expected_revision=stored.revision))
+        return Folded(folded, created=False)
+
     def lock_scope(self, tx: Any, tenant: str, scope: str) -> None:  # noqa: B027 - a hook
         """Serialise writers of one scope until the transaction ends (a no-op where writers
         are serialised already)."""
@@ -171,6 +186,8 @@ class Backend(ABC):
                 return self.op_count(tx, checked)
             case ReplaceOp():
                 return self.op_replace(tx, checked)
+            case FoldOp():
+                return self.fold(tx, checked)
             case DeleteOp():
                 return self.op_delete(tx, checked)
             case DeleteScopeOp():

@@ -7,6 +7,7 @@ type checker knows ``entry``. Backends implement one ``op_<name>(tx, op)`` handl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, replace
 from datetime import datetime
 from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
@@ -114,6 +115,30 @@ class PutOp(Op[str | None]):
     _: KW_ONLY
     chunks: tuple[ChunkRecord, ...] = ()
     duplicate_threshold: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FoldOp(Op["Folded"]):
+    """Insert ``entry`` (with ``chunks``) if no entry of its id exists; else replace the
+    stored one by ``fold(stored)`` (its revision one higher; its chunks kept), reading and
+    writing it with every other writer of its scope held off: concurrent folds of one entry
+    are never lost. Result: :class:`Folded`.
+
+    ``fold`` is a pure function of the stored entry (running totals, counters)."""
+
+    writes: ClassVar[bool] = True
+    tenant: str
+    entry: MemoryEntry
+    fold: Callable[[MemoryEntry], MemoryEntry]
+    _: KW_ONLY
+    chunks: tuple[ChunkRecord, ...] = ()
+
+
+class Folded(NamedTuple):
+    """What a :class:`FoldOp` stored, and whether it created the entry."""
+
+    entry: MemoryEntry
+    created: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ from ..scopes import PROMOTION_TARGETS
 from ..store.base import Backend
 from ..types import MemoryEntry, NewEntry, Outcome, Provenance, Scope, ScopeKind, SearchHit
 from . import HashEmbedder, ManualClock
+from .agents_conformance import AgentConformance
 from .audit_conformance import AuditConformance
 from .facilities_conformance import FacilityConformance
 from .versions_conformance import VersionConformance
@@ -84,7 +85,9 @@ def ids(hits: Sequence[SearchHit]) -> list[str]:
     return [h.entry.id for h in hits]
 
 
-class MemoryConformance(FacilityConformance, VersionConformance, AuditConformance):
+class MemoryConformance(
+    FacilityConformance, VersionConformance, AuditConformance, AgentConformance
+):
     """The behaviour every backend must show (seed 003 §15 is the floor)."""
 
     @pytest.fixture

@@ -1,0 +1,170 @@
+"""Agent memory in a simulated orchestrator loop: does epsilon-greedy strategy choice converge on
+the best strategy, and does decomposition reuse find near-duplicate requests without reusing a
+plan for an unrelated one?
+
+Run by hand: ``python benchmarks/strategy.py [--requests 2000] [--seeds 3] [--json OUT]``.
+
+1. **Strategy choice.** Three synthetic strategies with known success rates and costs
+   (:data:`STRATEGIES`). For each preference (``accuracy``, ``speed``, ``balanced``) and seed, a
+   fresh SQLite store answers ``--requests`` requests: ``choose_strategy`` picks (epsilon 0.1),
+   the outcome is drawn from the chosen strategy's true rates, and ``record_execution`` stores
+   it (so the store's statistics feed the next choice). Reported: the share of requests given
+   the oracle's strategy (the best true expected utility for the preference, with the same
+   formula the choice uses, without smoothing), the cumulative regret (the sum of the oracle's
+   expected utility minus the chosen one's), and in the same run the regret of a uniformly
+   random choice.
+2. **Decomposition reuse.** ``data/decompositions.jsonl``: 30 requests with their subtasks, two
+   near-duplicates of each (rewordings: should reuse), two unrelated requests and one related
+   but different request (another object or action). Each base is recorded with
+   ``record_decomposition``; then ``suggest_decomposition`` (similarity >= 0.8, the packaged
+   model) is asked for every other request. Reported: hits on near-duplicates (the base's
+   subtasks suggested first), reuse on unrelated and on different requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conditions import load_average, machine
+
+from memvault import Memory
+from memvault.agents.choice import Prefer
+
+DATA = Path(__file__).parent / "data" / "decompositions.jsonl"
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    success: float
+    duration_ms: float
+    tokens: int
+
+
+STRATEGIES = (
+    Strategy("react", 0.72, 1_500.0, 1_800),
+    Strategy("plan_and_execute", 0.86, 4_000.0, 4_500),
+    Strategy("reflexion", 0.93, 9_000.0, 9_000),
+)
+PREFERENCES: tuple[Prefer, ...] = ("accuracy", "speed", "balanced")
+
+
+def true_utility(strategy: Strategy, prefer: Prefer) -> float:
+    """The utility the choice estimates, from the true rates."""
+    fastest = min(s.duration_ms for s in STRATEGIES) + 1.0
+    leanest = min(s.tokens for s in STRATEGIES) + 1.0
+    speed = fastest / (strategy.duration_ms + 1.0)
+    thrift = leanest / (strategy.tokens + 1.0)
+    factor = {"accuracy": 1.0, "speed": speed, "balanced": (speed * thrift) ** 0.5}[prefer]
+    return strategy.success * factor
+
+
+def simulate(prefer: Prefer, seed: int, requests: int, folder: Path) -> dict[str, Any]:
+    """One run of the loop on a fresh store."""
+    rng = random.Random(seed)
+    by_name = {s.name: s for s in STRATEGIES}
+    value = {s.name: true_utility(s, prefer) for s in STRATEGIES}
+    oracle = max(value, key=value.__getitem__)
+    chosen: list[str] = []
+    started = time.perf_counter()
+    with Memory(f"sqlite:///{folder}/{prefer}-{seed}.db") as memory:
+        for n in range(requests):
+            choice = memory.choose_strategy(
+                list(by_name), kind="report", prefer=prefer, epsilon=0.1, seed=rng.getrandbits(32)
+            )
+            strategy = by_name[choice.strategy]
+            memory.record_execution(
+                workflow_id=f"wf-{n}",
+                agent_id="orchestrator",
+                input=f"request {n}: write the weekly report",
+                success=rng.random() < strategy.success,
+                strategy=strategy.name,
+                kind="report",
+                tokens_in=max(0, int(rng.gauss(strategy.tokens, strategy.tokens * 0.2))),
+                duration_ms=max(1.0, rng.gauss(strategy.duration_ms, strategy.duration_ms * 0.25)),
+            )
+            chosen.append(strategy.name)
+    elapsed = time.perf_counter() - started
+    regret = sum(value[oracle] - value[name] for name in chosen)
+    random_regret = requests * (value[oracle] - statistics.mean(value.values()))
+    last = chosen[-500:]
+    return {
+        "prefer": prefer,
+        "seed": seed,
+        "oracle": oracle,
+        "oracle_share": round(chosen.count(oracle) / requests, 3),
+        "oracle_share_last_500": round(last.count(oracle) / len(last), 3),
+        "regret": round(regret, 2),
+        "random_regret": round(random_regret, 2),
+        "regret_vs_random": round(regret / random_regret, 3),
+        "ms_per_request": round(elapsed / requests * 1000, 2),
+    }
+
+
+def reuse(folder: Path) -> dict[str, Any]:
+    """Decomposition reuse on the labelled set."""
+    rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+    with Memory(f"sqlite:///{folder}/decompositions.db") as memory:
+        for row in rows:
+            memory.record_decomposition(row["query"], row["subtasks"])
+        hits = misses = 0
+        missed: list[str] = []
+        for row in rows:
+            for text in row["near"]:
+                found = memory.suggest_decomposition(text, limit=1)
+                if found and list(found[0].subtasks) == row["subtasks"]:
+                    hits += 1
+                else:
+                    misses += 1
+                    missed.append(text)
+        unrelated = [t for row in rows for t in row["unrelated"]]
+        false_unrelated = [t for t in unrelated if memory.suggest_decomposition(t)]
+        different = [t for row in rows for t in row["different"]]
+        reused_different = [t for t in different if memory.suggest_decomposition(t)]
+    return {
+        "near_duplicates": hits + misses,
+        "near_duplicate_hits": hits,
+        "hit_rate": round(hits / (hits + misses), 3),
+        "missed": missed,
+        "unrelated": len(unrelated),
+        "unrelated_reused": len(false_unrelated),
+        "unrelated_reused_texts": false_unrelated,
+        "different": len(different),
+        "different_reused": len(reused_different),
+        "different_reused_texts": reused_different,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=2_000)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    result: dict[str, Any] = {"machine": machine(), "load_before": load_average()}
+    with tempfile.TemporaryDirectory() as folder:
+        runs = [
+            simulate(prefer, seed, args.requests, Path(folder))
+            for prefer in PREFERENCES
+            for seed in range(args.seeds)
+        ]
+        for run in runs:
+            print(json.dumps(run))
+        result["choice"] = runs
+        result["reuse"] = reuse(Path(folder))
+        print(json.dumps(result["reuse"]))
+    result["load_after"] = load_average()
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""Fire-and-forget recording for async callers: a record runs in a task of its own, is retried
+with backoff when the store fails, and is dropped and counted when it keeps failing — never
+raised into the caller's workflow."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from ..core import Stats
+from ..errors import ValidationError
+
+RETRIES = 3
+"""Tries after the first before a record is dropped."""
+BACKOFF_S = 0.1
+"""Seconds before the first retry; doubled before each next one."""
+T = TypeVar("T")
+log = logging.getLogger("memvault.agents")
+
+
+class Recorder:
+    """The pending background records of a memory, and what became of them."""
+
+    def __init__(self, stats: Stats) -> None:
+        self._stats = stats
+        self._pending: set[asyncio.Task[Any]] = set()
+
+    def submit(self, record: Callable[[], Awaitable[T]]) -> asyncio.Task[T | None]:
+        """Run ``record()`` in a task of the running loop; its result, or None if dropped."""
+        task = asyncio.get_running_loop().create_task(self._attempts(record))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        return task
+
+    async def _attempts(self, record: Callable[[], Awaitable[T]]) -> T | None:
+        for attempt in range(RETRIES + 1):
+            try:
+                return await record()
+            except (ValidationError, TypeError) as exc:  # a bad record: no retry mends it
+                self._dropped(exc, attempt + 1)
+                return None
+            except Exception as exc:  # never the caller's failure
+                if attempt == RETRIES:
+                    self._dropped(exc, attempt + 1)
+                    return None
+                await asyncio.sleep(BACKOFF_S * 2**attempt)
+        raise AssertionError("unreachable")
+
+    def _dropped(self, error: BaseException, tries: int) -> None:
+        self._stats.add("executions_dropped")
+        log.warning(
+            "a background record was dropped after %d %s: %s: %s",
+            tries,
+            "try" if tries == 1 else "tries",
+            type(error).__name__,
+            error,
+        )
+
+    def counts(self) -> dict[str, int]:
+        """The records dropped so far, if any (``executions_dropped``)."""
+        dropped = self._stats.snapshot().get("executions_dropped", 0)
+        return {"executions_dropped": dropped} if dropped else {}
+
+    async def drain(self) -> None:
+        """Wait until every pending record is stored or dropped (those submitted meanwhile
+        too)."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)

@@ -1,0 +1,166 @@
+"""Running statistics of a strategy: runs, successes, and the distributions of its tokens and
+durations, folded one execution at a time (pure).
+
+A distribution keeps a count, a sum, a maximum and a sparse histogram over logarithmic buckets
+(each 5 % wider than the last), so its mean is exact and its 95th percentile within 5 % of the
+true one whatever the number of runs, in a few hundred integers at most.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from ..errors import ValidationError
+
+RATIO = 1.05
+"""Each histogram bucket is this many times wider than the one below it."""
+ANY_KIND = "*"
+"""The kind of the statistics over every kind of request."""
+
+
+def bucket(value: float) -> int:
+    """The histogram bucket of a value: 0 for zero or less, else ``b`` with
+    ``RATIO**(b-1) < value + 1 <= RATIO**b`` (values from 0 up)."""
+    if value <= 0:
+        return 0
+    return max(1, math.ceil(math.log(value + 1.0) / math.log(RATIO) - 1e-9))
+
+
+def upper_bound(index: int) -> float:
+    """The largest value bucket ``index`` holds."""
+    return 0.0 if index <= 0 else RATIO**index - 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Distribution:
+    """Count, sum, maximum and log-bucket histogram of non-negative values."""
+
+    count: int = 0
+    total: float = 0.0
+    maximum: float = 0.0
+    buckets: Mapping[int, int] = field(default_factory=dict)
+
+    def adding(self, value: float) -> Distribution:
+        """This distribution with ``value`` (finite, >= 0) counted."""
+        index = bucket(value)
+        buckets = dict(self.buckets)
+        buckets[index] = buckets.get(index, 0) + 1
+        return Distribution(
+            self.count + 1,
+            self.total + value,
+            max(self.maximum, value),
+            dict(sorted(buckets.items())),
+        )
+
+    @property
+    def mean(self) -> float | None:
+        return None if not self.count else self.total / self.count
+
+    def quantile(self, q: float) -> float | None:
+        """The ``q`` quantile (0 < q <= 1): the upper bound of the bucket it falls in, never
+        above the largest value seen (None when empty)."""
+        if not self.count:
+            return None
+        wanted, seen = math.ceil(q * self.count), 0
+        for index, count in self.buckets.items():
+            seen += count
+            if seen >= wanted:
+                return min(upper_bound(index), self.maximum)
+        return self.maximum
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "total": self.total,
+            "maximum": self.maximum,
+            "buckets": {str(k): v for k, v in self.buckets.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Distribution:
+        try:
+            buckets = {int(k): int(v) for k, v in data["buckets"].items()}
+            return cls(int(data["count"]), float(data["total"]), float(data["maximum"]), buckets)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValidationError(f"malformed distribution: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """What one execution adds to its strategy's statistics."""
+
+    success: bool
+    tokens: int
+    duration_ms: float
+    cost: float
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyStats:
+    """How a strategy has done on one kind of request (``kind`` ``*``: on every kind)."""
+
+    strategy: str
+    kind: str = ANY_KIND
+    runs: int = 0
+    successes: int = 0
+    tokens: Distribution = field(default_factory=Distribution)
+    duration_ms: Distribution = field(default_factory=Distribution)
+    cost: float = 0.0
+    last_run: datetime | None = None
+
+    def adding(self, sample: Sample) -> StrategyStats:
+        """These statistics with one more execution."""
+        return replace(
+            self,
+            runs=self.runs + 1,
+            successes=self.successes + int(sample.success),
+            tokens=self.tokens.adding(sample.tokens),
+            duration_ms=self.duration_ms.adding(sample.duration_ms),
+            cost=self.cost + sample.cost,
+            last_run=sample.at if self.last_run is None else max(self.last_run, sample.at),
+        )
+
+    @property
+    def success_rate(self) -> float | None:
+        return None if not self.runs else self.successes / self.runs
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary (the table of ``memvault stats strategies``) and what it is made of;
+        also what the statistics' entry stores as its metadata."""
+        return {
+            "strategy": self.strategy,
+            "kind": self.kind,
+            "runs": self.runs,
+            "successes": self.successes,
+            "success_rate": self.success_rate,
+            "mean_tokens": self.tokens.mean,
+            "p95_tokens": self.tokens.quantile(0.95),
+            "mean_duration_ms": self.duration_ms.mean,
+            "p95_duration_ms": self.duration_ms.quantile(0.95),
+            "total_cost": self.cost,
+            "last_run": None if self.last_run is None else self.last_run.isoformat(),
+            "tokens": self.tokens.to_dict(),
+            "duration_ms": self.duration_ms.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StrategyStats:
+        try:
+            last = data.get("last_run")
+            return cls(
+                str(data["strategy"]),
+                str(data["kind"]),
+                int(data["runs"]),
+                int(data["successes"]),
+                Distribution.from_dict(data["tokens"]),
+                Distribution.from_dict(data["duration_ms"]),
+                float(data["total_cost"]),
+                None if last is None else datetime.fromisoformat(last),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValidationError(f"malformed strategy statistics: {exc}") from exc

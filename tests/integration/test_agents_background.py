@@ -1,0 +1,74 @@
+"""Fire-and-forget execution records from async callers, on a real SQLite store: stored in the
+background, retried when the store fails, dropped and counted — never raised into the caller."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memvault import AsyncMemory
+from memvault.agents import background
+from memvault.errors import BackendError
+from memvault.testing import HashEmbedder
+
+
+def _fields(n: int, **changes: Any) -> dict[str, Any]:
+    return {
+        "workflow_id": "wf",
+        "agent_id": "worker",
+        "input": f"job {n}",
+        "success": True,
+        "strategy": "react",
+        **changes,
+    }
+
+
+@pytest.fixture(autouse=True)
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(background, "BACKOFF_S", 0.0)
+
+
+def test_records_are_stored_in_the_background(tmp_path: Path) -> None:
+    async def scenario() -> tuple[int, int, dict[str, int]]:
+        async with AsyncMemory(str(tmp_path / "m.db"), embedder=HashEmbedder()) as memory:
+            tasks = [memory.record_execution_later(**_fields(n)) for n in range(5)]
+            bad = memory.record_execution_later(**_fields(9, tokens_in=-1))
+            assert await memory.flush(timeout=30)
+            assert all(t.done() for t in tasks) and await bad is None
+            (stats,) = await memory.strategy_stats()
+            return len(await memory.executions()), stats.runs, memory.stats()
+
+    stored, runs, counts = asyncio.run(scenario())
+    assert (stored, runs) == (5, 5)
+    assert counts["executions"] == 5 and counts["executions_dropped"] == 1
+
+
+def test_a_failing_store_is_retried_then_the_record_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def scenario() -> tuple[int, int, object]:
+        memory = AsyncMemory(str(tmp_path / "m.db"), embedder=HashEmbedder())
+        failures = {"left": 2}
+        batch = memory.backend.abatch
+
+        async def flaky(ops: Any, stamp: Any = None) -> Any:
+            if any(type(op).__name__ == "PutOp" for op in ops) and failures["left"]:
+                failures["left"] -= 1
+                raise BackendError("the disk is full")
+            return await batch(ops, stamp) if stamp is not None else await batch(ops)
+
+        monkeypatch.setattr(memory.backend, "abatch", flaky)
+        first = await memory.record_execution_later(**_fields(1))  # fails twice, then stored
+        assert first is not None
+        failures["left"] = 100
+        dropped = await memory.record_execution_later(**_fields(2))  # 4 tries, then dropped
+        failures["left"] = 0
+        stored = len(await memory.executions())
+        counts = memory.stats()
+        await memory.aclose()
+        return stored, counts.get("executions_dropped", 0), dropped
+
+    assert asyncio.run(scenario()) == (1, 1, None)
