@@ -16,10 +16,11 @@ Run by hand: ``python benchmarks/strategy.py [--requests 2000] [--seeds 3] [--js
 2. **Decomposition reuse.** ``data/decompositions.jsonl``: 30 requests with their subtasks, two
    near-duplicates of each (rewordings: should reuse), 60 requests unrelated to all of them
    (other domains: must not reuse), and for each one related but different request (the same
-   kind of work on another object, or another action on the same object: reported, no target). Each base is recorded with
-   ``record_decomposition``; then ``suggest_decomposition`` (similarity >= 0.8, the packaged
-   model) is asked for every other request. Reported: hits on near-duplicates (the base's
-   subtasks suggested first), reuse on unrelated and on different requests.
+   kind of work on another object, or another action on the same object: reported, no target).
+   Each base is recorded with ``record_decomposition``; then ``suggest_decomposition``
+   (similarity >= 0.8, the packaged model) is asked for every other request. Reported: hits
+   on near-duplicates (the base's subtasks suggested first), reuse on unrelated and on
+   different requests.
 """
 
 from __future__ import annotations

@@ -259,7 +259,7 @@ class AgentPlans:
                 own if own is not None and own.runs >= KIND_RUNS else known.get((name, ANY_KIND))
             )
         stats = {name: s for name, s in chosen.items() if s is not None}
-        rng = random.Random(seed if seed is None else int(seed))
+        rng = random.Random(seed)
         return choose(names, stats, epsilon=epsilon, prefer=prefer, rng=rng, kind=kind)
 
     def _kind_of(self, query: str, scope: Scope | str | None) -> Plan[str | None]:
