@@ -76,7 +76,8 @@ from .store.ops import (
 )
 from .store.timeconv import to_micros
 from .types import (
-    RESERVED_CATEGORIES,
+    AGENT_CATEGORIES,
+    FACILITY_CATEGORIES,
     AuditEvent,
     ItemResult,
     MemoryEntry,
@@ -593,8 +594,19 @@ class Planner:
 
     @staticmethod
     def editable(entry: MemoryEntry) -> MemoryEntry:
-        """Refuse to change facility-owned entries (records, sessions, summaries) directly."""
-        if entry.category in RESERVED_CATEGORIES:
+        """Refuse to create or change the entries the facilities (records, sessions,
+        summaries) and agent memory own directly."""
+        if entry.category in AGENT_CATEGORIES:
+            raise ForbiddenError(
+                f"entry {entry.id} is agent memory's ({entry.category}): only its operations "
+                "write it (record_execution, record_decomposition); it may be deleted"
+            )
+        return Planner.deletable(entry)
+
+    @staticmethod
+    def deletable(entry: MemoryEntry) -> MemoryEntry:
+        """Refuse to delete facility-owned entries (records, sessions, summaries) one by one."""
+        if entry.category in FACILITY_CATEGORIES:
             raise ForbiddenError(
                 f"entry {entry.id} is a {entry.category}: records are immutable, and sessions "
                 "and summaries change only through their session (e.g. delete_session)"
@@ -844,7 +856,7 @@ class Planner:
         found = yield from run(GetOp(self.tenant, entry_id))
         if found is None:
             return False
-        yield from self.remove([self.editable(found)])
+        yield from self.remove([self.deletable(found)])
         return True
 
     def delete_by_scope(self, scope: Scope | str) -> Plan[int]:

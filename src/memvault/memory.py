@@ -537,9 +537,7 @@ class AsyncMemory(_Base, AsyncClosing):
         (seconds) came first. The wait holds no thread."""
         timeout, matches = self._waits_for(timeout, session_id)
         started = time.monotonic()
-        try:
-            await asyncio.wait_for(self._recorder.drain(), timeout)
-        except TimeoutError:
+        if not await self._recorder.drain(timeout):
             return False
         left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
         return await self._learner.flushed(left, matches)

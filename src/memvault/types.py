@@ -12,20 +12,13 @@ from typing import Any, Literal
 from .errors import InvalidScopeError, ValidationError, shown
 
 MAX_SCOPE_ID_CHARS = 256
-RESERVED_CATEGORIES = frozenset(
-    {
-        "session",
-        "record",
-        "summary",
-        "execution",
-        "strategy_stats",
-        "decomposition",
-        "failure_pattern",
-    }
-)
-"""Categories of the entries the facilities own (sessions, records, summaries; agent memory's
-executions, statistics, decompositions and failure patterns): the generic store API refuses to
-create or change them."""
+FACILITY_CATEGORIES = frozenset({"session", "record", "summary"})
+"""Categories of the entries the facilities own: created, changed and deleted only through
+their session."""
+AGENT_CATEGORIES = frozenset({"execution", "strategy_stats", "decomposition", "failure_pattern"})
+"""Categories of agent memory's entries: written only by its operations (they may be deleted)."""
+RESERVED_CATEGORIES = FACILITY_CATEGORIES | AGENT_CATEGORIES
+"""Categories the generic store API refuses to create or change."""
 
 
 class ScopeKind(StrEnum):

@@ -72,3 +72,29 @@ def test_a_failing_store_is_retried_then_the_record_dropped(
         return stored, counts.get("executions_dropped", 0), dropped
 
     assert asyncio.run(scenario()) == (1, 1, None)
+
+
+def test_a_flush_that_times_out_cancels_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``flush(timeout)`` says False when records are still pending; they go on and are
+    stored (a timed-out flush used to cancel them: neither stored nor counted)."""
+
+    async def scenario() -> tuple[bool, bool, int, dict[str, int]]:
+        async with AsyncMemory(str(tmp_path / "m.db"), embedder=HashEmbedder()) as memory:
+            batch = memory.backend.abatch
+
+            async def slow(ops: Any, stamp: Any = None) -> Any:
+                await asyncio.sleep(0.05)
+                return await batch(ops, stamp) if stamp is not None else await batch(ops)
+
+            monkeypatch.setattr(memory.backend, "abatch", slow)
+            for n in range(5):
+                memory.record_execution_later(**_fields(n))
+            early = await memory.flush(timeout=0.001)
+            late = await memory.flush(timeout=30)
+            return early, late, len(await memory.executions()), memory.stats()
+
+    early, late, stored, counts = asyncio.run(scenario())
+    assert (early, late, stored) == (False, True, 5)
+    assert "executions_dropped" not in counts

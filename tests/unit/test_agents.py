@@ -12,11 +12,20 @@ import pytest
 
 from memvault.agents import background, failures
 from memvault.agents.choice import choose, utilities
-from memvault.agents.model import Execution, ToolCall, execution_content, execution_metadata
+from memvault.agents.model import (
+    CATEGORIES,
+    Decomposition,
+    Execution,
+    Suggestion,
+    ToolCall,
+    execution_content,
+    execution_metadata,
+    pooled,
+)
 from memvault.agents.stats import Distribution, Sample, StrategyStats
 from memvault.core import Stats
 from memvault.errors import BackendError, ValidationError
-from memvault.types import MemoryEntry, Scope
+from memvault.types import AGENT_CATEGORIES, RESERVED_CATEGORIES, MemoryEntry, Scope
 
 NOW = datetime(2026, 11, 24, tzinfo=UTC)
 
@@ -42,6 +51,11 @@ class TestDistribution:
         assert found.quantile(1.0) == pytest.approx(values.max())
         assert len(found.buckets) < 250
         assert Distribution.from_dict(found.to_dict()) == found
+
+    @pytest.mark.parametrize("value", [0.001, 0.5, 1, 1.04, 7, 810, 12_345.6, 1e12])
+    def test_a_single_value_is_its_own_p95_within_five_percent(self, value: float) -> None:
+        p95 = Distribution().adding(value).adding(value / 2).quantile(0.95)
+        assert p95 is not None and value <= p95 <= value * 1.05
 
     def test_an_empty_distribution_has_no_figures_and_zero_is_its_own_bucket(self) -> None:
         assert Distribution().mean is None and Distribution().quantile(0.95) is None
@@ -132,23 +146,36 @@ class TestFailures:
             "ambiguous_request"
         ]
 
-    def test_a_learned_pattern_counts_terms_and_matches_on_recurring_ones(self) -> None:
+    def test_a_learned_pattern_counts_failures_and_keeps_no_text(self) -> None:
         pattern = None
-        for region in ("north", "south", "east"):
-            pattern = failures.learned_from(
-                pattern, "PortalTimeout", f"Scrape supplier prices in the {region} region"
-            )
-        assert pattern is not None and pattern.occurrences == 3
-        assert set(pattern.recurring) == {"scrape", "supplier", "price", "region"}
-        assert "north" in pattern.terms and "Scrape supplier" not in repr(pattern.to_dict())
-        assert failures.matching("scrape the supplier's prices again", None, [pattern])
-        assert not failures.matching("scrape the news", None, [pattern])
+        for _ in range(3):
+            pattern = failures.learned_from(pattern, "PortalTimeout")
+        assert pattern is not None and pattern.occurrences == 3 and pattern.terms == {}
         assert failures.FailurePattern.from_dict(pattern.to_dict()) == pattern
 
+    def test_its_indicators_are_the_words_recurring_in_its_recent_failures(self) -> None:
+        pattern = failures.learned_from(None, "PortalTimeout")
+        requests = [f"Scrape supplier prices in the {r} region" for r in ("north", "south")]
+        requests.append("Scrape the supplier portal again")
+        found = failures.with_recent(pattern, requests)
+        assert set(found.terms) == {"scrape", "supplier", "price", "region"}
+        assert "north" not in found.terms  # in one failure only: never kept
+        assert failures.matching("scrape the supplier's prices again", None, [found])
+        assert not failures.matching("scrape the news", None, [found])  # one shared word
+        lone = failures.with_recent(pattern, ["deploy the api", "deploy the site"])
+        assert list(lone.terms) == ["deploi"]
+        assert not failures.matching("please deploy the website", None, [lone])
+
+    def test_a_long_history_does_not_crowd_out_new_words(self) -> None:
+        pattern = failures.learned_from(None, "Boom")
+        words = " ".join(f"word{n}" for n in range(500))
+        found = failures.with_recent(pattern, [words] + ["zebra crossing failure"] * 5)
+        assert {"zebra", "cross", "failur"} <= set(found.terms)
+
     def test_a_learned_built_in_error_class_takes_its_mitigation(self) -> None:
-        learned = failures.learned_from(None, "RateLimitError", "call the API")
+        learned = failures.learned_from(None, "RateLimitError")
         assert learned.mitigation == failures.BUILT_IN[0].mitigation
-        assert "PortalTimeout" in failures.learned_from(None, "PortalTimeout", "x").mitigation
+        assert "PortalTimeout" in failures.learned_from(None, "PortalTimeout").mitigation
 
 
 def test_an_execution_survives_its_entry() -> None:
@@ -220,3 +247,20 @@ class TestRecorder:
     def test_an_invalid_record_is_dropped_at_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
         result, calls, stats = self._run([ValidationError("bad")], monkeypatch)
         assert result is None and calls == [1] and stats.snapshot() == {"executions_dropped": 1}
+
+
+def test_agent_categories_are_the_reserved_ones() -> None:
+    assert set(CATEGORIES) == AGENT_CATEGORIES <= RESERVED_CATEGORIES
+
+
+def test_one_decomposition_recorded_for_several_users_is_one_suggestion() -> None:
+    def found(entry_id: str, runs: int, successes: int, similarity: float) -> Suggestion:
+        made = Decomposition(entry_id, "q", ("a", "b"), None, runs, successes, 10, 5.0, NOW)
+        return Suggestion(made, similarity)
+
+    other = Suggestion(Decomposition("D9", "q", ("c",), None, 1, 1, 0, 0.0, NOW), 0.85)
+    merged = pooled([found("D1", 2, 1, 0.9), other, found("D2", 3, 3, 0.95)])
+    assert [(s.decomposition.runs, s.decomposition.successes, s.similarity) for s in merged] == [
+        (5, 4, 0.95),
+        (1, 1, 0.85),
+    ]

@@ -63,8 +63,15 @@ class Recorder:
         dropped = self._stats.snapshot().get("executions_dropped", 0)
         return {"executions_dropped": dropped} if dropped else {}
 
-    async def drain(self) -> None:
+    async def drain(self, timeout: float | None = None) -> bool:
         """Wait until every pending record is stored or dropped (those submitted meanwhile
-        too)."""
+        too); False if ``timeout`` (seconds) came first — the records go on (nothing is
+        cancelled)."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
         while self._pending:
-            await asyncio.gather(*list(self._pending), return_exceptions=True)
+            left = None if deadline is None else deadline - loop.time()
+            if left is not None and left <= 0:
+                return False
+            await asyncio.wait(set(self._pending), timeout=left)
+        return True

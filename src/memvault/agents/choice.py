@@ -62,8 +62,9 @@ class StrategyChoice:
         if self.reason == "untried":
             return f"{self.strategy}: never run on {self._kind_text}; tried before the others"
         mine = self.stats[self.strategy]
+        overall = " over every kind (too few runs on these)" if mine.kind != self.kind else ""
         record = (
-            f"{mine.successes}/{mine.runs} succeeded, mean "
+            f"{mine.successes}/{mine.runs} succeeded{overall}, mean "
             f"{mine.duration_ms.mean or 0:.0f} ms and {mine.tokens.mean or 0:.0f} tokens"
         )
         if self.reason == "explore":

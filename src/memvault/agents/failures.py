@@ -2,9 +2,11 @@
 
 Three patterns are built in (``rate_limit``, ``context_overflow``, ``ambiguous_request``), each
 seen in a request (or its plan) by indicator phrases and shown after a run by error classes.
-More are learned from recorded failures: one per error class, whose indicators are the terms
-that recur in the requests that failed with it (in at least half of them, and at least twice).
-A request matches a pattern when it (or its plan) holds one of a built-in pattern's phrases (an
+More are learned from recorded failures: one per error class, which counts its failures and
+keeps no text; its indicators are the terms that recur in the requests of the recent failed
+executions of that class still kept (in at least half of them, and at least twice), worked
+out when patterns are read — so an execution's words leave with it (retention, erasure). A
+request matches a pattern when it (or its plan) holds one of a built-in pattern's phrases (an
 ambiguous request: also one of fewer than three content words; a context overflow: also more
 than 200,000 characters), or two of a learned pattern's recurring terms.
 """
@@ -19,8 +21,6 @@ from typing import Any
 
 from ..retrieval.text import STOPWORDS, query_terms, tokens
 
-LEARNED_TERMS = 50
-"""Most terms a learned pattern keeps counts of (the most frequent)."""
 LEARNED_MATCH = 2
 """Recurring terms a request must share with a learned pattern to match it."""
 OVERFLOW_CHARS = 200_000
@@ -30,8 +30,8 @@ OVERFLOW_CHARS = 200_000
 @dataclass(frozen=True, slots=True)
 class FailurePattern:
     """A way runs fail: how to recognise it before (``indicators``) and after
-    (``error_classes``), and the ``mitigation``. Learned patterns count their ``occurrences``
-    and the ``terms`` of the requests that failed."""
+    (``error_classes``), and the ``mitigation``. A learned pattern counts its ``occurrences``;
+    its ``terms`` are those recurring in its recent failed requests, with in how many."""
 
     name: str
     description: str
@@ -41,12 +41,6 @@ class FailurePattern:
     learned: bool = False
     occurrences: int = 0
     terms: Mapping[str, int] = field(default_factory=dict)
-
-    @property
-    def recurring(self) -> tuple[str, ...]:
-        """The learned terms seen in at least half of the failures (and twice)."""
-        floor = max(2, (self.occurrences + 1) // 2)
-        return tuple(term for term, count in self.terms.items() if count >= floor)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,9 +136,8 @@ BUILT_IN = (
 _BY_ERROR = {cls: p for p in BUILT_IN for cls in p.error_classes}
 
 
-def learned_from(existing: FailurePattern | None, error_class: str, request: str) -> FailurePattern:
-    """The learned pattern of ``error_class`` with one more failure of ``request`` (its terms
-    counted; no text of it is kept)."""
+def learned_from(existing: FailurePattern | None, error_class: str) -> FailurePattern:
+    """The learned pattern of ``error_class`` with one more failure counted."""
     known = _BY_ERROR.get(error_class)
     base = existing or FailurePattern(
         f"learned:{error_class}",
@@ -153,12 +146,19 @@ def learned_from(existing: FailurePattern | None, error_class: str, request: str
         (error_class,),
         learned=True,
     )
-    terms = Counter(base.terms)
-    terms.update(query_terms(request))
-    kept = dict(sorted(terms.items(), key=lambda item: (-item[1], item[0]))[:LEARNED_TERMS])
     occurrences = base.occurrences + 1
     mitigation = base.mitigation if known is not None else _advice(error_class, occurrences)
-    return replace(base, mitigation=mitigation, occurrences=occurrences, terms=kept)
+    return replace(base, mitigation=mitigation, occurrences=occurrences, terms={})
+
+
+def with_recent(pattern: FailurePattern, requests: Iterable[str]) -> FailurePattern:
+    """A learned pattern with the terms that recur in ``requests`` (its recent failed ones):
+    those in at least half of them, and in at least two."""
+    seen = [set(query_terms(text)) for text in requests]
+    counts = Counter(term for terms in seen for term in terms)
+    floor = max(2, (len(seen) + 1) // 2)
+    recurring = {t: n for t, n in sorted(counts.items(), key=lambda i: (-i[1], i[0])) if n >= floor}
+    return replace(pattern, terms=recurring)
 
 
 def _advice(error_class: str, occurrences: int) -> str:
@@ -197,6 +197,5 @@ def _built_in_match(pattern: FailurePattern, text: str, request: str) -> tuple[s
 
 
 def _learned_match(pattern: FailurePattern, text: str) -> tuple[str, ...]:
-    recurring = set(pattern.recurring)
-    shared = tuple(term for term in query_terms(text) if term in recurring)
-    return shared if len(shared) >= min(LEARNED_MATCH, len(recurring) or LEARNED_MATCH) else ()
+    shared = tuple(term for term in query_terms(text) if term in pattern.terms)
+    return shared if len(shared) >= LEARNED_MATCH else ()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -28,11 +28,12 @@ SOURCE = "agent_execution"
 """The provenance source of what agent memory stores (derived, never user-stated)."""
 
 
-def derived_id(prefix: str, *parts: str) -> str:
+def derived_id(prefix: str, tenant: str, scope: str, *parts: str) -> str:
     """The id of the entry about ``parts`` (a strategy and kind, a decomposition, an error
-    class) in one scope: the same for every writer."""
-    digest = hashlib.blake2b("\x00".join(parts).encode("utf-8", "surrogatepass"), digest_size=12)
-    return f"{prefix}-{digest.hexdigest()}"
+    class) in one scope of one tenant: the same for every writer (ids are unique across
+    tenants in the SQL stores)."""
+    text = "\x00".join((tenant, scope, *parts)).encode("utf-8", "surrogatepass")
+    return f"{prefix}-{hashlib.blake2b(text, digest_size=12).hexdigest()}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +66,17 @@ class ToolCall:
 
     @classmethod
     def coerce(cls, value: ToolCall | Mapping[str, Any]) -> ToolCall:
-        if isinstance(value, ToolCall):
-            return value
-        if isinstance(value, Mapping):
-            return cls.from_dict(value)
-        raise ValidationError(f"a tool call must be a ToolCall or a mapping, got {value!r}")
+        """A tool call from a ``ToolCall`` or a mapping; its parameters must be a mapping."""
+        call = value if isinstance(value, ToolCall) else None
+        if call is None and isinstance(value, Mapping):
+            call = cls.from_dict(value)
+        if call is None:
+            raise ValidationError(f"a tool call must be a ToolCall or a mapping, got {value!r}")
+        parameters: object = call.parameters
+        if not isinstance(parameters, Mapping):
+            kind = type(parameters).__name__
+            raise ValidationError(f"a tool call's parameters must be a mapping, got {kind}")
+        return call
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,18 +210,7 @@ class Decomposition:
 
     @classmethod
     def from_entry(cls, entry: MemoryEntry) -> Decomposition:
-        meta = entry.metadata
-        return cls(
-            entry.id,
-            entry.content,
-            tuple(meta["subtasks"]),
-            meta.get("strategy"),
-            int(meta["runs"]),
-            int(meta["successes"]),
-            int(meta["tokens"]),
-            float(meta["duration_ms"]),
-            datetime.fromisoformat(meta["last_used"]),
-        )
+        return cls.from_dict({**entry.metadata, "id": entry.id, "query": entry.content})
 
 
 def decomposition_metadata(  # noqa: PLR0917 - one per stored field
@@ -258,3 +254,26 @@ class Suggestion:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Suggestion:
         return cls(Decomposition.from_dict(data), float(data["similarity"]))
+
+
+def pooled(found: Iterable[Suggestion]) -> list[Suggestion]:
+    """Suggestions of the same request and subtasks (recorded for several users) as one:
+    their runs, successes, tokens and durations added, the best similarity, the latest use."""
+    merged: dict[tuple[str, tuple[str, ...]], Suggestion] = {}
+    for item in found:
+        key = (item.decomposition.query, item.decomposition.subtasks)
+        seen = merged.get(key)
+        if seen is None:
+            merged[key] = item
+            continue
+        a, b = seen.decomposition, item.decomposition
+        both = replace(
+            a,
+            runs=a.runs + b.runs,
+            successes=a.successes + b.successes,
+            tokens=a.tokens + b.tokens,
+            duration_ms=a.duration_ms + b.duration_ms,
+            last_used=max(a.last_used, b.last_used),
+        )
+        merged[key] = Suggestion(both, max(seen.similarity, item.similarity))
+    return list(merged.values())

@@ -28,7 +28,7 @@ from ..security.redact import Redactor
 from ..store.ops import Filter, FoldOp, GetManyOp, ListOp, Op, PutOp
 from ..types import MemoryEntry, Provenance, Scope, SearchHit
 from .choice import PREFERENCES, Prefer, StrategyChoice, choose
-from .failures import BUILT_IN, FailureMatch, FailurePattern, learned_from, matching
+from .failures import BUILT_IN, FailureMatch, FailurePattern, learned_from, matching, with_recent
 from .model import (
     DECOMPOSITION,
     EXECUTION,
@@ -43,6 +43,7 @@ from .model import (
     derived_id,
     execution_content,
     execution_metadata,
+    pooled,
 )
 from .stats import ANY_KIND, Sample, StrategyStats
 
@@ -55,6 +56,10 @@ SIMILAR = 0.8
 """Cosine at which a past request counts as similar (decomposition reuse, request kinds)."""
 SEARCH_DEPTH = 50
 """Past requests a similarity lookup ranks."""
+RECENT_FAILURES = 500
+"""Failed executions (the newest) whose requests give learned patterns their indicators."""
+MAX_AMOUNT = 1e12
+"""Largest cost or duration (ms) of one run: sums of them stay finite."""
 
 
 class AgentPlans:
@@ -126,8 +131,8 @@ class AgentPlans:
             success=check.flag("success", success),
             tokens_in=_count("tokens_in", tokens_in),
             tokens_out=_count("tokens_out", tokens_out),
-            cost=check.finite("cost", cost, 0),
-            duration_ms=check.finite("duration_ms", duration_ms, 0),
+            cost=check.finite("cost", cost, 0, MAX_AMOUNT),
+            duration_ms=check.finite("duration_ms", duration_ms, 0, MAX_AMOUNT),
             error_message=None
             if error_message is None
             else self._redacted(_text("error_message", error_message)),
@@ -160,18 +165,16 @@ class AgentPlans:
     ) -> Plan[builtins.list[Execution]]:
         """Recorded executions, newest first, matching every filter given (``since`` <=
         recorded < ``until``)."""
-        named = {
-            "workflow_id": workflow_id,
-            "agent_id": agent_id,
-            "task_id": task_id,
-            "strategy": strategy,
-            "kind": kind,
-        }
-        equal: dict[str, Any] = {
-            key: _label(key, value) for key, value in named.items() if value is not None
-        }
-        if success is not None:
-            equal["success"] = check.flag("success", success)
+        equal = _equal(
+            {
+                "workflow_id": workflow_id,
+                "agent_id": agent_id,
+                "task_id": task_id,
+                "strategy": strategy,
+                "kind": kind,
+            },
+            success,
+        )
         where = replace(
             self._where(scope, EXECUTION),
             metadata=tuple(sorted(equal.items())),
@@ -193,13 +196,7 @@ class AgentPlans:
     ) -> Plan[builtins.list[tuple[Execution, float]]]:
         """Past executions like ``query`` (hybrid search over their inputs and outputs), best
         first, each with its score: "have we answered something like this before?"."""
-        equal: dict[str, Any] = {}
-        if agent_id is not None:
-            equal["agent_id"] = _label("agent_id", agent_id)
-        if workflow_id is not None:
-            equal["workflow_id"] = _label("workflow_id", workflow_id)
-        if success is not None:
-            equal["success"] = check.flag("success", success)
+        equal = _equal({"agent_id": agent_id, "workflow_id": workflow_id}, success)
         hits = yield from self._search(query, scope, EXECUTION, limit, equal)
         return [(Execution.from_entry(hit.entry), hit.score) for hit in hits]
 
@@ -247,11 +244,11 @@ class AgentPlans:
             kind = yield from self._kind_of(query, scope)
         kind = ANY_KIND if kind is None else _label("kind", kind)
         wanted = [(name, k) for name in names for k in {ANY_KIND, kind}]
-        ids = tuple(_stats_id(where, name, k) for name, k in wanted)
+        ids = tuple(self._stats_id(where, name, k) for name, k in wanted)
         found = yield from run(GetManyOp(self.store.tenant, ids))
-        known = {
-            (s.strategy, s.kind): s for s in (StrategyStats.from_dict(e.metadata) for e in found)
-        }
+        now = self.store.now()
+        rows = [StrategyStats.from_dict(e.metadata) for e in found if not e.is_expired(now)]
+        known = {(s.strategy, s.kind): s for s in rows}
         chosen = {}
         for name in names:
             own = known.get((name, kind))
@@ -259,6 +256,8 @@ class AgentPlans:
                 own if own is not None and own.runs >= KIND_RUNS else known.get((name, ANY_KIND))
             )
         stats = {name: s for name, s in chosen.items() if s is not None}
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ValidationError(f"seed must be an integer, got {type(seed).__name__}")
         rng = random.Random(seed)
         return choose(names, stats, epsilon=epsilon, prefer=prefer, rng=rng, kind=kind)
 
@@ -303,7 +302,9 @@ class AgentPlans:
         if user_id is not None:
             meta["user_id"] = user_id
         entry = _owned(
-            derived_id("decomposition", str(where), query, *steps, user_id or ""),
+            derived_id(
+                "decomposition", self.store.tenant, str(where), query, *steps, user_id or ""
+            ),
             where,
             query,
             DECOMPOSITION,
@@ -332,7 +333,7 @@ class AgentPlans:
                 expires_at=entry.expires_at,
             )
 
-        fold = FoldOp(self.store.tenant, entry, used_again, chunks=chunks)
+        fold = FoldOp(self.store.tenant, entry, used_again, chunks=chunks, live_at=now)
         folded = yield from run(fold)
         return Decomposition.from_entry(folded.entry)
 
@@ -346,14 +347,15 @@ class AgentPlans:
     ) -> Plan[builtins.list[Suggestion]]:
         """Past decompositions that worked (at least once) for requests similar to ``query``
         (cosine >= ``min_similarity`` with the configured embedder), by success rate, then
-        similarity; empty when nothing fits."""
+        similarity; empty when nothing fits. One request broken the same way for several
+        users is one suggestion, its record pooled."""
         least = check.finite("min_similarity", min_similarity, -1, 1)
         hits = yield from self._search(query, scope, DECOMPOSITION, SEARCH_DEPTH, {})
-        found = [
+        found = pooled(
             Suggestion(Decomposition.from_entry(hit.entry), hit.components.get("dense", 0.0))
             for hit in hits
             if hit.components.get("dense", 0.0) >= least
-        ]
+        )
         fitting = [s for s in found if s.decomposition.successes]
         fitting.sort(
             key=lambda s: (-s.decomposition.success_rate, -s.similarity, s.decomposition.id)
@@ -366,9 +368,16 @@ class AgentPlans:
         self, *, scope: Scope | str | None = None
     ) -> Plan[builtins.list[FailurePattern]]:
         """The built-in failure patterns, then those learned from recorded failures (most
-        frequent first)."""
+        frequent first), each with the terms recurring in its recent failed requests."""
         entries = yield from self.store.every(self._where(scope, FAILURE_PATTERN))
+        failed = replace(self._where(scope, EXECUTION), metadata=(("success", False),))
+        recent = yield from run(ListOp(failed, RECENT_FAILURES))
+        requests: dict[str, list[str]] = {}
+        for run_ in map(Execution.from_entry, recent):
+            if run_.error_class is not None:
+                requests.setdefault(run_.error_class, []).append(run_.input)
         learned = [FailurePattern.from_dict(e.metadata) for e in entries]
+        learned = [with_recent(p, requests.get(p.error_classes[0], ())) for p in learned]
         learned.sort(key=lambda p: (-p.occurrences, p.name))
         return [*BUILT_IN, *learned]
 
@@ -382,11 +391,17 @@ class AgentPlans:
         """The failure patterns ``query`` (and its ``plan``: text or steps) shows signs of,
         with their mitigations: to check before a run."""
         query = check.query(query)
-        steps = None if plan is None else (plan if isinstance(plan, str) else _listed("plan", plan))
+        steps = None
+        if plan is not None:
+            listed = [plan] if isinstance(plan, str) else _listed("plan", plan)
+            steps = [_text("a step of the plan", step) for step in listed]
         patterns = yield from self.failure_patterns(scope=scope)
         return matching(query, steps, patterns)
 
     # -- building blocks ----------------------------------------------------------------------
+
+    def _stats_id(self, scope: Scope, strategy: str, kind: str) -> str:
+        return derived_id("strategy", self.store.tenant, str(scope), strategy, kind)
 
     def _scope(self, scope: Scope | str | None) -> Scope:
         return self.default_scope if scope is None else Scope.coerce(scope)
@@ -445,14 +460,25 @@ class AgentPlans:
     def _execution_entry(self, execution: Execution, where: Scope) -> MemoryEntry:
         content, split = execution_content(execution.input, execution.output)
         settings = self.store.settings
+        try:
+            content = check.content(content, settings)
+        except ValidationError as exc:
+            raise ValidationError(f"an execution's input and output together: {exc}") from None
+        try:
+            metadata = check.metadata({**execution_metadata(execution), **split}, settings)
+        except ValidationError as exc:
+            raise ValidationError(
+                f"an execution's tool calls, error message and fields: {exc} (keep large tool "
+                "outputs elsewhere, or raise MEMVAULT_MAX_METADATA_BYTES)"
+            ) from None
         return _owned(
             execution.id,
             where,
-            check.content(content, settings),
+            content,
             EXECUTION,
             execution.created_at,
             _expiry(execution.created_at, settings.agent_execution_days),
-            check.metadata({**execution_metadata(execution), **split}, settings),
+            metadata,
             Provenance(
                 source=SOURCE,
                 agent_id=execution.agent_id,
@@ -474,7 +500,7 @@ class AgentPlans:
         for kind in kinds:
             first = StrategyStats(execution.strategy, kind).adding(sample)
             entry = _owned(
-                _stats_id(where, execution.strategy, kind),
+                self._stats_id(where, execution.strategy, kind),
                 where,
                 f"statistics of strategy {execution.strategy} on {kind} requests",
                 STRATEGY_STATS,
@@ -482,17 +508,18 @@ class AgentPlans:
                 expires,
                 first.to_dict(),
             )
-            folds.append(FoldOp(self.store.tenant, entry, _adding(sample, now, expires)))
+            fold = _adding(sample, now, expires)
+            folds.append(FoldOp(self.store.tenant, entry, fold, live_at=now))
         return folds
 
     def _failure_fold(self, execution: Execution, where: Scope, now: datetime) -> FoldOp:
         """The fold of a failed execution into its error class's learned pattern."""
         error_class = execution.error_class
         assert error_class is not None
-        first = learned_from(None, error_class, execution.input)
+        first = learned_from(None, error_class)
         expires = _expiry(now, self.store.settings.agent_pattern_days)
         entry = _owned(
-            derived_id("failure", str(where), error_class),
+            derived_id("failure", self.store.tenant, str(where), error_class),
             where,
             f"failure pattern: {error_class}",
             FAILURE_PATTERN,
@@ -503,10 +530,10 @@ class AgentPlans:
 
         def seen_again(stored: MemoryEntry) -> MemoryEntry:
             known = FailurePattern.from_dict(stored.metadata)
-            again = learned_from(known, error_class, execution.input)
+            again = learned_from(known, error_class)
             return replace(stored, metadata=again.to_dict(), updated_at=now, expires_at=expires)
 
-        return FoldOp(self.store.tenant, entry, seen_again)
+        return FoldOp(self.store.tenant, entry, seen_again, live_at=now)
 
 
 def _owned(  # noqa: PLR0917 - one per field an agent-memory entry sets
@@ -542,8 +569,12 @@ def _adding(sample: Sample, now: datetime, expires: datetime | None) -> Any:
     return fold
 
 
-def _stats_id(scope: Scope, strategy: str, kind: str) -> str:
-    return derived_id("strategy", str(scope), strategy, kind)
+def _equal(labels: Mapping[str, str | None], success: bool | None) -> dict[str, Any]:
+    """The metadata an execution must hold: the labels given, and the outcome if given."""
+    equal: dict[str, Any] = {k: _label(k, v) for k, v in labels.items() if v is not None}
+    if success is not None:
+        equal["success"] = check.flag("success", success)
+    return equal
 
 
 def _expiry(now: datetime, days: int) -> datetime | None:

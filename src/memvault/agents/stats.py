@@ -2,8 +2,9 @@
 durations, folded one execution at a time (pure).
 
 A distribution keeps a count, a sum, a maximum and a sparse histogram over logarithmic buckets
-(each 5 % wider than the last), so its mean is exact and its 95th percentile within 5 % of the
-true one whatever the number of runs, in a few hundred integers at most.
+(each 5 % wider than the last; zero has its own), so its mean is exact and its 95th percentile
+at most 5 % above the true one whatever the values and the number of runs, in a few hundred
+integers at most.
 """
 
 from __future__ import annotations
@@ -22,17 +23,22 @@ ANY_KIND = "*"
 """The kind of the statistics over every kind of request."""
 
 
+ZERO = -(2**31)
+"""The bucket of zero (and of nothing less: values are never negative)."""
+
+
 def bucket(value: float) -> int:
-    """The histogram bucket of a value: 0 for zero or less, else ``b`` with
-    ``RATIO**(b-1) < value + 1 <= RATIO**b`` (values from 0 up)."""
+    """The histogram bucket of a value: :data:`ZERO` for zero, else the ``b`` with
+    ``RATIO**(b-1) < value <= RATIO**b``."""
     if value <= 0:
-        return 0
-    return max(1, math.ceil(math.log(value + 1.0) / math.log(RATIO) - 1e-9))
+        return ZERO
+    index = math.ceil(math.log(value) / math.log(RATIO))
+    return index if RATIO ** (index - 1) < value else index - 1
 
 
 def upper_bound(index: int) -> float:
     """The largest value bucket ``index`` holds."""
-    return 0.0 if index <= 0 else RATIO**index - 1.0
+    return 0.0 if index == ZERO else float(RATIO**index)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +72,7 @@ class Distribution:
         if not self.count:
             return None
         wanted, seen = math.ceil(q * self.count), 0
-        for index, count in self.buckets.items():
+        for index, count in sorted(self.buckets.items()):
             seen += count
             if seen >= wanted:
                 return min(upper_bound(index), self.maximum)

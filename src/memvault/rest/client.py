@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
 
+from .. import validation as check
 from ..agents.background import Recorder
 from ..agents.model import Execution
 from ..closing import AsyncClosing, Closing
@@ -434,11 +436,12 @@ class AsyncRemoteMemory(_Remote, AsyncClosing):
         """Wait until this memory's background records are sent (or dropped) and the server's
         background extractions (or that of one session) are done; False if ``timeout``
         (seconds) came first."""
-        try:
-            await asyncio.wait_for(self._link.recorder.drain(), timeout)
-        except TimeoutError:
+        timeout = check.timeout(timeout)
+        started = time.monotonic()
+        if not await self._link.recorder.drain(timeout):
             return False
-        return await self._run(ops.flush(timeout, session_id))
+        left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+        return await self._run(ops.flush(left, session_id))
 
     def close(self) -> None:
         """Close the connections to the server; prefer ``await aclose()`` (or ``async with``),

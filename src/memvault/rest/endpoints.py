@@ -23,6 +23,7 @@ from .fields import (
     SECONDS,
     TAG_PARAM,
     TEXT,
+    TEXT_OR_TEXTS,
     TEXTS,
     TIMESTAMP,
     ZONE,
@@ -596,7 +597,7 @@ FAILURE_PATTERNS = Endpoint(
 CHECK_FAILURES = Endpoint(
     "POST",
     f"{AGENTS}/failures/check",
-    {"query": TEXT, "plan": IDS, "scope": TEXT},
+    {"query": TEXT, "plan": TEXT_OR_TEXTS, "scope": TEXT},
     required=("query",),
     answer="the failure patterns the request (and plan) shows signs of, with mitigations",
     reads=True,

@@ -123,6 +123,14 @@ def _ids(name: str, value: Any) -> Any:
 
 IDS = Field({"anyOf": [{"type": "string"}, TEXTS.schema]}, _ids)
 """One id, or a list of them."""
+
+
+def _text_or_texts(name: str, value: Any) -> Any:
+    return value if isinstance(value, str) else array_of("string")(name, value)
+
+
+TEXT_OR_TEXTS = Field({"anyOf": [{"type": "string"}, TEXTS.schema]}, _text_or_texts)
+"""One text, or a list of texts (a plan: its text, or its steps)."""
 INTEGERS = Field({"type": "array", "items": {"type": "integer"}}, array_of("integer"))
 
 

@@ -140,8 +140,13 @@ class Backend(ABC):
         if stored is None:
             self.op_put(tx, PutOp(op.tenant, op.entry, chunks=op.chunks))
             return Folded(op.entry, created=True)
-        folded = replace(op.fold(stored), id=stored.id, revision=stored.revision + 1)
-        self.op_replace(tx, ReplaceOp(op.tenant, folded, expected_revision=stored.revision))
+        expired = op.live_at is not None and stored.is_expired(op.live_at)
+        folded = op.entry if expired else op.fold(stored)
+        folded = replace(folded, id=stored.id, revision=stored.revision + 1)
+        replaced = ReplaceOp(
+            op.tenant, folded, stored.revision, chunks=op.chunks if expired else None
+        )
+        self.op_replace(tx, replaced)
         return Folded(folded, created=False)
 
     def lock_scope(self, tx: Any, tenant: str, scope: str) -> None:  # noqa: B027 - a hook

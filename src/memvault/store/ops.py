@@ -120,9 +120,10 @@ class PutOp(Op[str | None]):
 @dataclass(frozen=True, slots=True, eq=False)
 class FoldOp(Op["Folded"]):
     """Insert ``entry`` (with ``chunks``) if no entry of its id exists; else replace the
-    stored one by ``fold(stored)`` (its revision one higher; its chunks kept), reading and
-    writing it with every other writer of its scope held off: concurrent folds of one entry
-    are never lost. Result: :class:`Folded`.
+    stored one by ``fold(stored)`` (its revision one higher; its chunks kept) — or by
+    ``entry`` if the stored one had expired at ``live_at`` (an expired record starts over) —,
+    reading and writing it with every other writer of its scope held off: concurrent folds of
+    one entry are never lost. Result: :class:`Folded`.
 
     ``fold`` is a pure function of the stored entry (running totals, counters)."""
 
@@ -132,6 +133,7 @@ class FoldOp(Op["Folded"]):
     fold: Callable[[MemoryEntry], MemoryEntry]
     _: KW_ONLY
     chunks: tuple[ChunkRecord, ...] = ()
+    live_at: datetime | None = None
 
 
 class Folded(NamedTuple):

@@ -498,7 +498,7 @@ def _indexed_scopes(batch: Sequence[ops.Op[Any]]) -> set[ScopeKey]:
     return {
         ScopeKey(op.tenant, str(op.entry.scope), len(vector))
         for op in batch
-        if isinstance(op, ops.PutOp)
+        if isinstance(op, ops.PutOp | ops.FoldOp)
         for vector in (op.chunks[0].vector if op.chunks else None,)
         if vector is not None
     }

@@ -125,11 +125,17 @@ class AgentConformance:
             {"workflow_id": ""},
             {"input": "   "},
             {"tool_calls": [{"name": "x", "colour": "red"}]},
+            {"tool_calls": [{"name": "x", "parameters": "not a mapping"}]},
             {"success": "yes"},
+            {"cost": 1e300},
         ):
             with pytest.raises(ValidationError):
                 _run(memory, 1, **bad)
         assert len(memory.executions()) == 1
+        with pytest.raises(ValidationError):
+            memory.check_failures("deploy", plan=[1, 2])
+        with pytest.raises(ValidationError):
+            memory.choose_strategy(["react"], seed=[1])
 
     def test_agent_memory_entries_are_not_written_or_changed_directly(self, memory: Any) -> None:
         with pytest.raises(ForbiddenError):
@@ -330,6 +336,33 @@ class AgentConformance:
         assert match.pattern.name == "learned:PortalTimeout" and len(match.matched) >= 2
         assert memory.check_failures("Translate the invoice from 2023 into French") == []
 
+    def test_tenants_keep_their_own_agent_memory(self, memory: Any) -> None:
+        other = memory.with_tenant("other")
+        for mine in (memory, other):
+            _run(mine, 1)
+            _run(mine, 3, success=False, error_class="Boom")
+            mine.record_decomposition("Plan the offsite", ["pick a date"])
+        for mine in (memory, other):
+            assert [(s.strategy, s.runs) for s in mine.strategy_stats(kind="*")] == [("react", 2)]
+            assert [p.occurrences for p in mine.failure_patterns() if p.learned] == [1]
+            assert mine.suggest_decomposition("Plan the offsite")[0].decomposition.runs == 1
+            assert len(mine.executions()) == 2
+
+    def test_an_expired_record_is_neither_used_nor_revived(
+        self, make_memory: Any, clock: ManualClock
+    ) -> None:
+        memory = make_memory(settings=Settings(agent_aggregate_days=10, agent_pattern_days=10))
+        for _ in range(3):
+            _run(memory, 1, success=False)
+        memory.record_decomposition("Plan the offsite", ["pick a date"])
+        clock.advance(days=11)
+        choice = memory.choose_strategy(["react", "plan"], epsilon=0, seed=1)
+        assert (choice.strategy, choice.reason) == ("react", "untried")
+        _run(memory, 1, duration_ms=500.0)
+        (stats,) = memory.strategy_stats(kind="*")
+        assert (stats.runs, stats.successes, stats.duration_ms.mean) == (1, 1, 500.0)
+        assert memory.record_decomposition("Plan the offsite", ["pick a date"]).runs == 1
+
     # -- retention and erasure ----------------------------------------------------------------
 
     def test_executions_patterns_and_aggregates_expire_on_their_own_clocks(
@@ -350,9 +383,22 @@ class AgentConformance:
     def test_erasing_a_user_takes_what_their_requests_produced(self, memory: Any) -> None:
         _run(memory, 1, user_id="alice")
         _run(memory, 2, user_id="bob")
+        for n in range(2):
+            memory.record_execution(
+                workflow_id="w",
+                agent_id="a",
+                input=f"Audit Alice's payroll secrets, part {n}",
+                success=False,
+                error_class="Boom",
+                user_id="alice",
+            )
         memory.record_decomposition("Plan Alice's trip", ["flights", "hotel"], user_id="alice")
+        (learned,) = [p for p in memory.failure_patterns() if p.learned]
+        assert "payrol" in learned.terms
         receipt = memory.erase(user="alice")
-        assert receipt.counts == {"decomposition": 1, "execution": 1}
+        assert receipt.counts == {"decomposition": 1, "execution": 3}
+        (learned,) = [p for p in memory.failure_patterns() if p.learned]
+        assert learned.occurrences == 2 and learned.terms == {}  # counts only: no word of hers
         assert [e.user_id for e in memory.executions()] == ["bob"]
         assert memory.suggest_decomposition("Plan Alice's trip") == []
         assert sum(s.runs for s in memory.strategy_stats() if s.kind == "*") == 2

@@ -4,8 +4,8 @@ went — counts and a hash of the ids, never content.
 What belongs to a user: their scope (``user:ID``: Global Memory and facts), every session of
 theirs with all it holds (the session, records, summaries, Session Memory, findings), every
 entry whose metadata names them as its ``user_id`` (agent memory's executions and
-decompositions of their requests; the aggregates stay: strategy statistics, and learned
-failure patterns, which count the stemmed words of failing requests but keep no text), and what
+decompositions of their requests; the aggregates stay — strategy statistics and learned failure
+patterns hold counts, no text), and what
 was made from any of it anywhere in the tenant — entries created in those sessions (objects,
 workspace and org entries whose provenance names one), copies promoted from an erased entry
 and compactions of one, to any depth. A scope's erasure takes the scope and what was made from
