@@ -528,7 +528,8 @@ class AsyncMemory(_Base, AsyncClosing):
         fire and forget, so a workflow never fails because of its bookkeeping. A store error
         is retried 3 times with backoff (0.1, 0.2, 0.4 s); a record that still fails, or is
         invalid, is dropped, logged and counted (``stats()["executions_dropped"]``).
-        :meth:`flush` and closing wait for pending records. Call it inside a running loop."""
+        :meth:`flush` and closing wait for pending records. Call it inside a running loop
+        (else ValidationError: ``record_execution`` records at once)."""
         return self._recorder.submit(lambda: self.record_execution(**fields))
 
     async def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:

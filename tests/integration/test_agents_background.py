@@ -11,7 +11,7 @@ import pytest
 
 from memvault import AsyncMemory
 from memvault.agents import background
-from memvault.errors import BackendError
+from memvault.errors import BackendError, ValidationError
 from memvault.testing import HashEmbedder
 
 
@@ -98,3 +98,10 @@ def test_a_flush_that_times_out_cancels_nothing(
     early, late, stored, counts = asyncio.run(scenario())
     assert (early, late, stored) == (False, True, 5)
     assert "executions_dropped" not in counts
+
+
+def test_a_background_record_outside_a_loop_is_a_validation_error(tmp_path: Path) -> None:
+    memory = AsyncMemory(str(tmp_path / "m.db"), embedder=HashEmbedder())
+    with pytest.raises(ValidationError, match="running event loop"):
+        memory.record_execution_later(**_fields(1))
+    memory.close()

@@ -28,8 +28,16 @@ class Recorder:
         self._pending: set[asyncio.Task[Any]] = set()
 
     def submit(self, record: Callable[[], Awaitable[T]]) -> asyncio.Task[T | None]:
-        """Run ``record()`` in a task of the running loop; its result, or None if dropped."""
-        task = asyncio.get_running_loop().create_task(self._attempts(record))
+        """Run ``record()`` in a task of the running loop; its result, or None if dropped.
+        ValidationError outside a running loop (nothing could run the record)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise ValidationError(
+                "a background record needs a running event loop: call it from async code, or "
+                "record at once with record_execution"
+            ) from None
+        task = loop.create_task(self._attempts(record))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
         return task

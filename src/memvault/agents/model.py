@@ -257,11 +257,11 @@ class Suggestion:
 
 
 def pooled(found: Iterable[Suggestion]) -> list[Suggestion]:
-    """Suggestions of the same request and subtasks (recorded for several users) as one:
+    """Suggestions of the same request, subtasks and strategy (recorded for several users) as one:
     their runs, successes, tokens and durations added, the best similarity, the latest use."""
-    merged: dict[tuple[str, tuple[str, ...]], Suggestion] = {}
+    merged: dict[tuple[str, tuple[str, ...], str | None], Suggestion] = {}
     for item in found:
-        key = (item.decomposition.query, item.decomposition.subtasks)
+        key = (item.decomposition.query, item.decomposition.subtasks, item.decomposition.strategy)
         seen = merged.get(key)
         if seen is None:
             merged[key] = item

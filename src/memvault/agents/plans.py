@@ -58,8 +58,9 @@ SEARCH_DEPTH = 50
 """Past requests a similarity lookup ranks."""
 RECENT_FAILURES = 500
 """Failed executions (the newest) whose requests give learned patterns their indicators."""
-MAX_AMOUNT = 1e12
-"""Largest cost or duration (ms) of one run: sums of them stay finite."""
+MAX_AMOUNT = 10**12
+"""Largest cost, duration (ms) or token count of one run: sums of them stay finite (and
+64-bit)."""
 
 
 class AgentPlans:
@@ -111,14 +112,19 @@ class AgentPlans:
             **{
                 name: _label(name, value, optional=True)
                 for name, value in (
-                    ("strategy", strategy),
-                    ("kind", kind),
                     ("task_id", task_id),
                     ("parent_id", parent_id),
                     ("model", model),
-                    ("error_class", error_class),
                     ("session_id", session_id),
                     ("user_id", user_id),
+                )
+            },
+            **{  # the names the aggregates keep: redacted like text
+                name: self._redacted_label(name, value)
+                for name, value in (
+                    ("strategy", strategy),
+                    ("kind", kind),
+                    ("error_class", error_class),
                 )
             },
         }
@@ -242,20 +248,20 @@ class AgentPlans:
         where = self._scope(scope)
         if kind is None and query is not None:
             kind = yield from self._kind_of(query, scope)
-        kind = ANY_KIND if kind is None else _label("kind", kind)
-        wanted = [(name, k) for name in names for k in {ANY_KIND, kind}]
-        ids = tuple(self._stats_id(where, name, k) for name, k in wanted)
+        kind = self._redacted_label("kind", kind) or ANY_KIND
+        stored = {name: self._redacted(name) for name in names}  # as record_execution keeps it
+        ids = tuple(self._stats_id(where, stored[n], k) for n in names for k in {ANY_KIND, kind})
         found = yield from run(GetManyOp(self.store.tenant, ids))
         now = self.store.now()
         rows = [StrategyStats.from_dict(e.metadata) for e in found if not e.is_expired(now)]
         known = {(s.strategy, s.kind): s for s in rows}
-        chosen = {}
+        stats = {}
         for name in names:
-            own = known.get((name, kind))
-            chosen[name] = (
-                own if own is not None and own.runs >= KIND_RUNS else known.get((name, ANY_KIND))
-            )
-        stats = {name: s for name, s in chosen.items() if s is not None}
+            own = known.get((stored[name], kind))
+            usable = own if own is not None and own.runs >= KIND_RUNS else None
+            usable = usable or known.get((stored[name], ANY_KIND))
+            if usable is not None:
+                stats[name] = usable
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise ValidationError(f"seed must be an integer, got {type(seed).__name__}")
         rng = random.Random(seed)
@@ -293,17 +299,23 @@ class AgentPlans:
         steps = tuple(self._redacted(_text("subtask", s)) for s in _listed("subtasks", subtasks))
         if not steps or not all(s.strip() for s in steps):
             raise ValidationError("subtasks must be a non-empty list of non-empty strings")
-        strategy = _label("strategy", strategy, optional=True)
+        strategy = self._redacted_label("strategy", strategy)
         user_id = _label("user_id", user_id, optional=True)
         session_id = _label("session_id", session_id, optional=True)
         sample = (check.flag("success", success), _count("tokens", tokens))
-        duration = check.finite("duration_ms", duration_ms, 0)
+        duration = check.finite("duration_ms", duration_ms, 0, MAX_AMOUNT)
         meta = decomposition_metadata(steps, strategy, 1, int(sample[0]), sample[1], duration, now)
         if user_id is not None:
             meta["user_id"] = user_id
         entry = _owned(
             derived_id(
-                "decomposition", self.store.tenant, str(where), query, *steps, user_id or ""
+                "decomposition",
+                self.store.tenant,
+                str(where),
+                query,
+                *steps,
+                strategy or "",
+                user_id or "",
             ),
             where,
             query,
@@ -319,7 +331,7 @@ class AgentPlans:
             old = Decomposition.from_entry(stored)
             again = decomposition_metadata(
                 old.subtasks,
-                strategy or old.strategy,
+                strategy,
                 old.runs + 1,
                 old.successes + int(sample[0]),
                 old.tokens + sample[1],
@@ -389,8 +401,11 @@ class AgentPlans:
         scope: Scope | str | None = None,
     ) -> Plan[builtins.list[FailureMatch]]:
         """The failure patterns ``query`` (and its ``plan``: text or steps) shows signs of,
-        with their mitigations: to check before a run."""
-        query = check.query(query)
+        with their mitigations: to check before a run. The request may be of any length (a
+        long one may overflow a context window)."""
+        query = _text("query", query)
+        if not query.strip():
+            raise ValidationError("query must not be empty")
         steps = None
         if plan is not None:
             listed = [plan] if isinstance(plan, str) else _listed("plan", plan)
@@ -437,11 +452,22 @@ class AgentPlans:
             self.store.stats.add(f"redacted_{rule}", n)
         return redaction.text
 
+    def _redacted_label(self, name: str, value: object) -> str | None:
+        """An optional name that aggregates keep (strategy, kind, error class), redacted."""
+        label: str | None = _label(name, value, optional=True)
+        return None if label is None else self._redacted(label)
+
     def _redacted_tree(self, value: Any) -> Any:
-        """``value`` (a tool call's parameters) with every string in it redacted."""
+        """``value`` (a tool call's parameters) with every string in it checked (no NUL) and
+        redacted; a mapping's keys must be strings (as JSON's are: none is silently turned
+        into one)."""
         if isinstance(value, str):
-            return self._redacted(value)
+            return self._redacted(_text("a tool call's parameter", value))
         if isinstance(value, Mapping):
+            for key in value:
+                if not isinstance(key, str):
+                    raise ValidationError(f"a tool call's parameter names must be strings: {key!r}")
+                _text("a tool call's parameter name", key)
             return {key: self._redacted_tree(item) for key, item in value.items()}
         if isinstance(value, list | tuple):
             return [self._redacted_tree(item) for item in value]
@@ -454,7 +480,7 @@ class AgentPlans:
             self._redacted_tree(call.parameters),
             self._redacted(_text("tool output", call.output)),
             check.flag("tool success", call.success),
-            check.finite("tool duration_ms", call.duration_ms, 0),
+            check.finite("tool duration_ms", call.duration_ms, 0, MAX_AMOUNT),
         )
 
     def _execution_entry(self, execution: Execution, where: Scope) -> MemoryEntry:
@@ -589,8 +615,10 @@ def _label(name: str, value: object, *, optional: bool = False) -> Any:
         raise ValidationError(
             f"{name} must be a non-empty string of at most {MAX_LABEL_CHARS} characters"
         )
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise ValidationError(f"{name} must not contain control characters")
+    if not value.isprintable():
+        raise ValidationError(
+            f"{name} must be printable (no control, format or separator characters)"
+        )
     return value
 
 
@@ -603,8 +631,9 @@ def _text(name: str, value: object) -> str:
 
 
 def _count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValidationError(f"{name} must be an integer >= 0, got {value!r}")
+    """A count of one run (tokens): 0 to 10¹², so that sums of them stay 64-bit."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_AMOUNT:
+        raise ValidationError(f"{name} must be an integer from 0 to 10**12, got {value!r}")
     return value
 
 

@@ -128,6 +128,11 @@ class AgentConformance:
             {"tool_calls": [{"name": "x", "parameters": "not a mapping"}]},
             {"success": "yes"},
             {"cost": 1e300},
+            {"tokens_in": 2**63 - 1},
+            {"strategy": "a\u200bb"},
+            {"tool_calls": [{"name": "t", "parameters": {1: "a"}}]},
+            {"tool_calls": [{"name": "t", "parameters": {"a": "b\x00"}}]},
+            {"tool_calls": [{"name": "t", "duration_ms": 1e300}]},
         ):
             with pytest.raises(ValidationError):
                 _run(memory, 1, **bad)
@@ -294,7 +299,7 @@ class AgentConformance:
             "Compare three databases for our analytics workload", steps, strategy="plan"
         )
         again = memory.record_decomposition(
-            "Compare three databases for our analytics workload", steps, tokens=500
+            "Compare three databases for our analytics workload", steps, strategy="plan", tokens=500
         )
         assert (again.runs, again.successes, again.tokens, again.strategy) == (2, 2, 500, "plan")
         failed = ["ask the user"]
@@ -308,6 +313,12 @@ class AgentConformance:
         assert memory.suggest_decomposition("Bake a chocolate cake for twelve people") == []
         with pytest.raises(ValidationError):
             memory.record_decomposition("Plan a trip", [])
+        with pytest.raises(ValidationError):
+            memory.record_decomposition("Plan a trip", ["go"], duration_ms=1e308)
+        memory.record_decomposition("Plan the offsite", ["book"], strategy="s1", success=False)
+        memory.record_decomposition("Plan the offsite", ["book"], strategy="s2")
+        (offsite,) = memory.suggest_decomposition("Plan the offsite")
+        assert (offsite.decomposition.strategy, offsite.decomposition.runs) == ("s2", 1)
 
     # -- failures -----------------------------------------------------------------------------
 
@@ -320,6 +331,21 @@ class AgentConformance:
         assert [m.pattern.name for m in found] == ["rate_limit", "context_overflow"]
         assert all(m.mitigation for m in found)
         assert memory.check_failures("Translate the invoice from 2023 into French") == []
+
+    def test_a_long_request_may_overflow_and_names_are_redacted(self, memory: Any) -> None:
+        found = memory.check_failures("Summarise this: " + "word " * 50_000)
+        assert "context_overflow" in [m.pattern.name for m in found]
+        memory.record_execution(
+            workflow_id="w",
+            agent_id="a",
+            input="Send the invoice",
+            success=False,
+            error_class="NoMailbox bob@example.com",
+            strategy="mail bob@example.com",
+            kind="mail to bob@example.com",
+        )
+        kept = repr(memory.failure_patterns()) + repr(memory.strategy_stats())
+        assert "bob@example.com" not in kept and "[EMAIL]" in kept
 
     def test_failures_are_learned_from_recorded_runs(self, memory: Any) -> None:
         for n in range(3):

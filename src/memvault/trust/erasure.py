@@ -5,7 +5,7 @@ What belongs to a user: their scope (``user:ID``: Global Memory and facts), ever
 theirs with all it holds (the session, records, summaries, Session Memory, findings), every
 entry whose metadata names them as its ``user_id`` (agent memory's executions and
 decompositions of their requests; the aggregates stay — strategy statistics and learned failure
-patterns hold counts, no text), and what
+patterns hold counts and redacted names, no request text), and what
 was made from any of it anywhere in the tenant — entries created in those sessions (objects,
 workspace and org entries whose provenance names one), copies promoted from an erased entry
 and compactions of one, to any depth. A scope's erasure takes the scope and what was made from
