@@ -313,7 +313,7 @@ class AgentPlans:
                 self.store.tenant,
                 str(where),
                 query,
-                *steps,
+                "\x1f".join(steps),
                 strategy or "",
                 user_id or "",
             ),
