@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import time
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -537,11 +536,8 @@ class AsyncMemory(_Base, AsyncClosing):
         tenant's background extractions (or one session's) are done; False if ``timeout``
         (seconds) came first. The wait holds no thread."""
         timeout, matches = self._waits_for(timeout, session_id)
-        started = time.monotonic()
-        if not await self._recorder.drain(timeout):
-            return False
-        left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
-        return await self._learner.flushed(left, matches)
+        done, left = await self._recorder.drain(timeout)
+        return done and await self._learner.flushed(left, matches)
 
     async def aclose(self) -> None:
         """Wait for pending records and extractions, then close what this object opened (off

@@ -71,15 +71,14 @@ class Recorder:
         dropped = self._stats.snapshot().get("executions_dropped", 0)
         return {"executions_dropped": dropped} if dropped else {}
 
-    async def drain(self, timeout: float | None = None) -> bool:
+    async def drain(self, timeout: float | None = None) -> tuple[bool, float | None]:
         """Wait until every pending record is stored or dropped (those submitted meanwhile
-        too); False if ``timeout`` (seconds) came first — the records go on (nothing is
-        cancelled)."""
+        too): whether they were before ``timeout`` (seconds) — the records go on, nothing is
+        cancelled — and the seconds of it left (None: no timeout)."""
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
-        while self._pending:
-            left = None if deadline is None else deadline - loop.time()
-            if left is not None and left <= 0:
-                return False
+        while True:
+            left = None if deadline is None else max(0.0, deadline - loop.time())
+            if not self._pending or left == 0.0:
+                return not self._pending, left
             await asyncio.wait(set(self._pending), timeout=left)
-        return True

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -436,12 +435,8 @@ class AsyncRemoteMemory(_Remote, AsyncClosing):
         """Wait until this memory's background records are sent (or dropped) and the server's
         background extractions (or that of one session) are done; False if ``timeout``
         (seconds) came first."""
-        timeout = check.timeout(timeout)
-        started = time.monotonic()
-        if not await self._link.recorder.drain(timeout):
-            return False
-        left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
-        return await self._run(ops.flush(left, session_id))
+        done, left = await self._link.recorder.drain(check.timeout(timeout))
+        return done and await self._run(ops.flush(left, session_id))
 
     def close(self) -> None:
         """Close the connections to the server; prefer ``await aclose()`` (or ``async with``),

@@ -12,7 +12,8 @@ import json
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -381,30 +382,31 @@ class SQLiteBackend(SqlOps, Backend):
         """Bring a kept index up to its scope's version (the last batch of an import is
         written after the index was last read): what is saved on close is then current, and
         the next process reads it instead of rebuilding."""
-        conn = self._conn
-        conn.execute("BEGIN")
-        self._changes_at_begin = conn.total_changes
-        try:
+        with self._reading() as conn:
             version = self.scope_version(conn, key.tenant, key.scope)
             if self._cache.get(key, version) is None:
                 table = self.caught_up(conn, key, version)
                 if table is not None:
                     self._cache.put(key, version, table)
-        finally:
-            conn.execute("COMMIT")
 
     def _index_if_large(self, key: ScopeKey) -> None:
         """The index of the scope, kept, if it is large enough to be saved."""
-        conn = self._conn
-        conn.execute("BEGIN")
-        self._changes_at_begin = conn.total_changes
-        try:
+        with self._reading() as conn:
             (count,) = conn.execute(
                 "SELECT count(*) FROM entries WHERE tenant = ? AND scope = ?",
                 (key.tenant, key.scope),
             ).fetchone()
             if count >= SAVED_FROM_ENTRIES:
                 self._scope_table(conn, key)
+
+    @contextmanager
+    def _reading(self) -> Iterator[Any]:
+        """A read transaction on the connection, outside :meth:`batch` (on close)."""
+        conn = self._conn
+        conn.execute("BEGIN")
+        self._changes_at_begin = conn.total_changes
+        try:
+            yield conn
         finally:
             conn.execute("COMMIT")
 
