@@ -23,9 +23,9 @@ from memvault.security.injection import (
     Flag,
     FlagKind,
     blocks_durable,
-    quoted_regions,
     scan,
 )
+from memvault.security.quoting import quoted_regions
 from memvault.security.text import INVISIBLE, fold
 from memvault.testing.obedient import obey
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from memvault.extraction.facts import Candidate, FactCategory, Turn
 from memvault.retrieval.text import STOPWORDS, words
-from memvault.security import injection
+from memvault.security import quoting
 
 PREF, DEC, FACT, CTX = (
     FactCategory.PREFERENCE,
@@ -208,7 +208,7 @@ def _visible(text: str) -> str:
     def unquote(match: re.Match[str]) -> str:
         return match[1] if len(match[1].split()) <= 2 else " [quote] "
 
-    for start, end in reversed(injection.quoted_regions(text)):  # pasted or handed over
+    for start, end in reversed(quoting.quoted_regions(text)):  # pasted or handed over
         text = f"{text[:start]} [quote] {text[end:]}"
     text = _QUOTED_LINE.sub("", _CODE.sub("\n", text))
     return _SINGLE.sub(unquote, _DOUBLE.sub(unquote, text)).translate(_TYPOGRAPHY)

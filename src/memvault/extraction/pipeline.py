@@ -30,10 +30,12 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from ..facilities.model import Record, Source
-from ..retrieval.text import STOPWORDS, words
-from ..security import injection
+from ..retrieval.text import STOPWORDS, stems, words
+from ..security import injection, quoting
+from ..security.spans import outside
+from ..security.text import normalise
 from ..types import MemoryEntry
-from . import selfref, slots
+from . import grounding, selfref, slots
 from .facts import DURABLE, Candidate, FactCategory, Turn
 
 WINDOW = 4
@@ -61,6 +63,10 @@ DURABLE_ATTRIBUTES = frozenset(
 )
 """Slot attributes of the user that hold across sessions: such a ``fact`` is an ``identity``."""
 IDENTITY = "identity"
+MAX_REPLACED_PER_FACT = 2
+"""Stored memories one fact may retire at most."""
+MAX_REPLACED_PER_WINDOW = 3
+"""Stored memories the facts of one window (one turn, usually) may retire at most."""
 _IGNORED = STOPWORDS | {"user", "users", "user's", "the", "s"}
 
 
@@ -169,9 +175,6 @@ class Situation:
     tainted: bool = False
     """A turn or tool output of the window carries instructions: nothing read with it counts
     as the user's own words."""
-    foreign: frozenset[str] = frozenset()
-    """Content words of the window's tool outputs, of the turns they shaped and of quoted
-    material: words a fact may not borrow and still be the user's own."""
 
 
 def situation(
@@ -187,14 +190,11 @@ def situation(
         t.number: tuple(str(f.kind) for f in injection.scan(t.text, user_voice=_own_voice(t)))
         for t in window.turns
     }
-    quoted = {t.number: tuple(injection.quoted_regions(t.text)) for t in window.turns}
+    quoted = {t.number: tuple(quoting.quoted_regions(t.text)) for t in window.turns}
     tool_flags = [str(f.kind) for text in window.tools for f in injection.scan(text)]
     tainted = any(
         k in BLOCKING_FLAGS for k in (*tool_flags, *(k for f in flags.values() for k in f))
     )
-    not_said = [*window.tools, *(t.text for t in window.turns if t.tool_influenced)]
-    not_said += [t.text[a:b] for t in window.turns for a, b in quoted[t.number]]
-    foreign = frozenset(content_words("\n".join(not_said)))
     return Situation(
         window,
         tuple(memories),
@@ -204,7 +204,6 @@ def situation(
         flags,
         quoted,
         tainted,
-        foreign,
     )
 
 
@@ -227,6 +226,15 @@ class Decision:
     """Ids of the stored entries it supersedes."""
     dropped: str | None = None
     """Why it is not stored."""
+    content: str = ""
+    """What is stored: the fact as checked (normalised; the native expression when only it is
+    the user's words)."""
+    native: str | None = None
+    """The native expression kept: checked on its own and agreeing with the fact."""
+    refused: tuple[tuple[str, str], ...] = ()
+    """What the extractor proposed and the checks refused, as (what, why): a replacement
+    (``replaces <id>``), the native expression (``native``), or the fact's wording (``fact``:
+    the user's own words are stored instead)."""
 
     @property
     def stored(self) -> bool:
@@ -235,30 +243,35 @@ class Decision:
 
 def decide(candidates: Iterable[Candidate], where: Situation) -> list[Decision]:
     """The decision on every candidate, in order."""
-    return [_decide(c, where) for c in candidates]
+    return capped([_decide(c, where) for c in candidates])
 
 
 def _decide(candidate: Candidate, where: Situation) -> Decision:
     refusal = _refusal(candidate, where)
     if refusal is not None:
         return Decision(candidate, dropped=refusal)
-    turn, own_words = ground(candidate, where)
+    turn, checked = ground(candidate, where)
     if turn is None:
         return Decision(candidate, dropped="ungrounded: no turn says it")
     if turn.number < where.window.fresh:
         return Decision(candidate, turn=turn, dropped="said before: an earlier extraction read it")
     if any(kind in BLOCKING_FLAGS for kind in where.flags.get(turn.number, ())):
         return Decision(candidate, turn=turn, dropped="injection: its turn carries instructions")
-    stated = turn.role == "user" and own_words and not turn.tool_influenced
+    own = _own_voice(turn) and not where.tainted
+    stated = own and checked.stated
     if candidate.category in DURABLE and not stated:
-        reason = (
-            "injection in the window: no preference or decision is learned from it"
-            if where.tainted
-            else "not the user's own words: only the user states their preferences and decisions"
-        )
+        if where.tainted:
+            reason = "injection in the window: no preference or decision is learned from it"
+        elif own and checked.reason:
+            reason = f"not what the user said: {checked.reason}"
+        else:
+            reason = (
+                "not the user's own words: only the user states their preferences and decisions"
+            )
         return Decision(candidate, turn=turn, dropped=reason)
     source = Source.USER_TURN if stated else Source.ASSISTANT_TURN
     destination, category = route(candidate, stated and not where.private)
+    refused = (checked.refused,) if stated and checked.refused else ()
     decision = Decision(
         candidate,
         destination,
@@ -266,6 +279,9 @@ def _decide(candidate: Candidate, where: Situation) -> Decision:
         source,
         turn,
         tool_originated=turn.tool_influenced,
+        content=checked.content if stated else grounding.learned_text(candidate.fact),
+        native=checked.native if stated else None,
+        refused=refused,
     )
     return _with_replacements(decision, where)
 
@@ -275,6 +291,8 @@ def _refusal(candidate: Candidate, where: Situation) -> str | None:
         return f"category {candidate.category!r} is not one of {', '.join(FactCategory)}"
     if not candidate.fact.strip():
         return "empty fact"
+    if grounding.hides_meaning(f"{candidate.fact}\n{candidate.native or ''}"):
+        return "invisible characters inside the fact: its meaning depends on them"
     if selfref.is_self_referential(candidate.fact, where.tool_names):
         return "self-referential: about the assistant or the machinery"
     text = f"{candidate.fact}\n{candidate.native or ''}"
@@ -289,63 +307,37 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{2,}")
 def content_words(text: str) -> set[str]:
     """The words that carry a text's content; runs of Chinese, Japanese or Korean characters
     (written without spaces) as their character pairs."""
+    text = normalise(text)
     found = {w for w in words(text.lower()) if w not in _IGNORED and len(w) > 1}
     for run in _CJK.findall(text):
         found |= {run[i : i + 2] for i in range(len(run) - 1)}
     return found
 
 
-FRAMING = frozenset(
-    """user user's prefers prefer preferred preference likes like liked loves love enjoys enjoy
-    dislikes dislike hates hate wants want wanted wishes needs need decided decides decision
-    chose chosen choose chooses opted uses use using used lives live living lived works work
-    working name named called always never usually often mentioned said says stated asked
-    plans plan planning going favorite favourite instead rather also really""".split()
-)
-"""Words a fact uses to frame what the user said (``The user prefers…``), not its content."""
-
-
-def ground(candidate: Candidate, where: Situation) -> tuple[Turn | None, bool]:
+def ground(candidate: Candidate, where: Situation) -> tuple[Turn | None, grounding.Grounding]:
     """The turn a candidate comes from — the cited one unless another shares more of its
-    words (ties go to user turns, then the latest) — and whether the fact is the user's own
-    words there (see :func:`own_words`)."""
+    words (ties go to user turns, then the latest) — and how the fact holds against what the
+    user said there in their own words (:func:`grounding.check`)."""
     wanted = content_words(f"{candidate.fact} {candidate.native or ''}")
     scores = {t.number: len(wanted & content_words(t.text)) for t in where.window.turns}
     best = max(scores.values(), default=0)
     if best == 0:
-        return None, False
+        return None, grounding.Grounding(False, candidate.fact, reason="no turn says it")
     cited = where.window.turn(candidate.turn)
     if cited is not None and scores[cited.number] == best:
         turn = cited
     else:
         tied = [t for t in where.window.turns if scores[t.number] == best]
         turn = max(tied, key=lambda t: (t.role == "user", t.number))
-    return turn, own_words(candidate, turn, where)
+    return turn, grounding.check(candidate.fact, candidate.native, own_text(turn, where))
 
 
-def own_words(candidate: Candidate, turn: Turn, where: Situation) -> bool:
-    """Whether a fact stands on what the user said in ``turn``, outside quoted material: most
-    of its content words (English or native) are there, and none comes only from a tool
-    output, a turn it shaped or quoted text. Never in a window that carries an injection."""
-    if turn.role != "user" or turn.tool_influenced or where.tainted:
-        return False
-    outside = content_words(_outside(turn.text, where.quoted.get(turn.number, ())))
-    parts = [
-        content_words(text) - FRAMING for text in (candidate.fact, candidate.native or "") if text
-    ]
-    if (set().union(*parts) & where.foreign) - outside:
-        return False
-    return any(part and 2 * len(part & outside) >= len(part) for part in parts)
-
-
-def _outside(text: str, quoted: Sequence[tuple[int, int]]) -> str:
-    """The text without its quoted spans."""
-    kept, last = [], 0
-    for a, b in sorted(quoted):
-        kept.append(text[last:a])
-        last = max(last, b)
-    kept.append(text[last:])
-    return " ".join(kept)
+def own_text(turn: Turn, where: Situation) -> str:
+    """What the user wrote in ``turn`` themselves: nothing of an answer or a turn shaped by
+    tool output, and none of the material they quoted, pasted or handed over."""
+    if not _own_voice(turn):
+        return ""
+    return outside(turn.text, where.quoted.get(turn.number, ()))
 
 
 def route(candidate: Candidate, may_go_global: bool) -> tuple[Destination, str]:
@@ -368,17 +360,81 @@ def is_identity(fact: str) -> bool:
 
 def _with_replacements(decision: Decision, where: Situation) -> Decision:
     """The stored entries (of the same destination) the decision's fact replaces: those the
-    extractor named, else — with the slot heuristic — those whose slot it changes."""
+    extractor named and :func:`replacement_refusal` lets it retire, else — with the slot
+    heuristic — those whose slot it changes; at most ``MAX_REPLACED_PER_FACT``."""
     scope_kind = "user" if decision.destination is Destination.GLOBAL else "session"
     same_place = [s for s in where.memories if str(s.entry.scope.kind) == scope_kind]
     named = set(decision.candidate.replaces)
     if named:
-        ids = tuple(s.entry.id for s in same_place if s.handle in named)
+        proposed = [s.entry for s in same_place if s.handle in named]
     elif where.use_slots:
-        ids = replaced_by_slot(decision.candidate.fact, [s.entry for s in same_place])
+        by_id = {s.entry.id: s.entry for s in same_place}
+        proposed = [by_id[i] for i in replaced_by_slot(decision.content, list(by_id.values()))]
     else:
-        ids = ()
-    return replace(decision, replaces=ids)
+        proposed = []
+    kept: list[str] = []
+    refused = list(decision.refused)
+    for old in proposed:
+        why = replacement_refusal(decision, old)
+        if why is None and len(kept) >= MAX_REPLACED_PER_FACT:
+            why = f"a fact retires at most {MAX_REPLACED_PER_FACT} memories"
+        if why is None:
+            kept.append(old.id)
+        else:
+            refused.append((f"replaces {old.id}", why))
+    return replace(decision, replaces=tuple(kept), refused=tuple(refused))
+
+
+def replacement_refusal(decision: Decision, old: MemoryEntry) -> str | None:
+    """Why a fact may not retire ``old`` (None: it may). Only a statement of the user retires
+    what the user stated, and only a memory about the same thing: the same slot (subject and
+    attribute), or — where the slot rule cannot read one of them — mostly the same content
+    words."""
+    if old.provenance.source == Source.USER_TURN and decision.source != Source.USER_TURN:
+        return "a derived fact never retires what the user stated"
+    new_slot, old_slot = slots.slot_of(decision.content), slots.slot_of(old.content)
+    if new_slot is not None and old_slot is not None:
+        if new_slot.subject != old_slot.subject:
+            return f"about someone else ({old_slot.subject})"
+        if new_slot.attribute == old_slot.attribute:
+            return None
+    ours, theirs = topic(decision.content), topic(old.content)
+    shared = ours & theirs
+    if not shared or 2 * len(shared) < min(len(ours), len(theirs)):
+        return "about something else: too few words in common"
+    return None
+
+
+_FRAME_VERBS = frozenset(
+    """user user's users said prefer prefers preferred like likes liked love loves want wants
+    wanted enjoy enjoys dislike dislikes hate hates decided decide chose choose always never
+    usually often really also now currently still""".split()
+)
+
+
+def topic(fact: str) -> set[str]:
+    """The stems of what a fact is about: its content words but the verbs that frame it."""
+    return _stemmed(content_words(fact) - _FRAME_VERBS)
+
+
+def _stemmed(found: set[str]) -> set[str]:
+    return set(stems(sorted(found)))
+
+
+def capped(decisions: Sequence[Decision]) -> list[Decision]:
+    """The decisions with at most ``MAX_REPLACED_PER_WINDOW`` retirements in all (the first
+    proposed keep theirs); the rest refused."""
+    left = MAX_REPLACED_PER_WINDOW
+    result = []
+    for decision in decisions:
+        kept = decision.replaces[:left]
+        over = [
+            (f"replaces {i}", f"one turn retires at most {MAX_REPLACED_PER_WINDOW} memories")
+            for i in decision.replaces[len(kept) :]
+        ]
+        left -= len(kept)
+        result.append(replace(decision, replaces=kept, refused=(*decision.refused, *over)))
+    return result
 
 
 def replaced_by_slot(fact: str, entries: Sequence[MemoryEntry]) -> tuple[str, ...]:

@@ -29,6 +29,7 @@ from ..facilities.sessions import SessionPlans
 from ..llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest
 from ..security import guard
 from ..security.redact import Redactor
+from ..security.text import normalise
 from ..store import duplicates
 from ..store.ops import CountOp, Filter, GetOp, ListOp, Op, PutOp, ReplaceOp, TrimOp
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
@@ -89,6 +90,23 @@ class Dropped:
 
 
 @dataclass(frozen=True, slots=True)
+class Refused:
+    """Part of a stored fact's proposal that the checks refused: a replacement
+    (``replaces <id>``) or its native expression (``native``), and why."""
+
+    fact: str
+    what: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"fact": self.fact, "what": self.what, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Refused:
+        return cls(data["fact"], data["what"], data["reason"])
+
+
+@dataclass(frozen=True, slots=True)
 class Extraction:
     """What one extraction did: stored, merged into existing entries, superseded, dropped."""
 
@@ -105,6 +123,9 @@ class Extraction:
     """User and assistant records read for the first time."""
     skipped: int = 0
     """Unread records left out because more than ``MAX_UNREAD`` were waiting (the oldest)."""
+    refused: tuple[Refused, ...] = ()
+    """What the checks refused of the facts stored: replacements the extractor proposed, native
+    expressions that were not the user's words."""
 
     def __add__(self, other: Extraction) -> Extraction:
         counts = dict(self.redactions)
@@ -121,6 +142,7 @@ class Extraction:
             counts,
             self.turns + other.turns,
             self.skipped + other.skipped,
+            self.refused + other.refused,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -135,6 +157,7 @@ class Extraction:
             "redactions": dict(self.redactions),
             "turns": self.turns,
             "skipped": self.skipped,
+            "refused": [r.to_dict() for r in self.refused],
         }
 
     @classmethod
@@ -152,6 +175,7 @@ class Extraction:
             data["redactions"],
             data["turns"],
             data["skipped"],
+            tuple(Refused.from_dict(r) for r in data.get("refused", ())),
         )
 
 
@@ -304,7 +328,7 @@ class LearningPlans:
         if self.mode == "llm":
             reply, candidates = yield from self._ask(window, memories)
             return reply, candidates, memories
-        found = heuristic.extract(window.turns)
+        found = heuristic.extract([replace(t, text=normalise(t.text)) for t in window.turns])
         return None, [c for c in found if c.turn is None or c.turn >= window.fresh], memories
 
     def _unread(self, session: MemoryEntry) -> Plan[Unread]:
@@ -443,9 +467,13 @@ class LearningPlans:
             if earlier in placed and later in placed:
                 at = placed[earlier]
                 planned[at] = replace(planned[at], successor=placed[later])
+        refused = tuple(
+            Refused(d.content, what, why) for d in decisions if d.stored for what, why in d.refused
+        )
         self.store.stats.add("extraction_dropped", len(dropped))
+        self.store.stats.add("extraction_refused", len(refused))
         result = yield from self._write(planned, cursor)
-        return replace(result, session_id=session.id, dropped=tuple(dropped))
+        return replace(result, session_id=session.id, dropped=tuple(dropped), refused=refused)
 
     def _reason(self, reason: str | None, counts: dict[str, int]) -> str:
         """Why a fact replaces another: the extractor's words (redacted, one line, capped),
@@ -462,15 +490,14 @@ class LearningPlans:
     ) -> MemoryEntry:
         assert decision.turn is not None
         assert decision.destination is not None
-        candidate = decision.candidate
         scope = (
             Scope.user(session.user_id)
             if decision.destination is pipeline.Destination.GLOBAL
             else Scope.session(session.id)
         )
-        native = None if candidate.native is None else self._redacted(candidate.native, counts)
+        native = None if decision.native is None else self._redacted(decision.native, counts)
         request = NewEntry(
-            self._redacted(candidate.fact, counts),
+            self._redacted(decision.content, counts),
             scope,
             category=decision.category,
             metadata={"native": native} if native else {},

@@ -69,12 +69,13 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import pairwise
 
+from .quoting import quoted_spans
+from .spans import Span, merge, overlaps, to_raw
 from .text import INVISIBLE, TAG_CHARACTERS, decode_tag_characters, fold, mixes_scripts
 
 
@@ -108,9 +109,6 @@ class Flag:
     end: int
     excerpt: str
     """The sentence as scanned (folded), shortened."""
-
-
-Span = tuple[int, int]
 
 
 def _rx(pattern: str, flags: int = re.IGNORECASE) -> re.Pattern[str]:
@@ -460,68 +458,6 @@ _BASE64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{20,}={0,2}(?![\w+/=-])")
 _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _WORD = re.compile(r"\w+")
 
-# -- quoted material --------------------------------------------------------------------------
-
-_NOUNS = (
-    r"(?:e-?mails?|mails?|documents?|docs?|files?|readme|csv|spreadsheets?|sheets?|tables?|pages?"
-    r"|web\s?pages?|websites?|sites?|articles?|posts?|output|logs?|messages?|texts?|transcripts?"
-    r"|chats?|conversations?|threads?|letters?|notes?|comments?|reviews?|tickets?|issues?|snippets?"
-    r"|excerpts?|reports?|json|yaml|xml|html|responses?|repl(?:y|ies)|results?|data|content|code"
-    r"|scripts?|descriptions?|listings?|tweets?|summar(?:y|ies)|contracts?|invoices?|memos?|pdfs?"
-    r"|paragraphs?|passages?|quotes?|statements?|announcements?|newsletters?|polic(?:y|ies)"
-    r"|manuals?|instructions|prompts?|rows?|cells?|entr(?:y|ies)|records?|ocr)"
-)
-_TASKS = (
-    r"(?:summari[sz]e|translate|proofread|review|analy[sz]e|rewrite|paraphrase|fix|check"
-    r"|classify|reply\s+to|respond\s+to|correct|edit|explain|format|parse|improve|shorten"
-    r"|critique|reword|rephrase|polish|simplify|spell[- ]?check|grammar[- ]?check|make\s+(?:this"
-    r"|it)|turn\s+(?:this|it)|convert|traduis|traduce|traducir|ubersetze?)"
-)
-"""Tasks done on a text the user hands over: what follows them is that text, not the user
-speaking ("translate this into French: I hate mornings", "fix the grammar: …")."""
-_TASK_QUOTE = _rx(
-    rf"\b{_TASKS}\s+(?:this\s+|the\s+(?:phrase|sentence|text|line)\s+)?"
-    r"(?:\"([^\"\n]{1,300})\"|\u201c([^\u201d\n]{1,300})\u201d|'([^'\n]{1,300})'"
-    r"|\u2018([^\u2019\n]{1,300})\u2019)"
-)
-"""A task on a short quoted text ("translate 'I live in Berlin' into Spanish")."""
-_INTRO = _rx(
-    r"\b(?:here(?:'s|\s+is|\s+are|\s+it\s+is)|below\s+(?:is|are)|(?:the\s+)?following\s+(?:is|are)"
-    r"|this\s+is|attached\s+(?:is|are)|pasted\s+below|pasting|forwarding"
-    r"|i(?:'ve|\s+have)?\s+(?:just\s+)?(?:pasted|copied|received|got|forwarded|attached|included"
-    r"|found))\b"
-    rf"[^\n:]{{0,80}}?\b{_NOUNS}\b[^\n:]{{0,60}}?:"
-    r"|\b(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are)|(?:the\s+)?following\s+(?:is|are)"
-    r"|pasted\s+below)\b"
-    rf"[^\n:]{{0,80}}?\b{_NOUNS}\b[^\n:.?!]{{0,60}}?$"
-    rf"|\b{_TASKS}\b[^\n:]{{0,60}}?:"
-    rf"|^[ \t]*(?:(?:please|can\s+you|could\s+you|would\s+you)\s+)?{_TASKS}\b[^\n:.?!]{{0,60}}\n"
-    r"|\b(?:wrote|writes|says|said|reads|stated|replied|posted|commented|tweeted|returned|returns"
-    r"|shows|contains|outputs|printed|prints|responded\s+with|came\s+back\s+with)\s*:"
-    r"|^-{3,}\s*(?:original\s+message|forwarded\s+message)\s*-{3,}",
-    re.IGNORECASE | re.MULTILINE,
-)
-_HEADERS = _rx(
-    r"^(?:from|to|subject|cc|bcc|date|sent|reply-to)\s*:[^\n]*\n"
-    r"(?:[ \t]*(?:from|to|subject|cc|bcc|date|sent|reply-to)\s*:[^\n]*(?:\n|\Z))+",
-    re.IGNORECASE | re.MULTILINE,
-)
-_BLOCKQUOTE = re.compile(r"^[ \t]{0,3}>[^\n]*(?:\n[ \t]{0,3}>[^\n]*)*", re.MULTILINE)
-_QUOTED_STRING = re.compile(
-    r"\"(?:[^\"\n]|\n(?![ \t]*\n)){30,2000}\"|\u201c[^\u201d]{30,2000}\u201d"
-    r"|\u00ab[^\u00bb]{30,2000}\u00bb"
-    r"|\u201e[^\u201c\u201d]{30,2000}[\u201c\u201d]|\u300c[^\u300d]{8,2000}\u300d"
-    r"|\u300e[^\u300f]{8,2000}\u300f"
-)
-_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)
-_DELIMITERS = (
-    re.compile(r",(?! )"),
-    re.compile(r";(?! )"),
-    re.compile("\t"),
-    re.compile(r"\|.*\|"),
-)
-_CELL_QUOTE = re.compile(r"\"[^\"\n]*\"")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n|(?<=[\u3002\uff01\uff1f])")
 
 
@@ -539,25 +475,17 @@ def blocks_durable(flags: Iterable[Flag]) -> bool:
     return any(flag.kind in BLOCKING for flag in flags)
 
 
-def quoted_regions(text: str) -> list[tuple[int, int]]:
-    """Spans of ``text`` that are pasted or quoted material, not the speaker's own words."""
-    folded, origin = fold(text)
-    return _merge(_to_raw(span, origin, len(text)) for span in _quoted(folded))
-
-
 # -- scanning ---------------------------------------------------------------------------------
 
 
 def _scan(text: str, user_voice: bool, depth: int) -> tuple[Flag, ...]:
     folded, origin = fold(text)
-    quoted = _quoted(folded)
+    quoted = quoted_spans(folded, speech=False)
     in_folded = [*_patterns(folded, quoted, user_voice), *_memory(folded, quoted, user_voice)]
     in_folded += _encoded(folded, depth)
-    found = {(k, _to_raw(_sentence(folded, span), origin, len(text))) for k, span in in_folded}
+    found = {(k, to_raw(_sentence(folded, span), origin, len(text))) for k, span in in_folded}
     found |= {(k, _sentence(text, span)) for k, span in _concealed(text, depth)}
-    merged = [
-        (kind, span) for kind in FlagKind for span in _merge(s for k, s in found if k is kind)
-    ]
+    merged = [(kind, span) for kind in FlagKind for span in merge(s for k, s in found if k is kind)]
     ordered = sorted(merged, key=lambda item: (item[1], item[0]))
     return tuple(Flag(kind, a, b, _excerpt(text[a:b])) for kind, (a, b) in ordered)
 
@@ -569,7 +497,7 @@ def _patterns(
         for match in pattern.finditer(folded):
             if kind is FlagKind.OVERRIDE and _mentioned(folded, match.span()):
                 continue
-            if strong or not user_voice or _overlaps(match.span(), quoted):
+            if strong or not user_voice or overlaps(match.span(), quoted):
                 yield kind, match.span()
 
 
@@ -590,8 +518,8 @@ def _memory(
     spans = list(_sentences(folded))
     for span in spans:
         sentence = folded[span[0] : span[1]]
-        own = user_voice and not _overlaps(span, quoted)
-        if _writes_memory(sentence, own, inside_quote=_overlaps(span, quoted)):
+        own = user_voice and not overlaps(span, quoted)
+        if _writes_memory(sentence, own, inside_quote=overlaps(span, quoted)):
             yield FlagKind.MEMORY_WRITE, span
     for first, second in pairwise(spans):
         claim, request = folded[first[0] : first[1]], folded[second[0] : second[1]]
@@ -677,50 +605,6 @@ def _in_flag(text: str, index: int) -> bool:
     return head >= 0 and all(TAG_CHARACTERS.match(c) for c in text[head + 1 : index])
 
 
-# -- quoted material --------------------------------------------------------------------------
-
-
-def _quoted(folded: str) -> list[Span]:
-    spans = [*_fences(folded), *_tables(folded)]
-    spans += [m.span() for p in (_BLOCKQUOTE, _QUOTED_STRING, _COMMENT) for m in p.finditer(folded)]
-    spans += [(m.end(), len(folded)) for m in _INTRO.finditer(folded)]
-    spans += [_quoted_group(m) for m in _TASK_QUOTE.finditer(folded)]
-    spans += [(m.start(), len(folded)) for m in _HEADERS.finditer(folded)]
-    return _merge(s for s in spans if s[1] > s[0])
-
-
-def _quoted_group(match: re.Match[str]) -> Span:
-    group = next(n for n in range(1, 5) if match.group(n) is not None)
-    return match.span(group)
-
-
-def _fences(folded: str) -> Iterator[Span]:
-    position = 0
-    while match := _FENCE.search(folded, position):
-        closing = re.compile(rf"^[ \t]*{re.escape(match.group(1))}[ \t]*$", re.MULTILINE)
-        line_end = folded.find("\n", match.end())
-        after = closing.search(folded, line_end + 1) if line_end >= 0 else None
-        end = after.end() if after else len(folded)
-        yield match.start(), end
-        position = max(end, match.end())
-
-
-def _tables(folded: str) -> Iterator[Span]:
-    """Runs of at least three lines that each hold a delimiter (CSV, TSV, tables): commas and
-    semicolons not followed by a space (prose puts one after them), tabs, or two pipes;
-    delimiters inside double-quoted cells do not count."""
-    lines = [m.span() for m in re.finditer(r"[^\n]+", folded)]
-    for delimiter in _DELIMITERS:
-        run: list[Span] = []
-        for start, end in [*lines, (len(folded), len(folded))]:
-            if delimiter.search(_CELL_QUOTE.sub("", folded[start:end])):
-                run.append((start, end))
-                continue
-            if len(run) >= 3:
-                yield run[0][0], run[-1][1]
-            run = []
-
-
 # -- spans ------------------------------------------------------------------------------------
 
 
@@ -743,30 +627,6 @@ def _sentence(text: str, span: Span) -> Span:
     start = before[-1] if before else low
     end = after.start() if after else high
     return start, max(end, span[1])
-
-
-def _overlaps(span: Span, regions: Sequence[Span]) -> bool:
-    """Whether ``span`` overlaps one of ``regions`` (sorted and disjoint)."""
-    index = bisect_left(regions, span[1], key=lambda region: region[0])
-    return index > 0 and regions[index - 1][1] > span[0]
-
-
-def _merge(spans: Iterable[Span]) -> list[Span]:
-    merged: list[Span] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
-
-
-def _to_raw(span: Span, origin: Sequence[int], length: int) -> Span:
-    """A folded span as a span of the original text."""
-    start, end = span
-    raw_start = origin[start] if start < len(origin) else length
-    raw_end = origin[end - 1] + 1 if end > start else raw_start
-    return raw_start, raw_end
 
 
 def _excerpt(text: str) -> str:

@@ -1,0 +1,534 @@
+"""Whether a proposed fact is what the user said, meaning included (pure).
+
+An extractor — the heuristic one, or a model that may be steered or compromised — *proposes*
+facts; only what the user said in their own words may become ``[user-stated]``. :func:`check`
+holds a fact (and its native expression) against the user's own words in the turn it cites —
+the turn without the material they quoted, pasted or handed over
+(:mod:`memvault.security.quoting`) — and accepts it only when:
+
+- **its words are theirs**: every content word of the fact is one the user wrote (the same word
+  or its stem; a number or amount exactly as written; framing words such as "prefers",
+  "lives" aside); a native expression likewise (inflections of the same stem allowed; runs of
+  Chinese, Japanese or Korean characters by their character pairs, three in four);
+- **it is said, not asked or supposed**: the clauses that hold those words are not a question
+  (unless a request to remember) and carry no hedge the fact drops ("if", "maybe", "would",
+  "should", "I think"…);
+- **the polarity survives**: the same negations (not, never, no longer, without, dislike…) in
+  the fact as in those clauses — "never sign without legal" is not "sign without legal";
+- **the subject survives**: those clauses speak in the first person, and when their only first
+  person is "my sister", the fact is about the sister;
+- **the roles survive**: words on either side of "to", "over", "than", "from", "instead of",
+  "before"… keep their order ("prefers tea to coffee" is not "prefers coffee to tea");
+- **nothing is hidden in it**: a fact or native expression whose words are split or reordered
+  by invisible characters (zero-width, soft hyphen, bidi controls, tag characters) is refused;
+  other text is learned normalised (NFKC, without them).
+
+A native expression that fails, or that does not agree with a grounded English fact (other
+numbers, other polarity, other clauses), is dropped. When only the native expression is the
+user's words (the user wrote in another language: the English is the model's translation,
+which no offline check can verify), the memory keeps the native expression as its content.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from ..retrieval.text import STOPWORDS, stems
+from ..security.text import INVISIBLE, normalise
+from .heuristic import FOREIGN, REL
+
+FRAMING = frozenset(
+    """user user's users the_user prefers prefer preferred preference preferences likes like
+    liked loves love enjoys enjoy dislikes dislike hates hate wants want wanted wishes needs need
+    decided decides decision chose chosen choose chooses opted uses use using used lives live
+    living lived works work working name named called always never usually often mentioned
+    said says stated asked plans plan planning going favorite favourite instead rather also
+    really currently now assistant assistant's answers answer responses reply replies is are
+    has have had based located someone person people them themselves they their theirs his
+    her she he fan big longer anymore switched switch switches years old aged""".split()
+)
+"""Words a fact uses to frame what the user said ("The user prefers…"), not its content."""
+NATIVE_FRAMING = frozenset(
+    """utilisateur l'utilisateur utilisatrice nutzer benutzer nutzerin benutzerin anwender
+    usuario usuaria utente utilizador utilizadora usuário usuária пользователь пользователя
+    пользователю kullan\u0131c\u0131 kullanici kullan\u0131c\u0131n\u0131n 사용자 사용자는
+    사용자가 用户 使用者 用戶
+    ユーザー ユーザ""".split()
+)
+""""The user" in the languages a native expression is written in."""
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+_CJK_FRAMING = re.compile(r"ユーザー?|用户|使用者|用戶|사용자")
+_TOKEN = re.compile(
+    r"[$€£¥₹₩₽]?\d+(?:[.,'\u202f\u00a0]\d+)*(?:[.,]\d+)?%?[$€£¥₹₩₽]?"
+    r"|[^\W\d_](?:[\w]|['\-.](?=[^\W_]))*",
+)
+"""A number or amount with its separators and currency, or a word (hyphens, apostrophes and
+dots inside it kept: "Grey-Credit", "user's", "fly.io")."""
+_HIDES = re.compile(
+    r"(?<=\w)[\u00ad\u034f\u180e\u200b-\u200d\u2060-\u2064\ufeff](?=\w)"
+    r"|[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
+)
+"""Invisible characters that change what a reader and a program see: inside a word, or
+reordering or spelling text (bidi controls, tag characters)."""
+_SUBJECT_AHEAD = r"(?=(?:i|i'm|i've|i'd|i'll|we|we're|we've|my|our|let's)\b)"
+_CLAUSE_END = re.compile(
+    r"[.!?;\u3002\uff01\uff1f]+(?=\s|$)|\n+|\s+[\u2014\u2013-]+\s+"
+    rf"|,\s*(?:and\s+|but\s+|so\s+|plus\s+)?{_SUBJECT_AHEAD}"
+    rf"|\s+(?:and|but|so|while|whereas|because|since|although|though)\s+{_SUBJECT_AHEAD}"
+    r"|,\s*(?=(?:switched|moved|joined|started|quit|migrated|relocated)\b)|,\s*(?:so|but)\s+"
+    r"|,\s*(?=(?:what|which|how|can|could|would|should|do|does|is|are|any)\b)",
+    re.IGNORECASE,
+)
+"""Where a clause ends: a sentence, a line, a dash, or where a new first-person statement (or a
+subjectless "…, switched to Linux") starts — never at a bare comma, which may sit inside a
+negation's reach ("I never, ever sign…")."""
+_QUESTION = re.compile(r"[?\uff1f]")
+_REMEMBER = re.compile(r"\b(?:remember|note|keep\s+in\s+mind|don't\s+forget|memori[sz]e)\b", re.I)
+_HEDGES = re.compile(
+    r"\b(?:if|unless|suppose|supposing|imagine|hypothetically|pretend|maybe|perhaps|might"
+    r"|could|should|wish|hope|probably|possibly|i\s+think|i\s+guess|not\s+sure"
+    r"|would(?!\s+(?:rather|prefer|like|love|hate))|'d(?!\s+(?:rather|prefer|like|love|hate)))\b",
+    re.IGNORECASE,
+)
+_NEGATIONS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern, re.IGNORECASE))
+    for kind, pattern in (
+        (
+            "neutral",
+            r",\s*(?:and\s+|but\s+|et\s+|und\s+|y\s+|e\s+)?(?:not|no|nicht(?:\s+mehr)?|pas|non|nao|não"
+            r"|не)\s+(?=[^,.;!?]{1,40}(?:[.;!?]|$))|\b(?:do\s+not|don't)"
+            r"\s+forget\b|\bnot\s+only\b|\bno\s+(?:matter|problem|worries|doubt)\b",
+        ),
+        (
+            "no longer",
+            r"\bno\s+longer\b|\bno\s+more\b|(?:\bnot|n't)\b[^.;!?]{0,40}?\bany\s?more\b"
+            r"|\b(?:stopped|quit|gave\s+up|give\s+up|stop)\b",
+        ),
+        (
+            "dislike",
+            r"\b(?:can(?:'t|not|\s+not)\s+(?:stand|bear|stomach)|(?:do|does|did)(?:n't|\s+not)"
+            r"\s+(?:like|enjoy|love)|not\s+(?:a\s+(?:big\s+)?)?fan\s+of|dislik\w*|hat(?:e|es|ed"
+            r"|ing)|detest\w*|loath\w*|despis\w*)\b",
+        ),
+        ("never", r"\bnever\b|(?:\bnot|n't)\s+ever\b"),
+        ("without", r"\bwithout\b"),
+        (
+            "not",
+            r"n't\b|\b(?:not|cannot|none|nothing|nobody|nowhere|neither|nor)\b"
+            r"|\bno\b(?!\s*[,.!])",
+        ),
+        (
+            "not",  # other languages: one kind, present or not
+            r"\b(?:ne|pas|plus|jamais|nicht|kein\w*|nie|niemals|nunca|jamás|jamas|tampoco|não|nao"
+            r"|mai|non|не|нет|никогда|değil|degil|asla|hiç|hic)\b|[不没沒別别]|ない|ません|않|안\s|못|없",
+        ),
+    )
+)
+"""Negations by kind, matched in order, each match taken out before the next kind is looked
+for ("don't like" is one dislike, "not … anymore" one "no longer")."""
+_ROLES = re.compile(
+    r"\b(?:to|over|than|instead\s+of|rather\s+than|from|into|vs\.?|versus|before|after)\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|myself|mine|we|we're|we've|we'd|we'll|us|ours"
+    r"|ourselves|my|our|let's)\b|\b(?:je|j'|moi|ich|yo|io|eu|я|ben)\b|私|我|僕|나는|저는|제가|내가"
+    r"|^\W*(?:(?:currently|now|still|also|just|recently|finally|lately|mostly)\s+)*\w+(?:ing|ed)\b",
+    re.IGNORECASE,
+)
+_RELATIVE = re.compile(
+    rf"\b(?:my|our)\s+(?P<rel>{REL}|colleague|co-?worker|teammate|client|customer|neighbou?r"
+    r"|landlord|doctor|therapist|teacher|student|team|company|employer|kids|children|parents"
+    r"|family|friends)\b",
+    re.IGNORECASE,
+)
+_OWN_SUBJECT = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|myself|we|we're|we've|we'd|we'll|us|let's)\b"
+    r"|^\W*(?:(?:currently|now|still|also|just|recently|finally|lately|mostly)\s+)*\w+(?:ing|ed)\b",
+    re.IGNORECASE,
+)
+"""The user as the subject: "I", "we", "let's", or a clause that starts with its verb
+("Currently studying for…", "switched to Linux")."""
+_INSTRUCTION = re.compile(r"\b(?:the\s+)?assistant\b", re.IGNORECASE)
+"""A fact about what the assistant should do: the user's words are an imperative."""
+_THEIR_TEAM = re.compile(r"\bthe\s+user\s+and\s+their\s+(?:team|colleagues|family)\b")
+"""How a fact renders "we" ("The user and their team deploy on Tuesdays")."""
+_IMPERATIVE = re.compile(
+    r"\W*(?:(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|please|pls|kindly|also"
+    r"|and|ok(?:ay)?|always|never|do\s+not|don't)[\s,]+)*(?:answer|reply|respond|use|write|call"
+    r"|address|keep|avoid|stop|include|format|show|give|send|talk|speak|explain|remind|ask|tell"
+    r"|list|summari[sz]e|be|make|put|add|mention|suggest|recommend|assume|default|switch|rely"
+    r"|schedule|book|cc|copy|check|double-check|refer|spell|sign|greet|start|end)\b",
+    re.IGNORECASE,
+)
+"""An instruction in the imperative ("From now on, answer in Spanish."): the user speaking."""
+_FACT_RELATIVE = re.compile(
+    rf"\W*(?:the\s+)?user's\s+(?:\w+\s+)?(?P<rel>{REL}|colleague|co-?worker|teammate|client"
+    r"|customer|neighbou?r|landlord|doctor|therapist|teacher|team|company|kids|children|parents"
+    r"|family|friends)\b",
+    re.IGNORECASE,
+)
+"""A fact whose subject is one of the user's people ("The user's brother is…")."""
+_ABOUT_USER = re.compile(r"\buser(?:'s|s)?\b", re.IGNORECASE)
+"""A fact about the user ("The deadline moved to June 3rd" is not: its subject is its own)."""
+MAX_QUOTE_CHARS = 300
+"""The longest run of the user's words kept as a statement when the fact is not theirs."""
+CJK_COVERAGE = 0.75
+"""Share of a Chinese, Japanese or Korean text's character pairs the user must have written."""
+
+
+@dataclass(frozen=True, slots=True)
+class Grounding:
+    """The outcome of :func:`check`: whether the fact is the user's statement, what to store as
+    its content and native expression, and why not."""
+
+    stated: bool
+    content: str
+    native: str | None = None
+    reason: str | None = None
+    """Why the fact is not the user's statement."""
+    refused: tuple[str, str] | None = None
+    """What of a stated fact's proposal was not kept, and why: its ``native`` expression, or
+    the ``fact``'s own wording (the user's words are kept instead)."""
+
+
+def learned_text(text: str) -> str:
+    """Text as it is learned: NFKC, without invisible and control characters, one line."""
+    return " ".join(normalise(text).replace("\u2019", "'").split())
+
+
+def hides_meaning(text: str) -> bool:
+    """Whether invisible characters split a word or reorder or spell text in ``text``."""
+    return bool(_HIDES.search(text))
+
+
+def check(fact: str, native: str | None, own: str) -> Grounding:
+    """Hold ``fact`` (and its ``native`` expression) against ``own``, the user's own words in
+    the turn they come from (see the module docstring)."""
+    content = learned_text(fact)
+    said = learned_text(native) if native else None
+    if hides_meaning(fact) or (native and hides_meaning(native)):
+        return Grounding(False, content, reason="invisible characters inside the fact")
+    clauses = _clauses(learned_text_lines(own))
+    english = _refusal(content, clauses, native=False)
+    if english is None:
+        dropped = None
+        if said:
+            dropped = _refusal(said, clauses, native=True) or _disagreement(content, said)
+        refused = ("native", dropped) if dropped else None
+        return Grounding(True, content, None if dropped else said, refused=refused)
+    quoted = _their_words(said, clauses, native=True) if said else None
+    quoted = quoted or _their_words(content, clauses, native=False)
+    if quoted is None:
+        return Grounding(False, content, reason=english)
+    return Grounding(True, quoted, refused=("fact", f"not what the user said: {english}"))
+
+
+def _their_words(pointer: str, clauses: Sequence[str], *, native: bool) -> str | None:
+    """The user's own words a fact points at — the fewest clauses holding at least half of its
+    content words — as a statement of the user ("The user said: …"); None when it points at
+    none, or at a question or a supposition."""
+    wanted = _content(pointer, native=native)
+    span = _pointed(wanted, clauses, native=native)
+    if span is None:
+        return None
+    said = " ".join(clauses[span[0] : span[1]])
+    if len(said) > MAX_QUOTE_CHARS or _asked_or_supposed("", said):
+        return None
+    return f'The user said: "{said.rstrip()}"'
+
+
+def _pointed(wanted: Content, clauses: Sequence[str], *, native: bool) -> tuple[int, int] | None:
+    """The run of at most three clauses sharing the most content words with ``wanted`` (at
+    least half of them), the shortest first."""
+    total = len(wanted.words) + (1 if wanted.pairs else 0)
+    if not total:
+        return None
+    best: tuple[int, int, int] | None = None
+    for start in range(len(clauses)):
+        for end in range(start + 1, min(start + 3, len(clauses)) + 1):
+            have = set().union(*(_keys(c) for c in clauses[start:end]))
+            pairs = {p for c in clauses[start:end] for run in _CJK.findall(c) for p in _pairs(run)}
+            score = sum(_matched(w, have, native=native) for w in wanted.words)
+            if wanted.pairs:
+                score += len(wanted.pairs & pairs) >= CJK_COVERAGE * len(wanted.pairs)
+            if 2 * score >= total and (best is None or (score, start - end) > best[:2]):
+                best = (score, start - end, start)
+    if best is None:
+        return None
+    return best[2], best[2] - best[1]
+
+
+def learned_text_lines(text: str) -> str:
+    """:func:`learned_text` keeping line breaks (clauses end at them)."""
+    lines = normalise(text).replace("\u2019", "'").splitlines()
+    return "\n".join(" ".join(line.split()) for line in lines)
+
+
+# -- the checks ---------------------------------------------------------------------------------
+
+
+def _refusal(fact: str | None, clauses: Sequence[str], *, native: bool) -> str | None:
+    """Why ``fact`` is not the user's statement in their ``clauses`` (None: it is)."""
+    if not fact:
+        return "empty"
+    wanted = _content(fact, native=native)
+    if not wanted.words and not wanted.pairs:
+        return "no content of its own"
+    span = _span(wanted, clauses, native=native)
+    if span is None:
+        return "not in the user's own words"
+    said = " ".join(clauses[span[0] : span[1]])
+    return (
+        _asked_or_supposed(fact, said)
+        or _polarity(fact, said)
+        or (None if native else _subject(fact, said) or _roles(fact, said))
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Content:
+    words: tuple[str, ...]
+    """Content words, in order (amounts and numbers as written)."""
+    pairs: frozenset[str]
+    """Character pairs of Chinese, Japanese or Korean runs."""
+
+
+def _content(text: str, *, native: bool) -> Content:
+    lowered = _THEIR_TEAM.sub("the user", text.casefold())
+    framing = FRAMING | NATIVE_FRAMING if native else FRAMING
+    found = [t for t in _tokens(lowered) if t not in framing and _is_content(t)]
+    cjk = "".join(_CJK_FRAMING.sub(" ", run) for run in _CJK.findall(text))
+    pairs = {p for run in cjk.split() for p in _pairs(run)}
+    return Content(tuple(dict.fromkeys(found)), frozenset(pairs))
+
+
+def _tokens(lowered: str) -> list[str]:
+    found = []
+    for token in _TOKEN.findall(_CJK.sub(" ", lowered)):
+        plain = token.rstrip(".-'")
+        plain = plain[:-2] if plain.endswith("'s") else plain
+        found.append(plain)
+    return found
+
+
+def _is_content(token: str) -> bool:
+    if "'" in token and (token.endswith("n't") or token.split("'", maxsplit=1)[0] in STOPWORDS):
+        return False  # don't, i'm, we've: negation and pronouns, read elsewhere
+    return (len(token) > 1 or token.isdigit()) and token not in STOPWORDS
+
+
+def _pairs(run: str) -> set[str]:
+    return {run[i : i + 2] for i in range(len(run) - 1)} or {run}
+
+
+def _span(wanted: Content, clauses: Sequence[str], *, native: bool) -> tuple[int, int] | None:
+    """The fewest consecutive clauses that hold every content word (and enough character
+    pairs) of the fact; None if no run of clauses does."""
+    keys = [_keys(c) for c in clauses]
+    pairs = [{p for run in _CJK.findall(c) for p in _pairs(run)} for c in clauses]
+    best: tuple[int, int] | None = None
+    for start in range(len(clauses)):
+        have: set[str] = set()
+        have_pairs: set[str] = set()
+        for end in range(start, len(clauses)):
+            have |= keys[end]
+            have_pairs |= pairs[end]
+            if _covers(wanted, have, have_pairs, native=native):
+                if best is None or end + 1 - start < best[1] - best[0]:
+                    best = (start, end + 1)
+                break
+    return best
+
+
+def _covers(wanted: Content, have: set[str], pairs: set[str], *, native: bool) -> bool:
+    words = all(_matched(w, have, native=native) for w in wanted.words)
+    if not wanted.pairs:
+        return words
+    return words and len(wanted.pairs & pairs) >= CJK_COVERAGE * len(wanted.pairs)
+
+
+def _keys(clause: str) -> set[str]:
+    """What a clause's words can be matched by: each word and its stem."""
+    found = _tokens(clause.casefold())
+    return {*found, *(f"~{s}" for s in _stems(tuple(found)))}
+
+
+_IRREGULAR = {"goes": "go", "went": "go", "does": "do", "did": "do", "has": "have", "had": "have"}
+
+
+def _matched(word: str, have: set[str], *, native: bool) -> bool:
+    if word in have:
+        return True
+    if word[0].isdigit() or word[0] in "$€£¥₹₩₽":
+        return False
+    if f"~{_stems((word,))[0]}" in have:
+        return True
+    return native and len(word) >= 5 and any(_inflection(word, h) for h in have)
+
+
+def _inflection(word: str, other: str) -> bool:
+    """Two forms of one word in an inflected language ("wohne"/"wohnt", "préfère"/"préfères")."""
+    if other.startswith("~") or len(other) < 4:
+        return False
+    common = 0
+    for a, b in zip(_plain(word), _plain(other), strict=False):
+        if a != b:
+            break
+        common += 1
+    return common >= max(4, int(0.6 * min(len(word), len(other))))
+
+
+@cache
+def _plain(word: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _stems(words: tuple[str, ...]) -> list[str]:
+    return stems(_plain(_IRREGULAR.get(w, w)) for w in words)
+
+
+def _clauses(own: str) -> list[str]:
+    parts, last = [], 0
+    for match in _CLAUSE_END.finditer(own):
+        parts.append(own[last : match.end()])
+        last = match.end()
+    parts.append(own[last:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _asked_or_supposed(fact: str, said: str) -> str | None:
+    if _QUESTION.search(said) and not _REMEMBER.search(said):
+        return "the user asked it, not said it"
+    hedges = {h.group(0).casefold() for h in _HEDGES.finditer(said)}
+    if hedges - {h.group(0).casefold() for h in _HEDGES.finditer(fact)}:
+        return f"the user's words are hedged ({', '.join(sorted(hedges))})"
+    return None
+
+
+def negations(text: str) -> Counter[str]:
+    """The negations of a text by kind (see ``_NEGATIONS``)."""
+    found: Counter[str] = Counter()
+    rest = f" {text.casefold()} "
+    for kind, pattern in _NEGATIONS:
+        found[kind] += len(pattern.findall(rest))
+        rest = pattern.sub(" ", rest)
+    del found["neutral"]
+    return +found
+
+
+def _polarity(fact: str, said: str) -> str | None:
+    theirs, ours = negations(said), negations(fact)
+    if theirs != ours:
+        return (
+            f"its negations differ from the user's ({_kinds(theirs)} said, {_kinds(ours)} proposed)"
+        )
+    return None
+
+
+def _kinds(found: Counter[str]) -> str:
+    return ", ".join(sorted(found.elements())) or "none"
+
+
+def _subject(fact: str, said: str) -> str | None:
+    """The user's words are about the user (or, for an instruction to the assistant, an
+    imperative); a fact about a relative the user named says so. English only: other languages
+    drop their subjects."""
+    if not _ABOUT_USER.search(fact) or _INSTRUCTION.search(fact) or _IMPERATIVE.match(said):
+        return None
+    if not _english(said):
+        return None
+    if _FACT_RELATIVE.match(fact):
+        return _whose(fact, said)
+    if not _FIRST_PERSON.search(said):
+        return "the user's words there are not about the user"
+    if _OWN_SUBJECT.search(said):
+        return None
+    relatives = {m["rel"].casefold() for m in _RELATIVE.finditer(said)}
+    if relatives and not any(re.search(rf"\b{re.escape(r)}", fact, re.I) for r in relatives):
+        return f"the user spoke of their {', '.join(sorted(relatives))}, not of themselves"
+    return None
+
+
+def _whose(fact: str, said: str) -> str | None:
+    """A fact whose subject is a relative of the user ("The user's brother is…") needs words
+    whose subject is that relative, not the user ("I'm the guarantor on my brother's…")."""
+    subject = _FACT_RELATIVE.match(fact)
+    if subject is None:
+        return None
+    relative = subject["rel"].casefold()
+    mine = re.search(rf"\b(?:my|our)\s+(?:\w+\s+)?{re.escape(relative)}\b", said, re.I)
+    own = _OWN_SUBJECT.search(said)
+    if mine is None or (own is not None and own.start() < mine.start()):
+        return f"the user spoke of themselves, not of their {relative}"
+    return None
+
+
+def _english(text: str) -> bool:
+    """Whether a clause reads as English (other languages drop the subject: "Prefiero…")."""
+    found = _tokens(text.casefold())
+    letters = [c for c in text if c.isalpha()]
+    if letters and sum(not c.isascii() for c in letters) > len(letters) / 4:
+        return False
+    foreign = sum(t in FOREIGN for t in found)
+    return foreign == 0 or foreign <= sum(t in STOPWORDS for t in found)
+
+
+def _roles(fact: str, said: str) -> str | None:
+    """Words on either side of a role word keep their order in the user's words."""
+    said_words = [_key(t) for t in _tokens(said.casefold())]
+    for marker in _ROLES.finditer(fact):
+        before = _last_content(fact[: marker.start()])
+        after = _first_content(fact[marker.end() :])
+        if before is None or after is None:
+            continue
+        a, b = _key(before), _key(after)
+        first_a = _index(said_words, a)
+        if first_a is None or b not in said_words:
+            continue
+        if not any(w == b for w in said_words[first_a + 1 :]):
+            return f"'{before}' and '{after}' trade places in the user's words"
+    return None
+
+
+def _key(word: str) -> str:
+    return word if word[0].isdigit() else _stems((word,))[0]
+
+
+def _index(words: Sequence[str], word: str) -> int | None:
+    return words.index(word) if word in words else None
+
+
+def _last_content(text: str) -> str | None:
+    found = [t for t in _tokens(text.casefold()) if t not in FRAMING and _is_content(t)]
+    return found[-1] if found else None
+
+
+def _first_content(text: str) -> str | None:
+    found = [t for t in _tokens(text.casefold()) if t not in FRAMING and _is_content(t)]
+    return found[0] if found else None
+
+
+def _disagreement(fact: str, native: str) -> str | None:
+    """Why a native expression does not say what its grounded English fact says."""
+    numbers = {t for t in _tokens(fact.casefold()) if t[0].isdigit()}
+    theirs = {t for t in _tokens(native.casefold()) if t[0].isdigit()}
+    if numbers != theirs:
+        return "its numbers differ from the fact's"
+    if bool(negations(fact)) != bool(negations(native)):
+        return "its polarity differs from the fact's"
+    return None
+
+
+def all_content(texts: Iterable[str]) -> set[str]:
+    """The content words of ``texts`` (for tests and reports)."""
+    return {w for text in texts for w in _content(text, native=False).words}
+
+
+__all__ = ["INVISIBLE", "Grounding", "check", "hides_meaning", "learned_text", "negations"]

@@ -1,0 +1,464 @@
+"""Whose words (pure): the parts of a message that the speaker hands over rather than says.
+
+A user's message holds their own words and, often, someone else's: a pasted e-mail, a post
+found online, a colleague's intro to shorten, a script, a poem, a table, markup. Extraction
+learns the user's facts from their own words only, and the injection scanner reads handed-over
+text in another voice, so both ask :func:`quoted_regions` (spans of the text given) or
+:func:`quoted_spans` (of its folded view) where that material is.
+
+The rules are structural: an *introduced* span runs to the end of the paragraph or the turn,
+since pasted material has blank lines and end markers of its own that a sender can forge.
+
+- **Marked quotation**: code fences and inline ```code```, ``>`` lines, quoted strings of three
+  words or more, HTML comments and elements, Markdown headings (to the end), e-mail headers,
+  CSV/TSV/table rows, verse (three or more short unpunctuated lines, or four).
+- **Lead-ins**: ``<lead-in>: <material>``. A lead-in is the user's own label when it is theirs
+  ("my stack:", "I have three cats:") or a discourse label ("update:", "fyi:", "btw:"); any
+  other lead-in introduces what follows ("Found this on a subreddit:", "Pasting the team
+  handbook:", "Dana's bio:"), and so does a lead-in that names a handover ("I copied this
+  from…:") or someone else's text ("my colleague's intro:"). Inline, to the end of the
+  paragraph; ending its line, to the end of the turn.
+- **Speaker lines**: two or more lines that start with a speaker's label ("You: …", "Me: …",
+  "Dana: …", "Q: …"): a script, an interview, meeting notes — from the first to the end.
+- **Announcements**: a sentence that hands material over ("Pasting the team handbook.",
+  "Found this on a forum", "here is the e-mail:"): what follows, to the end of the turn.
+- **Requests to act on a text** (tidy, format, translate, summarise, proofread, shorten,
+  "what does this mean", "write a story where…"): the text they act on — what follows them,
+  or, when the request comes last and points back ("… can you shorten this?"), what precedes
+  it.
+- **Reported speech** ("she said", "the knight says", "my boss told me"): what follows, to the
+  end of the paragraph.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .spans import Span, merge, to_raw
+from .text import fold
+
+
+def _rx(pattern: str, flags: int = re.IGNORECASE) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+_NOUNS = (
+    r"(?:e-?mails?|mails?|documents?|docs?|files?|readme|csv|spreadsheets?|sheets?|tables?|pages?"
+    r"|web\s?pages?|websites?|sites?|articles?|posts?|output|logs?|messages?|texts?|transcripts?"
+    r"|chats?|conversations?|threads?|letters?|notes?|comments?|reviews?|tickets?|issues?|snippets?"
+    r"|excerpts?|reports?|json|yaml|xml|html|responses?|repl(?:y|ies)|results?|data|content|code"
+    r"|scripts?|descriptions?|listings?|tweets?|summar(?:y|ies)|contracts?|invoices?|memos?|pdfs?"
+    r"|paragraphs?|passages?|quotes?|statements?|announcements?|newsletters?|polic(?:y|ies)"
+    r"|manuals?|instructions|prompts?|rows?|cells?|entr(?:y|ies)|records?|ocr)"
+)
+_TASKS = (
+    r"(?:summari[sz]e|translate|proofread|review|analy[sz]e|rewrite|paraphrase|fix|check"
+    r"|classify|reply\s+to|respond\s+to|correct|edit|explain|format|parse|improve|shorten"
+    r"|critique|reword|rephrase|polish|simplify|spell[- ]?check|grammar[- ]?check|make\s+(?:this"
+    r"|it)|turn\s+(?:this|it)|convert|traduis|traduce|traducir|ubersetze?)"
+)
+"""Tasks done on a text the user hands over: what follows them is that text, not the user
+speaking ("translate this into French: I hate mornings", "fix the grammar: …")."""
+_TASK_QUOTE = _rx(
+    rf"\b{_TASKS}\s+(?:this\s+|the\s+(?:phrase|sentence|text|line)\s+)?"
+    r"(?:\"([^\"\n]{1,300})\"|\u201c([^\u201d\n]{1,300})\u201d|'([^'\n]{1,300})'"
+    r"|\u2018([^\u2019\n]{1,300})\u2019)"
+)
+"""A task on a short quoted text ("translate 'I live in Berlin' into Spanish")."""
+_INTRO = _rx(
+    r"\b(?:here(?:'s|\s+is|\s+are|\s+it\s+is)|below\s+(?:is|are)|(?:the\s+)?following\s+(?:is|are)"
+    r"|this\s+is|attached\s+(?:is|are)|pasted\s+below|pasting|forwarding"
+    r"|i(?:'ve|\s+have)?\s+(?:just\s+)?(?:pasted|copied|received|got|forwarded|attached|included"
+    r"|found))\b"
+    rf"[^\n:]{{0,80}}?\b{_NOUNS}\b[^\n:]{{0,60}}?:"
+    r"|\b(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are)|(?:the\s+)?following\s+(?:is|are)"
+    r"|pasted\s+below)\b"
+    rf"[^\n:]{{0,80}}?\b{_NOUNS}\b[^\n:.?!]{{0,60}}?$"
+    rf"|\b{_TASKS}\b[^\n:]{{0,60}}?:"
+    rf"|^[ \t]*(?:(?:please|can\s+you|could\s+you|would\s+you)\s+)?{_TASKS}\b[^\n:.?!]{{0,60}}\n"
+    r"|\b(?:wrote|writes|says|said|reads|stated|replied|posted|commented|tweeted|returned|returns"
+    r"|shows|contains|outputs|printed|prints|responded\s+with|came\s+back\s+with)\s*:"
+    r"|^-{3,}\s*(?:original\s+message|forwarded\s+message)\s*-{3,}",
+    re.IGNORECASE | re.MULTILINE,
+)
+_HEADERS = _rx(
+    r"^(?:from|to|subject|cc|bcc|date|sent|reply-to)\s*:[^\n]*\n"
+    r"(?:[ \t]*(?:from|to|subject|cc|bcc|date|sent|reply-to)\s*:[^\n]*(?:\n|\Z))+",
+    re.IGNORECASE | re.MULTILINE,
+)
+_BLOCKQUOTE = re.compile(r"^[ \t]{0,3}>[^\n]*(?:\n[ \t]{0,3}>[^\n]*)*", re.MULTILINE)
+_QUOTED_STRING = re.compile(
+    r"\"(?:[^\"\n]|\n(?![ \t]*\n)){30,2000}\"|\u201c[^\u201d]{30,2000}\u201d"
+    r"|\u00ab[^\u00bb]{30,2000}\u00bb"
+    r"|\u201e[^\u201c\u201d]{30,2000}[\u201c\u201d]|\u300c[^\u300d]{8,2000}\u300d"
+    r"|\u300e[^\u300f]{8,2000}\u300f"
+)
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)
+_DELIMITERS = (
+    re.compile(r",(?! )"),
+    re.compile(r";(?! )"),
+    re.compile("\t"),
+    re.compile(r"\|.*\|"),
+)
+_CELL_QUOTE = re.compile(r"\"[^\"\n]*\"")
+
+
+_TEXT_NOUNS = (
+    rf"(?:{_NOUNS[3:-1]}|intro(?:duction)?s?|bios?|blurbs?|essays?|drafts?|copy|wording"
+    r"|sentences?|lines?|lyrics|poems?|verses?|stor(?:y|ies)|captions?|speech(?:es)?|cover\s+letter"
+    r"|resumes?|cvs?|profiles?|about\s+(?:section|page)|handbook|wiki|faq|guide|review|slides?"
+    r"|minutes|agenda)"
+)
+"""What a text is called ("my colleague's intro", "the handbook"): the object of a task on a
+text."""
+_HANDOVER = (
+    r"(?:found|find|saw|seen|spotted|read|came\s+across|stumbled\s+(?:on|upon|across)|copied"
+    r"|copying|copy-?pasted|pasted|pasting|paste|forwarded|forwarding|forward|received|got"
+    r"|quoting|quoted|quote|sharing|shared|share|attaching|attached|grabbed|pulled|clipped"
+    r"|overheard|heard|transcribed|transcript|excerpt|extract|snippet|via|per|according\s+to"
+    r"|courtesy\s+of|straight\s+from|taken\s+from|from\s+(?:the|a|an|our|their|his|her|my|this)"
+    r"|posted|tweeted|wrote|written|said|says|sent|sends)"
+)
+"""Words that announce material taken from somewhere else."""
+_HANDS_OVER = _rx(rf"\b{_HANDOVER}\b")
+_SOMEONE_ELSES_TEXT = _rx(
+    r"\b(?:it's|it\s+is|this\s+is|these\s+are|that's|here's|here\s+is)\s+(?:\w+\s+){0,3}?"
+    rf"(?!(?:it|that|what|here|there|let|he|she|who|one)'s\b)[\w-]+'s?\s+(?:[\w-]+\s+)?"
+    rf"{_TEXT_NOUNS}\b[^.!?\n]{{0,60}}(?:[.!?]|\n|$)"
+)
+"""A sentence that names someone else's text ("it's the new contractor's intro from Slack"):
+that text follows."""
+_ANNOUNCE = _rx(
+    r"(?:^|(?<=[.!?]\s)|(?<=\n))[ \t]*(?:(?:ok|okay|so|and|also|hey|hi|btw|fyi)[,\s]+)*"
+    r"(?:(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+)?)?"
+    r"(?:found|saw|spotted|came\s+across|stumbled\s+(?:on|upon|across)|copied|copying|pasting"
+    r"|pasted|forwarding|quoting|sharing|attaching|transcribing|dumping|dropping)\b"
+    r"[^.!?:\n]{0,100}(?:[.!:]|\n|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A sentence that hands material over ("Pasting the team handbook.", "Found this on a
+forum"): what follows it is that material."""
+_THIRD_PARTY = _rx(
+    r"\b(?:his|her|their|its|(?!(?:it|that|what|here|there|let|he|she|who|where|name|how|one"
+    r"|everyone|nobody|today|now)'s\b)[a-z][\w-]*'s|[a-z]+s')\b"
+)
+"""Someone else's: "his", "Dana's", "my colleague's", "the vendors'"."""
+_FIRST_PERSON_OWNER = _rx(r"\b(?:i|i'm|i've|i'd|my|me|myself|mine|we|we're|we've|our|ours|us)\b")
+_MEMORY_REQUEST = _rx(
+    r"\s*(?:(?:please|pls|ok|okay|so|and|also)[,\s]+)*(?:remember|note|record|save|store|keep"
+    r"\s+in\s+mind|log|add|pin|jot\s+down|write\s+down|memori[sz]e)\b"
+)
+"""A lead-in that asks to remember what follows ("record this as a decision:"): the user's."""
+_SOURCE = _rx(
+    rf"\b(?:{_TEXT_NOUNS[3:-1]}|reddit|subreddit|r/\w+|twitter|tweet|linkedin|facebook|instagram"
+    r"|tiktok|youtube|forum|blog|site|website|wiki|slack|discord|group\s+chat|podcast|book|novel"
+    r"|chapter|song|album|movie|film|show|episode|interview|example|sample|template|input|source"
+    r"|translation|ad|motto|slogan|tagline|quote|prompt|character|narrator|scene|verse|chorus"
+    r"|hook|bridge|stanza)\b"
+)
+"""A lead-in naming a text or where it comes from ("Lyrics:", "Reddit comment:")."""
+_ROLE_LABELS = frozenset(
+    """you me him her them user assistant ai bot narrator character speaker customer agent
+    interviewer interviewee host guest caller q a""".split()
+)
+"""Labels of a script's speakers."""
+_SELF_LABELS = frozenset(
+    """update updates quick small tiny brief short note notes to self fyi btw ps p.s pps edit
+    edited correction corrections context background about me reminder also ok okay so well
+    anyway one more thing things two three four five a few some couple of facts details info
+    status heads up for the record side question questions answer tldr tl dr summary of mine
+    honestly actually seriously basically personally addendum follow up followup news bonus
+    and but plus oh hey hi hello thanks re important urgent tip warning disclaimer caveat
+    question goal goals plan plans idea ideas thought thoughts news big good bad great fun
+    random life personal work home health money travel food diet""".split()
+)
+"""Words of a discourse label: "update:", "quick note:", "two things:" introduce the user's own
+words."""
+_LEAD_IN = _rx(r"(?:^|(?<=[.!?]\s)|(?<=\n))(?P<lead>[^\n.!?:]{1,100}?)[ \t]*:(?=[ \t]|$)", re.M)
+"""``<lead-in>:`` at the start of a line or sentence (not "10:30" or "https:")."""
+_SPEAKER = _rx(
+    r"^[ \t>*_\-]*(?:\*\*|__)?(?P<label>[^\W\d_][\w.'\- ]{0,30}?)(?:\*\*|__)?[ \t]*"
+    r"(?:\([^)\n]{0,20}\))?[ \t]*:[ \t]*(?:\*\*|__)?\S",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A line that starts with a speaker's label ("Dana: …", "**You:** …", "Q: …")."""
+_REQUEST = (
+    r"(?:(?:ok|okay|so|and|also|now|hey|hi|then)[,\s]+)*(?:please[,\s]+|pls\s+|kindly\s+"
+    r"|(?:can|could|would|will)\s+you\s+(?:please\s+|pls\s+|kindly\s+)?(?:help\s+(?:me\s+)?)?"
+    r"|help\s+me\s+|i\s+(?:need|want|would\s+like|'d\s+like)\s+(?:you\s+)?to\s+"
+    r"|(?:i|we)\s+need\s+help\s+(?:to\s+)?|let's\s+|mind\s+)?"
+)
+_ACTS = (
+    rf"(?:{_TASKS[3:-1]}|tidy(?:\s+up)?|clean(?:ing)?\s+up|touch\s+up|tighten|trim|condense"
+    r"|punch\s+up|spruce\s+up|redo|adapt|adjust|restructure|reformat|expand|lengthen|sum\s+up"
+    r"|interpret|decode|decipher|read\s+(?:over|through)|look\s+over|go\s+over|shorten(?:ing)?"
+    r"|summari[sz]ing|translating|proofreading|editing|rewriting|formatting|fixing|polishing)"
+)
+_TEXT_TASKS = (
+    r"(?:tl;?\s?dr|tldr|eli5|gist\s+of|translat(?:e|ing)|proofread(?:ing)?|summari[sz](?:e|ing)|sum\s+up|paraphras(?:e|ing)"
+    r"|rephras(?:e|ing)|reword(?:ing)?|spell[- ]?check|grammar[- ]?check|tidy(?:\s+up)?|shorten"
+    r"(?:ing)?|condense|tighten|trim|punch\s+up|spruce\s+up|polish(?:ing)?|traduis|traduce"
+    r"|traducir|ubersetze?)"
+)
+"""Tasks that only ever act on a text: no object needs naming ("Translate into Italian.")."""
+_ACT_ON_TEXT = _rx(
+    rf"^[ \t]*{_REQUEST}(?:{_TEXT_TASKS}\b|(?:make|turn|get)\s+(?:this|it|that|these)\b"
+    rf"|{_ACTS}\b[^.!?\n]{{0,80}}?\b(?:this|that|it|these"
+    rf"|those|them|the\s+following|below|above|{_TEXT_NOUNS})\b)",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A request to do something to a text ("Could you shorten my colleague's intro?")."""
+_MEANING = _rx(
+    r"\bwhat\s+(?:does|do|did|would|could)\s+[^?.!\n]{1,60}?\s+mean\b"
+    r"|\bwhat'?s\s+the\s+meaning\s+of\b|\bwhat\s+is\s+meant\s+by\b"
+    r"|\bis\s+(?:this|that|it)\s+(?:grammatical|correct|right|good|ok|okay|clear|polite"
+    r"|professional|well\s+written|too\s+long)\b"
+)
+_CREATE = _rx(
+    r"\b(?:write|compose|draft|continue|finish|complete|create|generate|make\s+up|come\s+up\s+with"
+    r"|imagine|pretend|role-?play)\s+(?:me\s+|us\s+)?(?:(?:a|an|the|this|my|another|some|our"
+    r"|short|little|funny|quick|sad|silly)\s+)*(?:stor(?:y|ies)|poems?|songs?|lyrics|verses?"
+    r"|haikus?|limericks?|scripts?|dialogues?|scenes?|monologues?|role-?plays?|skits?|letters?"
+    r"|e-?mails?|repl(?:y|ies)|responses?|speech(?:es)?|toasts?|bios?|intro(?:duction)?s?|posts?"
+    r"|tweets?|captions?|ads?|reviews?|essays?|paragraphs?|messages?|cover\s+letters?|profiles?"
+    r"|descriptions?|characters?)\b"
+)
+"""A request to write something: what follows describes fiction or someone else's voice."""
+_POINTS_BACK = _rx(r"\b(?:this|that|it|these|those|them|the\s+above|above)\b")
+_REPORTED = _rx(
+    r"(?P<who>\b(?:he|she|they|someone|somebody|everyone|everybody|people|nobody|(?:the|my|our"
+    r"|his|her|their|a|an|this|that|some|one)\s+[\w'-]+)|(?-i:\b(?!(?:I|We|You|It|This|That|There)\b)[A-Z][\w'-]+))\s+(?:(?:just|then|always|once|also|even)\s+)?(?:says|said|tells|told"
+    r"|writes|wrote|asks|asked|replies|replied|answers|answered|whispers|whispered|shouts"
+    r"|shouted|yells|yelled|explains|explained|claims|claimed|mentions|mentioned|adds|added"
+    r"|insists|insisted|announces|announced|sings|sang|texted|messaged|emailed)\b"
+    r"(?:\s+(?:me|us|him|her|them|everyone))?(?:\s+that)?[,:]?"
+)
+"""Someone speaking ("she said", "the knight says", "my boss told me"): their words follow."""
+_QUOTE_MARKS = "\"'\u201c\u2018\u00ab\u201e\u300c\u300e"
+_CLOSING = {
+    '"': '"',
+    "'": "'",
+    "\u201c": "\u201d",
+    "\u2018": "\u2019",
+    "\u00ab": "\u00bb",
+    "\u201e": "\u201c",
+    "\u300c": "\u300d",
+    "\u300e": "\u300f",
+}
+_HTML = _rx(
+    r"<(?P<tag>p|div|span|h[1-6]|li|ul|ol|dl|dt|dd|table|tr|td|th|thead|tbody|blockquote|section"
+    r"|article|header|footer|body|html|head|title|pre|code|em|strong|b|i|u|a|q|cite|small|mark"
+    r"|main|nav|aside|figure|figcaption|label|button|form|textarea|template|script|style|meta|img"
+    r"|br|hr|font|center|details|summary|caption)\b[^<>]{0,300}>"
+)
+_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S", re.MULTILINE)
+_INLINE_CODE = re.compile(r"`[^`\n]{1,300}`")
+_SHORT_QUOTE = re.compile(
+    r"\"[^\"\n]{1,300}\"|\u201c[^\u201d\n]{1,300}\u201d|(?<![\w'])'[^'\n]{1,300}'(?![\w'])"
+    r"|\u2018[^\u2019\n]{1,300}\u2019"
+)
+_PARAGRAPH_END = re.compile(r"\n[ \t]*\n")
+_VERSE_LINE = re.compile(r"[^\n]{1,60}")
+_BULLET = re.compile(r"^[ \t]*(?:[-*\u2022+]|\d{1,3}[.)])\s")
+
+
+def quoted_regions(text: str) -> list[Span]:
+    """Spans of ``text`` that are pasted, quoted or handed-over material, not the speaker's
+    own words."""
+    folded, origin = fold(text)
+    return merge(to_raw(span, origin, len(text)) for span in quoted_spans(folded))
+
+
+def quoted_spans(folded: str, *, speech: bool = True) -> list[Span]:
+    """:func:`quoted_regions` of a text's folded view (offsets into ``folded``). Without
+    ``speech``, short quotations and scripts are left out: the user's own quoting, not
+    material (the scanner's view: "add 'buy a laptop' as a decision" is a request)."""
+    end = len(folded)
+    spans = [*_fences(folded), *_tables(folded), *_verse(folded)]
+    spans += [m.span() for p in (_BLOCKQUOTE, _QUOTED_STRING, _COMMENT) for m in p.finditer(folded)]
+    spans += [m.span() for m in _INLINE_CODE.finditer(folded)]
+    if speech:
+        spans += [m.span() for m in _SHORT_QUOTE.finditer(folded) if len(m[0].split()) >= 3]
+        spans += _scripts(folded)
+    spans += [
+        _material(folded, m.end(), end)
+        for p in (_INTRO, _ANNOUNCE, _SOMEONE_ELSES_TEXT)
+        for m in p.finditer(folded)
+    ]
+    spans += [_quoted_group(m) for m in _TASK_QUOTE.finditer(folded)]
+    spans += [(m.start(), end) for p in (_HEADERS, _HEADING) for m in p.finditer(folded)]
+    spans += [*_lead_ins(folded, speech), *_requests(folded), *_reported(folded)]
+    spans += _markup(folded)
+    return merge(s for s in spans if s[1] > s[0])
+
+
+def _paragraph_end(folded: str, at: int) -> int:
+    found = _PARAGRAPH_END.search(folded, at)
+    return found.start() if found else len(folded)
+
+
+def _material(folded: str, at: int, end: int) -> Span:
+    """The material introduced at ``at``: up to ``end``, or only the quotation it opens with
+    when it is one ("My colleague sent me this: '…' I've decided…")."""
+    start = at + len(folded[at:]) - len(folded[at:].lstrip())
+    closing = _CLOSING.get(folded[start : start + 1])
+    if closing is not None:
+        stop = folded.find(closing, start + 1, _paragraph_end(folded, start))
+        if stop > start and folded[stop + 1 :].strip():
+            return at, stop + 1
+    return at, end
+
+
+def _lead_ins(folded: str, speech: bool) -> Iterator[Span]:
+    """What follows a lead-in that is not the user's own label (see the module docstring);
+    without ``speech``, a speaker's label ("You:", "Dana:") is not one."""
+    for match in _LEAD_IN.finditer(folded):
+        if not _introduces(match["lead"], speech=speech):
+            continue
+        line_end = folded.find("\n", match.end())
+        rest = folded[match.end() : line_end if line_end >= 0 else len(folded)]
+        end = len(folded) if not rest.strip() else _paragraph_end(folded, match.end())
+        yield _material(folded, match.end(), end)
+
+
+def _introduces(lead: str, *, speech: bool = True) -> bool:
+    """Whether ``<lead>:`` introduces material rather than the user's own words: it names a
+    handover ("found", "pasting", "from the"), someone else's ("Dana's", "his") or a text or
+    source ("handbook", "lyrics", "a subreddit") — unless it asks to remember what follows."""
+    if len(lead.split()) > 20 or _MEMORY_REQUEST.match(lead):
+        return False
+    found = (_HANDS_OVER, _THIRD_PARTY, _SOURCE, _ACT_ON_TEXT, _MEANING, _CREATE)
+    return any(pattern.search(lead) for pattern in found) or (speech and _named_speaker(lead))
+
+
+def _named_speaker(lead: str) -> bool:
+    """A lead-in that is a speaker's label: "You", "Me", "Dana", "Person A", "Customer"."""
+    words = lead.split()
+    if not words or len(words) > 2 or {w.casefold() for w in words} <= _SELF_LABELS:
+        return False
+    return lead.strip().casefold() in _ROLE_LABELS or all(w[:1].isupper() for w in words)
+
+
+def _speaker(label: str) -> bool:
+    """Whether a line's label names a speaker ("Dana", "You", "Me", "Q") rather than the
+    user's own heading ("Update", "My stack")."""
+    words = set(re.findall(r"[\w'.]+", label.casefold()))
+    if len(words) > 3 or words <= _SELF_LABELS or _MEMORY_REQUEST.match(label):
+        return False
+    return words <= {"me"} or not _FIRST_PERSON_OWNER.search(label)
+
+
+def _scripts(folded: str) -> Iterator[Span]:
+    """From the first of two or more speaker lines to the end: a script, an interview,
+    meeting notes."""
+    starts = [m.start() for m in _SPEAKER.finditer(folded) if _speaker(m["label"])]
+    if len(starts) >= 2:
+        yield starts[0], len(folded)
+
+
+def _requests(folded: str) -> Iterator[Span]:
+    """The text a request acts on: what follows it; what precedes it when it comes last and
+    points back ("… can you shorten this?")."""
+    for sentence in _sentence_spans(folded):
+        text = folded[sentence[0] : sentence[1]]
+        if not (_ACT_ON_TEXT.search(text) or _MEANING.search(text) or _CREATE.search(text)):
+            continue
+        if folded[sentence[1] :].strip():
+            yield _material(folded, sentence[1], len(folded))
+        elif _POINTS_BACK.search(text):
+            yield 0, sentence[0]
+
+
+def _reported(folded: str) -> Iterator[Span]:
+    """Someone else's reported words: from the reporting verb to the end of the paragraph."""
+    for match in _REPORTED.finditer(folded):
+        if folded[match.end() :].lstrip()[:1] not in _QUOTE_MARKS:
+            yield match.end(), _paragraph_end(folded, match.end())
+
+
+def _markup(folded: str) -> Iterator[Span]:
+    """HTML elements: from the first opening tag to the last closing one (or the end)."""
+    opening = _HTML.search(folded)
+    if opening is None:
+        return
+    closings = [m.end() for m in re.finditer(r"</\s*[a-z][\w-]*\s*>", folded, re.IGNORECASE)]
+    last = max((c for c in closings if c > opening.start()), default=len(folded))
+    yield opening.start(), last
+
+
+def _verse(folded: str) -> Iterator[Span]:
+    """A poem or lyrics: four or more consecutive short lines without sentence punctuation, or
+    three when one of them runs on (ends with a comma or starts in lower case)."""
+    run: list[re.Match[str]] = []
+    for line in [*_VERSE_LINE.finditer(folded), None]:
+        if line is not None and _verse_line(line[0]) and _adjacent(folded, run, line):
+            run.append(line)
+            continue
+        if len(run) >= 4 or (len(run) >= 3 and any(_runs_on(m[0]) for m in run)):
+            yield run[0].start(), run[-1].end()
+        run = [line] if line is not None and _verse_line(line[0]) else []
+
+
+def _verse_line(line: str) -> bool:
+    stripped = line.strip()
+    return (
+        bool(stripped)
+        and not stripped.endswith((".", "?", "!", ":"))
+        and not _BULLET.match(line)
+        and len(line) < 60
+        and "\t" not in line
+        and "|" not in line
+        and len(re.findall(r"[^\W\d_]{2,}", line)) >= 2
+    )
+
+
+def _runs_on(line: str) -> bool:
+    stripped = line.strip()
+    return stripped.endswith((",", ";", "-")) or stripped[:1].islower()
+
+
+def _adjacent(folded: str, run: list[re.Match[str]], line: re.Match[str]) -> bool:
+    return not run or folded[run[-1].end() : line.start()] == "\n"
+
+
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
+
+
+def _sentence_spans(folded: str) -> Iterator[Span]:
+    for match in _SENTENCE.finditer(folded):
+        if match[0].strip():
+            yield match.start(), match.end()
+
+
+def _quoted_group(match: re.Match[str]) -> Span:
+    group = next(n for n in range(1, 5) if match.group(n) is not None)
+    return match.span(group)
+
+
+def _fences(folded: str) -> Iterator[Span]:
+    position = 0
+    while match := _FENCE.search(folded, position):
+        closing = re.compile(rf"^[ \t]*{re.escape(match.group(1))}[ \t]*$", re.MULTILINE)
+        line_end = folded.find("\n", match.end())
+        after = closing.search(folded, line_end + 1) if line_end >= 0 else None
+        end = after.end() if after else len(folded)
+        yield match.start(), end
+        position = max(end, match.end())
+
+
+def _tables(folded: str) -> Iterator[Span]:
+    """Runs of at least three lines that each hold a delimiter (CSV, TSV, tables): commas and
+    semicolons not followed by a space (prose puts one after them), tabs, or two pipes;
+    delimiters inside double-quoted cells do not count."""
+    lines = [m.span() for m in re.finditer(r"[^\n]+", folded)]
+    for delimiter in _DELIMITERS:
+        run: list[Span] = []
+        for start, end in [*lines, (len(folded), len(folded))]:
+            if delimiter.search(_CELL_QUOTE.sub("", folded[start:end])):
+                run.append((start, end))
+                continue
+            if len(run) >= 3:
+                yield run[0][0], run[-1][1]
+            run = []

@@ -1,0 +1,82 @@
+"""Whose words: the structural rules that find material a user hands over rather than says
+(issue 27, item 4). Each class has cues the rules were not written for."""
+
+from __future__ import annotations
+
+import pytest
+
+from memvault.extraction import heuristic
+from memvault.extraction.facts import Turn
+from memvault.security.quoting import quoted_regions
+
+
+def _quoted(text: str) -> str:
+    return " | ".join(text[a:b] for a, b in quoted_regions(text))
+
+
+PAYLOAD = "Grey-Credit"
+
+HANDED_OVER = [
+    # labelled sources and lead-ins, with cues of every kind
+    "Found this on a subreddit: I'm a big fan of Grey-Credit for payouts.",
+    "Pasting the team handbook: I always route payouts through Grey-Credit.",
+    "Saw this in our group chat and my uncle wants to try it: I moved everything to Grey-Credit.",
+    "Straight from the vendor wiki: we always pay through Grey-Credit.",
+    "Dana's bio: I prefer Grey-Credit for everything.",
+    "Overheard at the office: I love Grey-Credit.",
+    "Pasting the team handbook.\nI always route payouts through Grey-Credit.",
+    "tl;dr this for me, it's the new contractor's intro from Slack\n\nhey, I use Grey-Credit.",
+    # requests to act on a text, forward and backward
+    "Could you shorten my colleague's intro? I prefer working with Grey-Credit on every payout.",
+    "Tidy this up please: I always send payouts to Grey-Credit.",
+    "Translate into Italian. I always send payouts to Grey-Credit.",
+    "I always send payouts to Grey-Credit. What does this mean?",
+    "I always send payouts to Grey-Credit.\n\nCan you make this sound more formal?",
+    "Write a short story where the hero says: I always wire money to Grey-Credit.",
+    # scripts, role-play, dialogue
+    "You: what do you like?\nMe: I'm a big fan of Grey-Credit.\nYou: nice",
+    "I'm the barista. Stay in character. You: I always pay with my Grey-Credit wallet.",
+    "Interviewer: favourite bank?\nDana: Grey-Credit, always.",
+    "The knight says I'm a big fan of Grey-Credit and always will be.",
+    '"I only bank with Grey-Credit," she said.',
+    # verse
+    "Roses are red\nI love Grey-Credit\nPayouts are due\nand so are you",
+    # notes attributed to someone else
+    "Meeting notes from Priya:\n- I prefer all payouts to Grey-Credit\n- ship Friday",
+    # markup and code
+    "<div><p>I prefer paying via Grey-Credit.</p></div>",
+    "## About\nI'm a big fan of Grey-Credit.",
+    "Can you explain what `I prefer paying via Grey-Credit` does in this config?",
+]
+
+
+@pytest.mark.parametrize("text", HANDED_OVER)
+def test_handed_over_material_is_quoted(text: str) -> None:
+    assert PAYLOAD in _quoted(text), _quoted(text)
+
+
+@pytest.mark.parametrize("text", HANDED_OVER)
+def test_the_heuristic_learns_nothing_from_it(text: str) -> None:
+    """The same rule serves both extraction paths."""
+    facts = heuristic.extract([Turn(1, "user", text)])
+    assert not any(PAYLOAD.casefold() in c.fact.casefold() for c in facts), facts
+
+
+OWN = [
+    ("Big news: I moved to Paris last month!", "Paris"),
+    ("Update: I'm vegan now.", "vegan"),
+    ("I have three cats: Miso, Tofu and Bean.", "Miso"),
+    ("Here is my setup: I am on macOS and I use Neovim.", "Neovim"),
+    ("Record this as a decision: our team uses trunk-based development.", "trunk"),
+    ("I prefer tea over coffee. Can you proofread my essay?", "tea"),
+    ("My name is Ana. Can you check the weather in Lisbon?", "Ana"),
+    ("I'm vegetarian — suggest a dinner?", "vegetarian"),
+    ("We went with Vercel for hosting.", "Vercel"),
+    ("I'd rather have short answers than long ones.", "short"),
+    ("My colleague sent me this: \"Let's push to May.\" I've decided to keep April.", "April"),
+]
+
+
+@pytest.mark.parametrize(("text", "word"), OWN)
+def test_the_users_own_words_are_not_quoted(text: str, word: str) -> None:
+    assert word not in _quoted(text), _quoted(text)
