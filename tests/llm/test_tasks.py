@@ -47,7 +47,7 @@ def test_the_summariser_redacts_with_the_redactor_it_is_given() -> None:
     chat = ScriptedChat([PII])
     summary = LLMSummarizer(chat, redactor=Redactor(["email"])).summarize([Said("user", PII)])
     assert summary == "Mail [EMAIL] or call +44 20 7946 0958."
-    assert LLMSummarizer(chat).name == "llm-v2-scripted-120"
+    assert LLMSummarizer(chat).name == "llm-v3-scripted-120"
 
 
 @pytest.mark.parametrize(
