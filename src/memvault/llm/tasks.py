@@ -153,8 +153,8 @@ class LLMSummarizer:
 class LLMCompaction:
     """A compaction callback for ``Memory.compact`` that asks the LLM to merge the entries:
     ``memory.compact(ids, LLMCompaction(memory.llm))``. The entries it sends and the merged
-    entry it returns are redacted by ``redactor`` (default: every rule); a failed call raises
-    (the compaction changes nothing)."""
+    entry it returns are redacted by ``redactor`` (default: every rule); a failed call, or an
+    answer that carries instructions, raises (the compaction changes nothing)."""
 
     def __init__(
         self,
