@@ -23,6 +23,7 @@ from ..facilities.model import (
     SESSION_MEMORY,
     Record,
     Session,
+    cursor_at,
 )
 from ..facilities.notes import NotePlans
 from ..facilities.sessions import SessionPlans
@@ -359,8 +360,7 @@ class LearningPlans:
 
     def _cursor_op(self, session: MemoryEntry, through: Record) -> ReplaceOp:
         """The op that marks the session's log read through ``through``."""
-        at, record_id = _position(through)
-        metadata = {**session.metadata, CURSOR: {"at": at.isoformat(), "id": record_id}}
+        metadata = {**session.metadata, CURSOR: cursor_at(*_position(through))}
         revised = replace(
             session, metadata=metadata, updated_at=self.store.now(), revision=session.revision + 1
         )

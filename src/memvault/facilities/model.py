@@ -61,6 +61,12 @@ def trust_tag(source: str | None) -> str:
     return "[user-stated]" if source in USER_STATED else "[derived]"
 
 
+def cursor_at(created_at: datetime, record_id: str) -> dict[str, str]:
+    """The session metadata :data:`LEARNED_THROUGH` that says its log is read up to the record
+    at this place (records are in ``(created_at, id)`` order)."""
+    return {"at": created_at.isoformat(), "id": record_id}
+
+
 def one_of(name: str, value: object, allowed: Iterable[str]) -> str:
     """``value`` if it is one of ``allowed``, else a ValidationError naming them."""
     choices = [str(a) for a in allowed]

@@ -1,7 +1,8 @@
 """LLM tasks besides extraction: summarising a block of records for the context builder, and
 compacting entries into one. Both redact what they send and what the model answers (PII never
 reaches the model nor the store through them), wrap every piece of untrusted text as data (fail
-closed), use the same client and accounting, and refuse a reply that echoes the data tags."""
+closed), use the same client and accounting, and refuse a reply that echoes the data tags or
+carries instructions (a summary reports, it does not instruct)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..errors import LLMError, LLMResponseError
-from ..security import guard
+from ..security import guard, injection
 from ..security.redact import Redactor
 from .base import ChatMessage, ChatModel, ChatRequest
 
 log = logging.getLogger("memvault.llm")
 
+INSTRUCTIONS = frozenset(injection.FlagKind) - {injection.FlagKind.HIDDEN}
+"""What a summary or a merged entry may not carry: it reports, it does not instruct. (Hidden
+characters are the wrapper's to strip.)"""
 _THINKING = re.compile(r"<(think|thinking)>.*?(</\1>|$)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"^```[\w-]*\s*\n?|\n?```\s*$")
 
@@ -83,7 +87,18 @@ def _answer(
         raise LLMResponseError(f"the {purpose} answer echoes its data tags; it is not used")
     if not text:
         raise LLMResponseError(f"the {purpose} answer is empty")
+    carried = instructions(text)
+    if carried:
+        kinds = ", ".join(carried)
+        raise LLMResponseError(f"the {purpose} answer carries instructions ({kinds}); not used")
     return text
+
+
+def instructions(text: str) -> list[str]:
+    """The kinds of instruction (:data:`INSTRUCTIONS`) a model's summary or merged entry
+    carries, scanned as text in the model's voice, not the user's."""
+    found = {f.kind for f in injection.scan(text, user_voice=False)}
+    return sorted(str(kind) for kind in found & INSTRUCTIONS)
 
 
 class LLMSummarizer:
@@ -93,8 +108,9 @@ class LLMSummarizer:
     rule). When the call fails (an :class:`~memvault.errors.LLMError`, a timeout) and there is a
     ``fallback`` (``build_context``'s default has :class:`memvault.ExtractiveSummarizer`), the
     fallback's summary, redacted, is returned instead: logged, and counted in the model's usage
-    (``llm_fallbacks_summary``). Its ``name`` (part of the summary cache key) names the model, so
-    another model makes new summaries.
+    (``llm_fallbacks_summary``). An answer that echoes the data tags or carries instructions
+    (:func:`instructions`) is a failed call too. Its ``name`` (part of the summary cache key)
+    names the model, so another model makes new summaries.
     """
 
     def __init__(
@@ -109,7 +125,7 @@ class LLMSummarizer:
         self.chat, self.max_words, self.max_tokens = chat, max_words, max_tokens
         self.redactor = redactor if redactor is not None else Redactor()
         self.fallback = fallback
-        self.name = f"llm-v2-{chat.name}-{max_words}"
+        self.name = f"llm-v3-{chat.name}-{max_words}"
 
     def summarize(self, records: Sequence[Said]) -> str:
         try:
@@ -137,8 +153,8 @@ class LLMSummarizer:
 class LLMCompaction:
     """A compaction callback for ``Memory.compact`` that asks the LLM to merge the entries:
     ``memory.compact(ids, LLMCompaction(memory.llm))``. The entries it sends and the merged
-    entry it returns are redacted by ``redactor`` (default: every rule); a failed call raises
-    (the compaction changes nothing)."""
+    entry it returns are redacted by ``redactor`` (default: every rule); a failed call, or an
+    answer that carries instructions, raises (the compaction changes nothing)."""
 
     def __init__(
         self,

@@ -5,10 +5,13 @@ store (or this one) imports as a new session.
 
 An import gives the session a fresh id and every entry a fresh id, and rewrites every reference
 to them: scopes, supersession links, promotions, compactions, provenance, metadata (a summary's
-records); a link to an entry outside the bundle is dropped (it names nothing here). The private
-flag travels with the session. Vectors do not travel: the importing store embeds with its own
-model. The whole import is one transaction: all of it, or nothing. The checks and the rewriting
-(:func:`rebuilt`) are pure; :class:`BundlePlans` reads, writes and stores.
+records); a link to an entry or a session outside the bundle is dropped (it names nothing
+here). An import teaches nothing: the session's extraction cursor is put at the end of its
+records (history, not new turns), and no source says the user stated anything (this store did
+not hear it). The private flag travels with the session. Vectors do not travel: the importing
+store embeds with its own model. The whole import is one transaction: all of it, or nothing.
+The checks and the rewriting (:func:`rebuilt`) are pure; :class:`BundlePlans` reads, writes and
+stores.
 """
 
 from __future__ import annotations
@@ -16,16 +19,25 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..core import Plan, Planner, call, run, run_all
 from ..errors import BundleError, ValidationError
-from ..facilities.model import SESSION, SUMMARY
+from ..facilities.model import (
+    LEARNED_THROUGH,
+    RECORD,
+    SESSION,
+    SUMMARY,
+    USER_STATED,
+    Source,
+    cursor_at,
+)
 from ..facilities.sessions import SessionPlans
 from ..ids import new_id
 from ..store.ops import AppendAuditOp, Filter, PutOp, StoredEmbeddingOp
-from ..types import AuditEvent, MemoryEntry, Scope, ScopeKind
+from ..types import AuditEvent, MemoryEntry, Provenance, Scope, ScopeKind
 from .bundle_file import (
     FORMAT,
     FORMAT_VERSION,
@@ -120,15 +132,18 @@ def _renamed(value: Any, names: Mapping[str, str]) -> Any:
     return value
 
 
+def _heard(provenance: Provenance, old: str, new: str) -> Provenance:
+    """Provenance as this store can vouch for it: made in the bundle's session (renamed) or
+    in none, and never user-stated (this store did not hear the user say it)."""
+    made_in = new if provenance.created_in_session_id == old else None
+    source = Source.ASSISTANT_TURN if provenance.source in USER_STATED else provenance.source
+    return replace(provenance, created_in_session_id=made_in, source=source)
+
+
 def _moved(
-    entry: MemoryEntry, ids: Mapping[str, str], names: Mapping[str, str], new: str
+    entry: MemoryEntry, ids: Mapping[str, str], names: Mapping[str, str], old: str, new: str
 ) -> MemoryEntry:
-    old_session = entry.scope.id if entry.scope.kind is ScopeKind.SESSION else None
-    scope = Scope.session(new) if old_session is not None else entry.scope
-    provenance = entry.provenance
-    if provenance.created_in_session_id is not None:
-        renamed = names.get(provenance.created_in_session_id, provenance.created_in_session_id)
-        provenance = replace(provenance, created_in_session_id=renamed)
+    scope = Scope.session(new) if entry.scope.kind is ScopeKind.SESSION else entry.scope
     return replace(
         entry,
         id=ids[entry.id],
@@ -138,9 +153,24 @@ def _moved(
         superseded_by=ids.get(entry.superseded_by or ""),
         supersedes=tuple(ids[i] for i in entry.supersedes if i in ids),
         metadata=_renamed(dict(entry.metadata), names),
-        provenance=provenance,
+        provenance=_heard(entry.provenance, old, new),
         duplicate=False,
     )
+
+
+def _read(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
+    """The entries with the session's extraction cursor at the end of its records (none without
+    records): imported records are history, never turns to learn from."""
+    last = max((e for e in entries if e.category == RECORD), key=_place, default=None)
+    cursor = None if last is None else cursor_at(*_place(last))
+    return [
+        replace(e, metadata={**e.metadata, LEARNED_THROUGH: cursor}) if e.category == SESSION else e
+        for e in entries
+    ]
+
+
+def _place(entry: MemoryEntry) -> tuple[datetime, str]:
+    return entry.created_at, entry.id
 
 
 def rebuilt(
@@ -163,10 +193,10 @@ def rebuilt(
         check_owned(index, entry, Scope.session(old_session))
     ids = {e.id: fresh_id() for e in entries}
     names = {**ids, old_session: fresh_session}
-    moved = {e.id: _moved(e, ids, names, fresh_session) for e in entries}
+    moved = {e.id: _moved(e, ids, names, old_session, fresh_session) for e in entries}
     events = _events(bundle, moved, tenant)
     _check_manifest(bundle.manifest, entries, events, old_session)
-    return Rebuilt(fresh_session, old_session, tuple(moved.values()), events)
+    return Rebuilt(fresh_session, old_session, tuple(_read(list(moved.values()))), events)
 
 
 def since_created(events: Sequence[AuditEvent]) -> list[AuditEvent]:
