@@ -335,9 +335,17 @@ def test_objects_are_in_the_third_person() -> None:
         ("I was born on 1990-03-14.", "1990-03-14"),
         ("My flight is at 06:45 on 12/03/2027.", "06:45 on 12/03/2027"),
         ("My deadline is 5 p.m. on Friday.", "5 p.m. on Friday"),
+        ("My exam is on March 14, 2027.", "March 14, 2027"),
+        ("I was born on July 4, 1990, in Ohio.", "July 4, 1990"),
+        ("My birthday is on Friday, 14 March.", "Friday, 14 March"),
         # ids that are not redacted
         ("My employee ID is 4410-2231-07.", "4410-2231-07"),
         ("My zip code is 94103-1234.", "94103-1234"),
+        ("My phone number is (555) 123-4567.", "(555) 123-4567"),
+        # more frames
+        ("My rent went up to €1,300.", "€1,300"),
+        ("My rent is 1'250 CHF.", "1'250 CHF"),
+        ("I take 2.5 mg of melatonin every night.", "2.5 mg"),
         # a value does not end its sentence, and the next sentence is read
         ("I weigh approx. 72.5 kg. I live in Oslo.", "approx. 72.5 kg"),
     ],

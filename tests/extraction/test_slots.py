@@ -205,6 +205,7 @@ def test_values_compare_without_case_articles_punctuation_or_time() -> None:
         ("20%", "20 percent", True),
         ("72 kg", "72kg", True),
         ("14 February", "February 14", True),
+        ("March 14, 2027", "14 March 2027", True),
         ("€1", "€1,250", False),
         ("$1,250", "$1,250,000", False),
         ("€1,250", "€1,300", False),
@@ -227,8 +228,10 @@ def test_rent_update_through_the_extractor() -> None:
     (old,) = facts("My rent is €1,250.")
     (new,) = facts("My rent is now €1,300.")
     (same,) = facts("My rent is 1250 euros.")
+    (risen,) = facts("My rent went up to €1,400.")
     assert old == "The user's rent is €1,250."
     assert superseded_by(new, [old]) == [0]
+    assert superseded_by(risen, [old, new]) == [0, 1]
     assert superseded_by(same, [old]) == []
 
 

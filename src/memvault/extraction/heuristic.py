@@ -147,10 +147,15 @@ QUANTITY = (
     )
 )
 """What "my … is <value>" measures about the user: money, body, time, ids."""
+CHANGED = (
+    r"(?:is|are|(?:has |have )?(?:gone|went) (?:up|down) to|"
+    r"(?:has |have )?(?:increased|decreased|risen|rose|dropped|fallen|fell|changed) to)"
+)
+"""How "my rent …" gives its value, or its new value ("went up to")."""
 VALUE_VERBS = _alternatives(
     """weigh|earn|make|pay|spend|save|owe|charge|bill|invoice|budget|invest|donate|run|walk|
     cycle|bike|swim|row|hike|sleep|drive|commute|drink|eat|lift|bench|squat|deadlift|study|
-    train|practi[cs]e|read|work|log|average"""
+    train|practi[cs]e|read|work|log|average|take"""
 )
 """Verbs whose object is a quantity ("I earn $85k a year", "I sleep 7.5 hours")."""
 AMOUNT_START = (
@@ -243,8 +248,17 @@ _AMOUNT = (
 )
 """A number with its currency symbol, thousands or millions ("k", "m", "bn"), percent or degree
 sign, or a.m./p.m."""
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(?:\.(?= \d)|[a-z]*)"
+_DATE = (
+    r"(?i:(?:(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\.?,? )?"
+    rf"(?:{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH})"
+    r"(?:,? \d{4})?)"
+)
+"""A date with its weekday and year: "March 14, 2027", "Friday, 14 March"."""
 _PHONE = r"\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){1,5}|\(\d{2,5}\)\s?\d{3}[ .-]?\d{4}"
-_VALUE = re.compile(rf"(?<![\w.,]){_PHONE}|{_AMOUNT}(?:\s*[-\u2013\u2014]\s*{_AMOUNT})?(?!\w)")
+_VALUE = re.compile(
+    rf"(?<![\w.,]){_PHONE}|\b{_DATE}(?!\w)|{_AMOUNT}(?:\s*[-\u2013\u2014]\s*{_AMOUNT})?(?!\w)"
+)
 """A value written with signs a sentence or a clause could be cut at, or a quote seen in."""
 _HIDDEN = re.compile(r"(?i:qv((?:[0-9a-f]{2})+)vq)")
 """A hidden value; the user's own text of that form is hidden too, so that it comes back as is."""
@@ -927,7 +941,7 @@ _TABLE: list[tuple[str, Build]] = [
     ),
     # quantities
     (
-        rf"^my (?P<a>{QUANTITY}) (?:is|are) {ADV}(?P<q>(?:set (?:to|at) |at )?{AMOUNT_START}.+)",
+        rf"^my (?P<a>{QUANTITY}) {CHANGED} {ADV}(?P<q>(?:set (?:to|at) |at )?{AMOUNT_START}.+)",
         say(FACT, "The user's {a} is {q}."),
     ),
     (rf"^I am {ADV}(?P<q>{AMOUNT_START}.+?)(?P<tall> tall)?$", _height),
