@@ -185,6 +185,7 @@ def test_pattern_families(text: str, category: str, fact: str) -> None:
         "I'm a genius, obviously \U0001f602",
         # one-off choices and feedback about the conversation
         "I prefer the second option.",
+        "I prefer the 2nd option.",
         "Let's go with the first one.",
         "I like that, let's keep it.",
         "I love this version!",

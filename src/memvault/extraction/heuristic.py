@@ -471,8 +471,9 @@ _DEICTIC = re.compile(
     r"why|to (?:think|say|admit|break|hear|see|know|ask|point out|mention|tell)|to$|too$|"
     r"(?:I|he|she|we|they)\b|(?:a few|a couple|some|several|many|lots|a lot|more|all)$|"
     r"where|whether|which|who|the way|the idea|the one|ones|"
-    r"the (?:first|second|third|fourth|fifth|last|latter|former|previous|next|other|above|"
-    r"below|new|old|same|current|latest|original|revised|updated|final|shorter|longer|better)|"
+    r"the (?:first|second|third|fourth|fifth|\d+(?:st|nd|rd|th)|last|latter|former|previous|next|"
+    r"other|above|below|new|old|same|current|latest|original|revised|updated|final|shorter|"
+    r"longer|better)|"
     r"(?:option|version|choice|variant|approach|plan|number|answer|suggestion|solution)"
     r"(?: \w{1,2})?$|[a-z]$|#?\d+$)\b",
     re.I,
