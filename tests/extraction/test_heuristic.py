@@ -1,6 +1,7 @@
 """The heuristic extractor: what each pattern family extracts, and what it must not."""
 
 import importlib.util
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -431,6 +432,12 @@ _AMOUNTS = st.builds(
 def test_any_amount_round_trips(amount: str, frame: str) -> None:
     facts = [fact for _, fact in said(frame.format(amount))]
     assert any(amount in fact for fact in facts), facts
+
+
+def test_a_long_run_of_digits_is_read_in_linear_time() -> None:
+    started = time.perf_counter()
+    said("+" + "1" * 20_000 + "x")
+    assert time.perf_counter() - started < 2  # was quadratic: minutes
 
 
 # --- preferences: a comparison, or one preference with where it goes -------------------------

@@ -1,6 +1,8 @@
 """The slot rule: reading facts into slots, and which new facts supersede which old ones."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memvault.extraction.facts import Turn
 from memvault.extraction.heuristic import extract
@@ -219,6 +221,36 @@ def test_values_compare_without_case_articles_punctuation_or_time() -> None:
 def test_values_with_numbers_compare_by_their_numbers(a: str, b: str, same: bool) -> None:
     assert same_value(a, b) is same
     assert same_value(b, a) is same
+
+
+def _written(cents: int, style: str, symbol: str) -> str:
+    whole, part = divmod(cents, 100)
+    grouped = f"{whole:,}"
+    number = {
+        "en": f"{grouped}.{part:02d}",
+        "eu": f"{grouped.replace(',', '.')},{part:02d}",
+        "space": f"{grouped.replace(',', ' ')},{part:02d}",
+        "plain": f"{whole}.{part:02d}",
+    }[style]
+    return f"{number}{symbol}" if symbol.startswith(" ") else f"{symbol}{number}"
+
+
+_STYLE = st.sampled_from(["en", "eu", "space", "plain"])
+
+
+@given(
+    st.integers(100, 10**9),
+    _STYLE,
+    _STYLE,
+    st.sampled_from(["€", " EUR", " euros"]),
+    st.integers(1, 10**6),
+)
+def test_an_amount_is_itself_however_written_and_no_other(
+    cents: int, style: str, other_style: str, symbol: str, delta: int
+) -> None:
+    amount = _written(cents, style, "€")
+    assert same_value(amount, _written(cents, other_style, symbol))
+    assert not same_value(amount, _written(cents + delta, other_style, symbol))
 
 
 def test_rent_update_through_the_extractor() -> None:
