@@ -5,8 +5,9 @@ window (assistant turns are never read: what the assistant says is not the user'
 only: a turn in another language yields nothing rather than a mistranslation. Precision first:
 questions, hypotheticals, hedges, reported speech, quoted material, sarcasm and references to
 the conversation itself ("the second option", "this version") yield nothing. Facts come out as
-canonical third-person sentences ("The user lives in Paris."). docs/learning.md lists the rules
-and their measured precision and recall.
+canonical third-person sentences ("The user lives in Paris."), with every value ("€1,250",
+"5'11\"", "Python 3.11.4", "March 14, 2027") exactly as the user wrote it. docs/learning.md lists
+the rules and their measured precision and recall.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ Paris". Attributes in :data:`MULTI_VALUED` (languages, pets, allergies…) hold 
 once, so they conflict only by negation. A choice or preference between two things ("decided to
 use PostgreSQL instead of MySQL") also supersedes an earlier plain choice of the rejected one
 ("decided to use MySQL"). Values compare without case, articles, punctuation or a trailing time
-("Paris now"), and a value that extends the other ("Paris, France") is the same value.
+("Paris now"), and a value that extends the other ("Paris, France") is the same value; values
+with numbers are the same only with the same numbers ("€1,250" is "1250 euros", not "€1").
 
 Pure, English only, and deliberately narrow: a sentence it cannot read gives ``None``, and
 ``None`` never conflicts.
