@@ -380,6 +380,7 @@ def test_a_value_with_separators_is_one_word() -> None:
 def test_hidden_values_come_back_as_written() -> None:
     """Text that merely looks like a hidden value is the user's own and stays as it is."""
     assert said("I like qv31vq and qv0a0avq.") == [(P, "The user likes qv31vq and qv0a0avq.")]
+    assert said("I like qvababvq.") == [(P, "The user likes qvababvq.")]
 
 
 @pytest.mark.parametrize(

@@ -264,6 +264,7 @@ _VALUE = re.compile(
 _HIDDEN = re.compile(r"(?i:qv((?:[0-9a-f]{2})+)vq)")
 """A hidden value; the user's own text of that form is hidden too, so that it comes back as is."""
 _TO_HIDE = re.compile(rf"{_HIDDEN.pattern}|{_VALUE.pattern}")
+_DIGIT = re.compile(r"\d")
 _SPACES = str.maketrans({"\u00a0": " ", "\u202f": " "})
 
 
@@ -277,7 +278,7 @@ def _hidden(text: str) -> str:
             return value
         return f"qv{value.encode().hex()}vq"
 
-    return _TO_HIDE.sub(hide, text)
+    return _TO_HIDE.sub(hide, text) if _DIGIT.search(text) else text  # every value has a digit
 
 
 def _shown(text: str) -> str:
