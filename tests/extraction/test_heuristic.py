@@ -1,10 +1,13 @@
 """The heuristic extractor: what each pattern family extracts, and what it must not."""
 
 import importlib.util
+import time
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memvault.extraction.facts import FactCategory, Turn
 from memvault.extraction.heuristic import extract, shift, third_person
@@ -183,6 +186,7 @@ def test_pattern_families(text: str, category: str, fact: str) -> None:
         "I'm a genius, obviously \U0001f602",
         # one-off choices and feedback about the conversation
         "I prefer the second option.",
+        "I prefer the 2nd option.",
         "Let's go with the first one.",
         "I like that, let's keep it.",
         "I love this version!",
@@ -274,6 +278,213 @@ def test_objects_are_in_the_third_person() -> None:
         "plays",
         "will",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # rent and salary
+        ("My rent is €1,250.", "€1,250"),
+        ("My rent is now €1,300 a month.", "€1,300 a month"),
+        ("My monthly rent is 1.250,50 EUR.", "1.250,50 EUR"),
+        ("My rent is 1 250 €, which is a lot.", "1 250 €"),
+        ("Remember that my rent is CHF 2,400.", "CHF 2,400"),
+        ("My salary is $85k.", "$85k"),
+        ("I earn 85,000 USD a year.", "85,000 USD a year"),
+        ("I make US$120,000.50 a year.", "US$120,000.50 a year"),
+        ("My salary is £42.5k before tax.", "£42.5k before tax"),
+        ("I earn ₹12,00,000 a year.", "₹12,00,000 a year"),
+        ("My hourly rate is $95.50.", "$95.50"),
+        # height and weight
+        ("I'm 5'11\".", "5'11\""),
+        ("I'm 5\u203211\u2033 tall.", "5\u203211\u2033"),
+        ("I am 180 cm tall.", "180 cm"),
+        ("I'm 1.80 m tall.", "1.80 m"),
+        ("I weigh 72.5 kg.", "72.5 kg"),
+        ("I weigh 160 lbs.", "160 lbs"),
+        ("My target weight is 68,5 kg.", "68,5 kg"),
+        # budgets
+        ("My budget is €10k \u2013 €20k for the kitchen.", "€10k \u2013 €20k"),
+        ("My budget for the trip is $3,500.", "$3,500"),
+        ("Our budget is 12,000.75 EUR.", "12,000.75 EUR"),
+        ("My budget is $1,500-$2,000.", "$1,500-$2,000"),
+        # distances and amounts
+        ("I run 10.5 km every morning.", "10.5 km"),
+        ("My commute is 12.5 miles each way.", "12.5 miles"),
+        ("I cycle 1,200 km a month.", "1,200 km"),
+        ("I drink 2.5 litres of water a day.", "2.5 litres"),
+        ("I always run 5.5 km before work.", "5.5 km"),
+        ("I sleep 7\u20138 hours a night.", "7\u20138 hours"),
+        ("I work 37.5 hours a week.", "37.5 hours"),
+        ("My screen time is 3.5 hours a day.", "3.5 hours"),
+        # temperatures
+        ("My thermostat is set to 19.5°C.", "19.5°C"),
+        ("I like my room at 68°F.", "68°F"),
+        ("I like winter runs at -5 °C.", "-5 °C"),
+        # versions and technical sizes
+        ("We use Python 3.11.4.", "Python 3.11.4"),
+        ("I'm on Python 3.11.4.", "Python 3.11.4"),
+        ("We use Node v20.11.1 in production.", "v20.11.1"),
+        ("I use Django 4.2.11 for the backend.", "Django 4.2.11"),
+        ("We use a 3.5 GB Redis instance.", "3.5 GB"),
+        # percentages
+        ("I save 20% of my salary.", "20%"),
+        ("My tax rate is 42.5%.", "42.5%"),
+        # dates and times
+        ("My bedtime is 10:30 p.m.", "10:30 p.m"),
+        ("My wake-up time is 6:15 a.m. on weekdays.", "6:15 a.m. on weekdays"),
+        ("My birthday is on 14.03.1990.", "14.03.1990"),
+        ("I was born on 1990-03-14.", "1990-03-14"),
+        ("My flight is at 06:45 on 12/03/2027.", "06:45 on 12/03/2027"),
+        ("My deadline is 5 p.m. on Friday.", "5 p.m. on Friday"),
+        ("My exam is on March 14, 2027.", "March 14, 2027"),
+        ("I was born on July 4, 1990, in Ohio.", "July 4, 1990"),
+        ("My birthday is on Friday, 14 March.", "Friday, 14 March"),
+        # ids that are not redacted
+        ("My employee ID is 4410-2231-07.", "4410-2231-07"),
+        ("My zip code is 94103-1234.", "94103-1234"),
+        ("My phone number is (555) 123-4567.", "(555) 123-4567"),
+        # more frames
+        ("My rent went up to €1,300.", "€1,300"),
+        ("My rent is 1'250 CHF.", "1'250 CHF"),
+        ("I take 2.5 mg of melatonin every night.", "2.5 mg"),
+        # a value does not end its sentence, and the next sentence is read
+        ("I weigh approx. 72.5 kg. I live in Oslo.", "approx. 72.5 kg"),
+    ],
+)
+def test_values_round_trip_exactly(text: str, value: str) -> None:
+    facts = [fact for _, fact in said(text)]
+    assert any(value in fact for fact in facts), facts
+
+
+def test_a_value_with_separators_is_one_word() -> None:
+    assert said("My rent is €1,250.") == [(F, "The user's rent is €1,250.")]
+    assert said("Remember that my rent is €1,250.") == [(F, "The user's rent is €1,250.")]
+    assert said("My budget is 1.250,50 EUR for the trip.") == [
+        (C, "The user's budget is 1.250,50 EUR for the trip.")
+    ]
+    assert said("My deadline is 5 p.m. I live in Oslo.") == [
+        (C, "The user's deadline is 5 p.m."),
+        (F, "The user lives in Oslo."),
+    ]
+    assert said("I'm 5'11\" and I like tea.") == [
+        (F, "The user is 5'11\" tall."),
+        (P, "The user likes tea."),
+    ]
+    assert said("My rent is €1,250.", "Actually, it's €1,300, not €1,250.") == [
+        (F, "The user's rent is €1,250."),
+        (F, "The user's rent is €1,300."),
+    ]
+
+
+def test_hidden_values_come_back_as_written() -> None:
+    """Text that merely looks like a hidden value is the user's own and stays as it is."""
+    assert said("I like qv31vq and qv0a0avq.") == [(P, "The user likes qv31vq and qv0a0avq.")]
+    assert said("I like qvababvq.") == [(P, "The user likes qvababvq.")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm 5 years into my career.",
+        "I'm 30 m away.",
+        "I'm 100% sure.",
+        "I make pasta every Sunday.",
+        "I'd rather not say.",
+    ],
+)
+def test_quantity_rules_need_a_quantity(text: str) -> None:
+    assert said(text) == []
+
+
+def _money(whole: int, cents: int, style: str, symbol: str) -> str:
+    """An amount as people write it: 1,250.50 / 1.250,50 / 1 250,50 / 1250.50."""
+    grouped = f"{whole:,}"
+    number = {
+        "en": f"{grouped}.{cents:02d}",
+        "eu": f"{grouped.replace(',', '.')},{cents:02d}",
+        "space": f"{grouped.replace(',', ' ')},{cents:02d}",
+        "plain": f"{whole}.{cents:02d}",
+    }[style]
+    return f"{number}{symbol}" if symbol.startswith(" ") else f"{symbol}{number}"
+
+
+_AMOUNTS = st.builds(
+    _money,
+    st.integers(1, 9_999_999),
+    st.integers(0, 99),
+    st.sampled_from(["en", "eu", "space", "plain"]),
+    st.sampled_from(["€", "$", "£", "CHF ", " EUR", " USD", " €"]),
+)
+
+
+@given(
+    _AMOUNTS,
+    st.sampled_from(
+        [
+            "My rent is {}.",
+            "I earn {} a year.",
+            "Remember that my salary is {}, and I live in Oslo.",
+            "My budget is {} for the trip.",
+            "I pay {} in rent; I live in Oslo.",
+        ]
+    ),
+)
+def test_any_amount_round_trips(amount: str, frame: str) -> None:
+    facts = [fact for _, fact in said(frame.format(amount))]
+    assert any(amount in fact for fact in facts), facts
+
+
+def test_a_long_run_of_digits_is_read_in_linear_time() -> None:
+    started = time.perf_counter()
+    said("+" + "1" * 20_000 + "x")
+    assert time.perf_counter() - started < 2  # was quadratic: minutes
+
+
+# --- preferences: a comparison, or one preference with where it goes -------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        (
+            "I prefer sending invoices to the shared inbox.",
+            "The user prefers sending invoices to the shared inbox.",
+        ),
+        ("I prefer cycling to work.", "The user prefers cycling to work."),
+        (
+            "I prefer my invoices sent to the shared inbox.",
+            "The user prefers their invoices sent to the shared inbox.",
+        ),
+        (
+            "I prefer talking to clients on the phone.",
+            "The user prefers talking to clients on the phone.",
+        ),
+        (
+            "I prefer paying suppliers with a card.",
+            "The user prefers paying suppliers with a card.",
+        ),
+        (
+            "I'd rather send invoices to the shared inbox.",
+            "The user would rather send invoices to the shared inbox.",
+        ),
+        (
+            "I prefer forwarding receipts to accounting over emailing invoices.",
+            "The user prefers forwarding receipts to accounting over emailing invoices.",
+        ),
+        # comparisons
+        ("I prefer tea to coffee.", "The user prefers tea over coffee."),
+        ("I prefer walking to driving.", "The user prefers walking over driving."),
+        ("I prefer spring to autumn.", "The user prefers spring over autumn."),
+        (
+            "I prefer email to Slack for invoices.",
+            "The user prefers email over Slack for invoices.",
+        ),
+        ("I'd rather walk than drive.", "The user would rather walk than drive."),
+    ],
+)
+def test_prefer_x_to_y_is_read_right(text: str, fact: str) -> None:
+    assert said(text) == [(P, fact)]
 
 
 def _benchmark(monkeypatch: pytest.MonkeyPatch) -> ModuleType:

@@ -1,6 +1,8 @@
 """The slot rule: reading facts into slots, and which new facts supersede which old ones."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memvault.extraction.facts import Turn
 from memvault.extraction.heuristic import extract
@@ -58,6 +60,22 @@ from memvault.extraction.slots import (
             "Chose DuckDB over SQLite for analysis",
             Slot("user", "choice: duckdb vs sqlite", "DuckDB"),
         ),
+        # values, and what a preference with a destination is about
+        ("The user's rent is €1,250.", Slot("user", "rent", "€1,250")),
+        ("The user's flight is at 10:30.", Slot("user", "flight", "at 10:30")),
+        ("The user weighs 72.5 kg.", Slot("user", "weight", "72.5 kg")),
+        ("The user is 5'11\" tall.", Slot("user", "height", "5'11\"")),
+        ("The user earns $85k a year.", Slot("user", "income", "$85k a year")),
+        ("The user's salary is $85k.", Slot("user", "income", "$85k")),
+        (
+            "The user prefers sending invoices to the shared inbox.",
+            Slot("user", "preference: sending invoices", "to the shared inbox"),
+        ),
+        (
+            "The user prefers walking to driving.",
+            Slot("user", "preference: driving vs walking", "walking"),
+        ),
+        ("The user prefers tea to coffee.", Slot("user", "preference: coffee vs tea", "tea")),
     ],
 )
 def test_slot_of_reads_canonical_and_free_form_facts(fact: str, slot: Slot) -> None:
@@ -95,6 +113,20 @@ def test_unreadable_facts_have_no_slot(fact: str) -> None:
         ("The user drinks coffee.", "The user no longer drinks coffee."),
         ("The user always answers emails at once.", "The user never answers emails at once."),
         ("Always use emojis", "The user wants the assistant to never use emojis."),
+        # another number is another value
+        ("The user's rent is €1,250.", "The user's rent is €1,300."),
+        ("The user's rent is €1.", "The user's rent is €1,250."),
+        ("The user's salary is $85k.", "The user's salary is $1,250,000."),
+        ("The user earns $85k a year.", "The user's salary is $92,000."),
+        ("The user weighs 72.5 kg.", "The user weighs 70 kg."),
+        ("The user is 5'11\" tall.", "The user is 180 cm tall."),
+        ("The user's bedtime is 10:30 p.m.", "The user's bedtime is 11:30 p.m."),
+        ("The user uses Python 3.11 for work.", "The user uses Python 3.11.4 for work."),
+        ("The user's rent is €1,250.", "The user's rent is $1,250."),
+        (
+            "The user prefers sending invoices to the shared inbox.",
+            "The user prefers sending invoices to accounting.",
+        ),
     ],
 )
 def test_supersedes(old: str, new: str) -> None:
@@ -124,6 +156,16 @@ def test_supersedes(old: str, new: str) -> None:
         ("The user lives in PARIS", "the user lives in paris."),
         ("The user prefers Go over Python.", "The user prefers Go over Python for backend work."),
         ("The user decided to use MySQL.", "The user decided to use MySQL instead of Oracle."),
+        # the same number, however written
+        ("The user's rent is €1,250.", "The user's rent is 1250 euros."),
+        ("The user's rent is €1,250.", "The user's rent is €1,250.00."),
+        ("The user's rent is 1.250,50 EUR.", "The user's rent is €1,250.50."),
+        ("The user's rent is €1,250.", "The user's rent is €1,250 a month."),
+        ("The user earns $85k a year.", "The user earns $85,000 a year."),
+        ("The user is 5'11\" tall.", "The user is 5 ft 11 in tall."),
+        ("The user's bedtime is 10:30 p.m.", "The user's bedtime is 10:30 pm."),
+        # a preference with a destination is not a comparison with it
+        ("The user prefers tea over coffee.", "The user prefers sending invoices to the inbox."),
         # nothing readable, nothing superseded
         ("The staging server is slow.", "The staging server is fast."),
     ],
@@ -152,6 +194,77 @@ def test_values_compare_without_case_articles_punctuation_or_time() -> None:
     assert same_value("Paris", "Paris, France")
     assert same_value("Fly.io", "fly io")
     assert not same_value("Paris", "Parisville")
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("€1,250", "€1,250.00", True),
+        ("€1,250", "1250 euros", True),
+        ("1 250 €", "EUR 1,250", True),
+        ("$85k", "$85,000", True),
+        ("1.2 million", "1,200,000", True),
+        ("20%", "20 percent", True),
+        ("72 kg", "72kg", True),
+        ("14 February", "February 14", True),
+        ("March 14, 2027", "14 March 2027", True),
+        ("€1", "€1,250", False),
+        ("$1,250", "$1,250,000", False),
+        ("€1,250", "€1,300", False),
+        ("€1,250", "$1,250", False),
+        ("Python 3.11", "Python 3.11.4", False),
+        ("Python 3.10", "Python 3.1", False),
+        ("€1,250 a month", "€1,250 a week", False),
+        ("10:30", "10:45", False),
+    ],
+)
+def test_values_with_numbers_compare_by_their_numbers(a: str, b: str, same: bool) -> None:
+    assert same_value(a, b) is same
+    assert same_value(b, a) is same
+
+
+def _written(cents: int, style: str, symbol: str) -> str:
+    whole, part = divmod(cents, 100)
+    grouped = f"{whole:,}"
+    number = {
+        "en": f"{grouped}.{part:02d}",
+        "eu": f"{grouped.replace(',', '.')},{part:02d}",
+        "space": f"{grouped.replace(',', ' ')},{part:02d}",
+        "plain": f"{whole}.{part:02d}",
+    }[style]
+    return f"{number}{symbol}" if symbol.startswith(" ") else f"{symbol}{number}"
+
+
+_STYLE = st.sampled_from(["en", "eu", "space", "plain"])
+
+
+@given(
+    st.integers(100, 10**9),
+    _STYLE,
+    _STYLE,
+    st.sampled_from(["€", " EUR", " euros"]),
+    st.integers(1, 10**6),
+)
+def test_an_amount_is_itself_however_written_and_no_other(
+    cents: int, style: str, other_style: str, symbol: str, delta: int
+) -> None:
+    amount = _written(cents, style, "€")
+    assert same_value(amount, _written(cents, other_style, symbol))
+    assert not same_value(amount, _written(cents + delta, other_style, symbol))
+
+
+def test_rent_update_through_the_extractor() -> None:
+    def facts(text: str) -> list[str]:
+        return [c.fact for c in extract([Turn(1, "user", text)])]
+
+    (old,) = facts("My rent is €1,250.")
+    (new,) = facts("My rent is now €1,300.")
+    (same,) = facts("My rent is 1250 euros.")
+    (risen,) = facts("My rent went up to €1,400.")
+    assert old == "The user's rent is €1,250."
+    assert superseded_by(new, [old]) == [0]
+    assert superseded_by(risen, [old, new]) == [0, 1]
+    assert superseded_by(same, [old]) == []
 
 
 def test_berlin_to_paris_through_the_extractor() -> None:

@@ -5,8 +5,9 @@ window (assistant turns are never read: what the assistant says is not the user'
 only: a turn in another language yields nothing rather than a mistranslation. Precision first:
 questions, hypotheticals, hedges, reported speech, quoted material, sarcasm and references to
 the conversation itself ("the second option", "this version") yield nothing. Facts come out as
-canonical third-person sentences ("The user lives in Paris."). docs/learning.md lists the rules
-and their measured precision and recall.
+canonical third-person sentences ("The user lives in Paris."), with every value ("€1,250",
+"5'11\"", "Python 3.11.4", "March 14, 2027") exactly as the user wrote it. docs/learning.md lists
+the rules and their measured precision and recall.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from memvault.extraction.facts import Candidate, FactCategory, Turn
+from memvault.extraction.slots import split_preference
 from memvault.retrieval.text import STOPWORDS, words
 from memvault.security import quoting
 
@@ -132,6 +134,36 @@ TECH = _alternatives(
     monorepo|the cloud|serverless|lambda|ecs|eks|gke"""
 )
 """Technology names: "we moved to Kubernetes" is a switch, not a new home."""
+QUANTITY = (
+    r"(?:(?:monthly|annual|yearly|weekly|daily|hourly|current|new|base|gross|net|take-home|"
+    r"usual|average|typical|target|goal|resting|ideal) )?"
+    + _alternatives(
+        """rent|salary|income|pay|wage|hourly rate|day rate|rate|mortgage(?: payment)?|savings|
+        pension|bonus|height|weight|shoe size|dress size|size|commute|bedtime|wake-up time|
+        alarm|step goal|heart rate|pulse|blood pressure|blood sugar|cholesterol|
+        body temperature|screen time|credit limit|tax rate|phone number|mobile number|postcode|
+        post code|zip code|employee id|student id|customer number|membership number|timezone|
+        time zone|working hours|office hours|personal best|pb|5k time|10k time|marathon time|
+        pace|mileage|thermostat|thermostat setting"""
+    )
+)
+"""What "my … is <value>" measures about the user: money, body, time, ids."""
+CHANGED = (
+    r"(?:is|are|(?:has |have )?(?:gone|went) (?:up|down) to|"
+    r"(?:has |have )?(?:increased|decreased|risen|rose|dropped|fallen|fell|changed) to)"
+)
+"""How "my rent …" gives its value, or its new value ("went up to")."""
+VALUE_VERBS = _alternatives(
+    """weigh|earn|make|pay|spend|save|owe|charge|bill|invoice|budget|invest|donate|run|walk|
+    cycle|bike|swim|row|hike|sleep|drive|commute|drink|eat|lift|bench|squat|deadlift|study|
+    train|practi[cs]e|read|work|log|average|take"""
+)
+"""Verbs whose object is a quantity ("I earn $85k a year", "I sleep 7.5 hours")."""
+AMOUNT_START = (
+    r"(?:(?:about|around|roughly|approximately|approx\.?|nearly|almost|just over|just under|"
+    r"over|under|up to|at least|at most|exactly|only) )?(?=(?:(?-i:[A-Z]{3}) )?\S*\d)"
+)
+"""The start of a value: a word with a digit in it, perhaps after "about" or a currency code."""
 FREQ = r"(?:always|never|usually|normally|generally|typically|mostly|often|rarely|seldom)"
 HABIT_BLOCK = frozenset(
     """know forget get got remember understand find feel seem mess wonder think struggle need
@@ -200,6 +232,68 @@ _CONTRACTIONS = [
 ]
 
 
+# --- values: one token each --------------------------------------------------------------------
+
+_SYMBOL = "[$\u20ac\u00a3\u00a5\u20b9\u20a9\u20bd\u20ba\u20aa\u20ab\u0e3f\u20b1\u20a6\u00a2]"
+"""Currency symbols: $ € £ ¥ ₹ ₩ ₽ ₺ ₪ ₫ ฿ ₱ ₦ ¢."""
+_NUMERAL = (
+    r"(?<!\d)[-\u2212+]?\d+(?:(?:[.,:/'\u2019\u2032-]|[\u00a0\u202f ](?=\d{3}(?!\d)))\d+)*"
+    r"(?:(?:(?<=['\u2019\u2032]\d)|(?<=['\u2019\u2032]\d\d))(?:[\"\u2033\u201d]|''))?"
+)
+"""Digit groups and what joins them: 1,250 / 1.250,50 / 1 250 / 3.11.4 / 10:30 / 2024-03-14 /
+5'11" (inches only after feet)."""
+_AMOUNT = (
+    rf"(?:(?-i:[A-Z]{{1,2}})?\$\s?|{_SYMBOL}\s?)?{_NUMERAL}(?:[kKmM]|bn|mn)?"
+    rf"(?:\s?(?:%|\u2030|\u00b0\s?[CFcf]?|\u2103|\u2109|{_SYMBOL})"
+    r"|\s?[ap](?:m\b|\.m\b(?:\.(?=\s+(?-i:[a-z\d])))?))?"
+)
+"""A number with its currency symbol, thousands or millions ("k", "m", "bn"), percent or degree
+sign, or a.m./p.m."""
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(?:\.(?= \d)|[a-z]*)"
+_DATE = (
+    r"(?i:(?:(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\.?,? )?"
+    rf"(?:{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH})"
+    r"(?:,? \d{4})?)"
+)
+"""A date with its weekday and year: "March 14, 2027", "Friday, 14 March"."""
+_PHONE = r"\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){1,5}|\(\d{2,5}\)\s?\d{3}[ .-]?\d{4}"
+_VALUE = re.compile(
+    rf"(?<![\w.,]){_PHONE}|\b{_DATE}(?!\w)|{_AMOUNT}(?:\s*[-\u2013\u2014]\s*{_AMOUNT})?(?!\w)"
+)
+"""A value written with signs a sentence or a clause could be cut at, or a quote seen in."""
+_HIDDEN = re.compile(r"(?i:qv((?:[0-9a-f]{2})+)vq)")
+"""A hidden value; the user's own text of that form is hidden too, so that it comes back as is."""
+_TO_HIDE = re.compile(rf"{_HIDDEN.pattern}|{_VALUE.pattern}")
+_DIGIT = re.compile(r"\d")
+_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " "})
+
+
+def _hidden(text: str) -> str:
+    """Each value that is more than letters, digits and spaces (``€1,250``, ``3.5``, ``5'11"``,
+    ``10:30``, ``€10k-€20k``) as one word, so that splitting and quoting leave it whole."""
+
+    def hide(match: re.Match[str]) -> str:
+        value = match[0]
+        if value.replace(" ", "").isalnum() and not match[1]:
+            return value
+        return f"qv{value.encode().hex()}vq"
+
+    return _TO_HIDE.sub(hide, text) if _DIGIT.search(text) else text  # every value has a digit
+
+
+def _shown(text: str) -> str:
+    """The values of :func:`_hidden` back as the user wrote them (only text that decodes to a
+    printable value: anything else the user wrote stays as it is)."""
+
+    def show(match: re.Match[str]) -> str:
+        value = bytes.fromhex(match[1]).decode("utf-8", "replace")
+        printable = value.translate(_SPACES).isprintable()
+        shown = printable and (_VALUE.match(value) or _HIDDEN.fullmatch(value))
+        return value if shown else match[0]
+
+    return _HIDDEN.sub(show, text)
+
+
 def _visible(text: str) -> str:
     """The text without code blocks, '>' quotations, pasted material, text handed over for a
     task ("translate this: …") and quoted passages of three words or more (shorter quotes,
@@ -234,7 +328,15 @@ def _english(text: str) -> bool:
 
 # --- sentences and clauses ---------------------------------------------------------------------
 
-_SENTENCE = re.compile("(?<=[.!?])\\s+|\\n+|;\\s+|\\s+[-\u2013\u2014]+\\s+")
+_ABBREVIATIONS = ("approx", "ca", "e.g", "i.e", "vs", "est")
+"""Words shortened with a full stop that often come before a value ("approx. 3.5 kg")."""
+_SENTENCE = re.compile(
+    "(?<=[.!?])"
+    + "".join(rf"(?<!\b(?i:{re.escape(short)})\.)" for short in _ABBREVIATIONS)
+    + "\\s+|\\n+|;\\s+|\\s+[-\u2013\u2014]+\\s+"
+)
+"""Where a sentence ends; a value is one word by then (:func:`_hidden`), so "3.5" and "1,250"
+are not cut."""
 _FILLERS = """hi there|hello there|hey there|hi|hello|hey|hiya|ok so|okay so|ok|okay|so|well|
     oh and|oh also|oh|also|and|but|anyway|anyways|btw|by the way|just so you know|fyi|for context|
     just fyi|actually|honestly|tbh|imo|imho|fwiw|ngl|personally|in general|generally|basically|ps|
@@ -371,8 +473,9 @@ _DEICTIC = re.compile(
     r"why|to (?:think|say|admit|break|hear|see|know|ask|point out|mention|tell)|to$|too$|"
     r"(?:I|he|she|we|they)\b|(?:a few|a couple|some|several|many|lots|a lot|more|all)$|"
     r"where|whether|which|who|the way|the idea|the one|ones|"
-    r"the (?:first|second|third|fourth|fifth|last|latter|former|previous|next|other|above|"
-    r"below|new|old|same|current|latest|original|revised|updated|final|shorter|longer|better)|"
+    r"the (?:first|second|third|fourth|fifth|\d+(?:st|nd|rd|th)|last|latter|former|previous|next|"
+    r"other|above|below|new|old|same|current|latest|original|revised|updated|final|shorter|"
+    r"longer|better)|"
     r"(?:option|version|choice|variant|approach|plan|number|answer|suggestion|solution)"
     r"(?: \w{1,2})?$|[a-z]$|#?\d+$)\b",
     re.I,
@@ -493,8 +596,15 @@ class Rule:
     build: Build
 
 
+def _quantity(text: str | None) -> str | None:
+    """A value ("€1,250 a month", "5'11\""): an object that may be a bare number ("1250")."""
+    value = _trimmed(text or "")
+    return value if value.isdigit() else _object(text)
+
+
 CLEAN: dict[str, Callable[[str | None], str | None]] = {
     "x": _object,
+    "q": _quantity,
     "y": _object,
     "p": _place,
     "t": lambda text: _trimmed(text or "") or None,
@@ -569,6 +679,32 @@ def _lost(match: re.Match[str]) -> Said | None:
     return [(FACT, f"The user {verb} {thing}.")]
 
 
+def _prefers(match: re.Match[str]) -> Said | None:
+    """ "I prefer tea to coffee" → tea over coffee; "I prefer sending invoices to the shared
+    inbox" → one preference, its destination kept (:func:`slots.split_preference`)."""
+    x, y = split_preference(match["x"])
+    first, second = _object(x), _object(y) if y is not None else ""
+    if first is None or second is None:
+        return None
+    return [(PREF, _fill("The user prefers {x}[ over {y}].", {"x": first, "y": second}))]
+
+
+_HEIGHT = re.compile(
+    r"[\d.,]+\s?(?:['\u2019\u2032]\s?\d{0,2}(?:[\"\u2033\u201d]|'')?|"
+    r"(?:cm|m|metres?|meters?|ft|feet|foot)(?: \d{1,2}(?: ?(?:in|inches|\"))?)?)",
+    re.I,
+)
+"""A height and nothing else: 5'11", 180 cm, 1.80 m, 5 ft 11 in."""
+
+
+def _height(match: re.Match[str]) -> Said | None:
+    """ "I am 5'11\"" / "I am 180 cm tall" → "The user is … tall." """
+    height = _quantity(match["q"])
+    if not height or not (match["tall"] or _HEIGHT.fullmatch(_shown(height))):
+        return None
+    return [(FACT, f"The user is {height} tall.")]
+
+
 _BASE = {"going": "go", "sticking": "stick", "switching": "switch", "migrating": "migrate"}
 
 
@@ -611,7 +747,6 @@ LIVE = (
 )
 MOVED = r"(?:have |had )?(?:moved|relocated|moved back)"
 PREFER = r"(?:would )?(?:prefer|prefere|perfer)"
-OVER = r"(?:over|to|rather than|instead of|more than)"
 LIKE = (
     r"(?:like|love|enjoy|adore|am (?:a )?(?:big |huge |massive |great |real )?fan of|am into|"
     r"am obsessed with|am passionate about|am a sucker for|"
@@ -739,12 +874,15 @@ _TABLE: list[tuple[str, Build]] = [
     # preferences
     (rf"{I_}no longer (?:like|love|enjoy) (?P<x>.+)", say(PREF, "The user no longer likes {x}.")),
     (rf"{I_}{PREFER} to (?P<x>.+)", say(PREF, "The user prefers to {x}.")),
-    (rf"{I_}{PREFER} (?P<x>.+?),? {OVER} (?P<y>.+)", say(PREF, "The user prefers {x} over {y}.")),
+    (rf"{I_}{PREFER} (?P<x>.+)", _prefers),
     (
         r"^I (?:would )?(?:much )?rather (?P<x>.+?) than (?P<y>.+)",
         say(PREF, "The user would rather {x} than {y}."),
     ),
-    (rf"{I_}{PREFER} (?P<x>.+)", say(PREF, "The user prefers {x}.")),
+    (
+        r"^I (?:would )?(?:much )?rather (?P<x>(?!not\b)[\w'-]+ .+)",
+        say(PREF, "The user would rather {x}."),
+    ),
     (rf"{I_}{DISLIKE} (?P<x>.+)", say(PREF, "The user dislikes {x}.")),
     (rf"{I_}{LIKE} (?P<x>.+)", say(PREF, "The user likes {x}.")),
     (
@@ -801,8 +939,18 @@ _TABLE: list[tuple[str, Build]] = [
     (rf"^I am {ADV}(?P<v>{ACTIVITY}) (?P<x>.+)", say(CTX, "The user is {v} {x}.")),
     (rf"^I am {ADV}using (?P<x>.+)", say(CTX, "The user is using {x}.")),
     (
-        rf"^(?:my|our) {SESSION_THING}(?: (?P<r>for [^,]+?))? is (?P<x>.+)",
-        say(CTX, "The user's {a}[ {r}] is {x}."),
+        rf"^(?:my|our) {SESSION_THING}(?: (?P<r>for [^,]+?))? is (?P<q>.+)",
+        say(CTX, "The user's {a}[ {r}] is {q}."),
+    ),
+    # quantities
+    (
+        rf"^my (?P<a>{QUANTITY}) {CHANGED} {ADV}(?P<q>(?:set (?:to|at) |at )?{AMOUNT_START}.+)",
+        say(FACT, "The user's {a} is {q}."),
+    ),
+    (rf"^I am {ADV}(?P<q>{AMOUNT_START}.+?)(?P<tall> tall)?$", _height),
+    (
+        rf"^I (?:(?P<f>{FREQ}) )?{ADV}(?P<v3>{VALUE_VERBS}) (?P<q>{AMOUNT_START}.+)",
+        say(FACT, "The user [{f} ]{v3} {q}."),
     ),
     # uses and habits
     (
@@ -892,10 +1040,11 @@ def _correction(clause: str, earlier: Sequence[Candidate]) -> Said | None:
     found = _CORRECTION.match(clause)
     if not found:
         return None
-    wrong = re.compile(rf"\b{re.escape(found['y'].strip())}\b", re.I)
+    right, wrong_value = _shown(found["x"].strip()), _shown(found["y"].strip())
+    wrong = re.compile(rf"(?<!\w){re.escape(wrong_value)}(?!\w)", re.I)
     for candidate in reversed(earlier):
         if wrong.search(candidate.fact):
-            fact = wrong.sub(found["x"].strip(), candidate.fact, count=1)
+            fact = wrong.sub(lambda _: right, candidate.fact, count=1)
             return [(FactCategory(candidate.category), fact)]
     return []
 
@@ -936,7 +1085,7 @@ def _read(clause: str, earlier: Sequence[Candidate]) -> Said:
 def _statements(text: str) -> Iterator[str]:
     """The clauses of a user turn worth reading: visible, English, not sarcastic, and not in a
     question, hypothetical, hedge or report."""
-    text = _visible(text)
+    text = _visible(_hidden(text))
     if _SARCASM.search(text) or not _english(text):
         return
     for sentence in _sentences(_expand(text)):
@@ -952,7 +1101,8 @@ def extract(turns: Sequence[Turn]) -> list[Candidate]:
         if turn.role != "user":
             continue
         for clause in _statements(turn.text):
-            for category, fact in _read(clause, found):
+            for category, said in _read(clause, found):
+                fact = _shown(said)
                 if fact.casefold() not in seen:
                     seen.add(fact.casefold())
                     found.append(Candidate(category.value, fact, turn=turn.number))

@@ -14,7 +14,8 @@ Paris". Attributes in :data:`MULTI_VALUED` (languages, pets, allergies…) hold 
 once, so they conflict only by negation. A choice or preference between two things ("decided to
 use PostgreSQL instead of MySQL") also supersedes an earlier plain choice of the rejected one
 ("decided to use MySQL"). Values compare without case, articles, punctuation or a trailing time
-("Paris now"), and a value that extends the other ("Paris, France") is the same value.
+("Paris now"), and a value that extends the other ("Paris, France") is the same value; values
+with numbers are the same only with the same numbers ("€1,250" is "1250 euros", not "€1").
 
 Pure, English only, and deliberately narrow: a sentence it cannot read gives ``None``, and
 ``None`` never conflicts.
@@ -26,6 +27,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 MULTI_VALUED = frozenset({"speaks", "has", "allergy", "learning", "is a", "owns"})
 """Attributes that hold several values at once: they conflict only by negation."""
@@ -84,6 +86,10 @@ KEYS = {
     "time zone": "timezone",
     "pronouns": "pronouns",
     "email": "email",
+    "salary": "income",
+    "income": "income",
+    "height": "height",
+    "weight": "weight",
 }
 """Attribute names as people write them (keys of "Key: value" facts, "the user's <key> is …")
 → the attribute the rule compares."""
@@ -122,7 +128,8 @@ class Slot:
 
 _TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "", "\u00a0": " "})
 _KEY_VALUE = re.compile(
-    r"^(?:(?:the )?user'?s? )?(?P<k>[a-z][\w '-]{0,30}?)\s*:\s*(?P<v>.+)$", re.I
+    r"^(?:(?:the )?user'?s? )?(?P<k>[a-z][\w '-]{0,30}?)\s*(?:(?<!\d):|:(?!\d))\s*(?P<v>.+)$",
+    re.I,
 )
 _SUBJECTS = [
     (re.compile(rf"^(?:the )?user's (?P<rel>{REL})\b", re.I), "user's {rel}"),
@@ -264,6 +271,9 @@ _PERSON = [
     (r"^(?:has |have )?(?:quit|left) (?:\w+ )?job (?:at|with) (?P<v>.+)", "employer", True),
     (r"^works? as (?:an? )?(?P<v>.+)", "occupation", False),
     (r"^(?:is|am) (?P<v>\d{1,3})(?: years old| years)?$", "age", False),
+    (r"^(?:is|am) (?P<v>.+?) tall$", "height", False),
+    (r"^weighs? (?P<v>.+)", "weight", False),
+    (r"^(?:earns?|makes?) (?P<v>(?:about |around |over |roughly )?\S*\d.*)", "income", False),
     (r"^was born (?:in )?(?P<v>\d{4})$", "birth year", False),
     (r"^was born on (?P<v>.+)", "birthday", False),
     (r"^was born in (?P<v>.+)", "birthplace", False),
@@ -315,10 +325,6 @@ _PAIRS = [
     (re.compile(p, re.I), kind)
     for p, kind in [
         (
-            rf"^(?:prefers?|would rather) (?!to )(?P<x>.+?),? {_OVER} (?P<y>.+)",
-            "preference",
-        ),
-        (
             rf"^{_DECIDED} (?P<x>.+?),? (?:instead of|over|rather than) (?P<y>.+)",
             "choice",
         ),
@@ -344,15 +350,74 @@ _SINGLES = [
 ]
 
 
+_PREFERS = re.compile(r"^(?:prefers?|would rather) (?!to )(?P<x>.+)", re.I)
+_MARKER = re.compile(rf",? \b(?P<o>{_OVER}) ", re.I)
+_COMPLEMENT = re.compile(r" (?=(?:to|for|with|via|by) )", re.I)
+_NOT_GERUNDS = frozenset(
+    """thing anything something everything nothing king ring spring string wing morning evening
+    ceiling building wedding pudding accounting marketing engineering billing shipping
+    banking catering hosting parking printing funding training clothing heating lighting
+    plumbing housing staging""".split()
+)
+"""Nouns that end in "-ing": "to accounting" is a destination, not an activity."""
+_PARTICIPLES = frozenset(
+    """sent delivered forwarded emailed mailed addressed shipped posted routed given handed
+    passed returned assigned copied written paid""".split()
+)
+
+
+def _gerund(phrase: str) -> bool:
+    first = (phrase.split(maxsplit=1) or [""])[0].lower()
+    return len(first) > 4 and first.endswith("ing") and first not in _NOT_GERUNDS
+
+
+def _compares(x: str, y: str) -> bool:
+    """Whether "prefer X to Y" weighs X against Y ("tea to coffee", "walking to driving") rather
+    than saying where X goes ("sending invoices to the shared inbox", "invoices sent to …")."""
+    last = (x.rsplit(maxsplit=1) or [""])[-1].lower()
+    if last in _PARTICIPLES or y.lower().startswith(("be ", "stay ", "remain ")):
+        return False
+    return _gerund(x) == _gerund(y)
+
+
+def split_preference(text: str) -> tuple[str, str | None]:
+    """What "prefer …" is about, and what it is preferred to (None when nothing is): "tea to
+    coffee" → tea, coffee; "sending invoices to the shared inbox" → the whole, None."""
+    markers = sorted(_MARKER.finditer(text), key=lambda m: m["o"].lower() == "to")
+    for marker in markers:  # "over", "rather than" … first: "X to Z over Y" weighs X to Z
+        x, y = text[: marker.start()], text[marker.end() :]
+        if marker["o"].lower() != "to" or _compares(x, y):
+            return x, y
+    return text, None
+
+
 def _pair(rest: str, explicit: bool) -> Read | None:
-    """ "prefers X over Y" / "chose X over Y" → keyed by the unordered pair, value X."""
+    """ "prefers X over Y" / "chose X over Y" → keyed by the unordered pair, value X;
+    "prefers doing X to Z" → ``preference: doing x``, value "to Z"."""
+    found = _PREFERS.match(rest)
+    if found:
+        return _preferred(*split_preference(found["x"]))
     for pattern, kind in _PAIRS:
         found = pattern.match(rest)
         if found:
-            first, second = _member(found["x"]), _member(found["y"])
-            if first and second and first != second:
-                return f"{kind}: {' vs '.join(sorted((first, second)))}", found["x"], False
+            return _paired(kind, found["x"], found["y"])
     return None
+
+
+def _paired(kind: str, x: str, y: str) -> Read | None:
+    first, second = _member(x), _member(y)
+    if first and second and first != second:
+        return f"{kind}: {' vs '.join(sorted((first, second)))}", x, False
+    return None
+
+
+def _preferred(x: str, y: str | None) -> Read | None:
+    if y is not None:
+        return _paired("preference", x, y)
+    doing, *where = _COMPLEMENT.split(x, maxsplit=1) if _gerund(x) else [x]
+    if not where or not _norm(doing):
+        return None
+    return f"preference: {_norm(doing)}", where[0], False
 
 
 def _choice(rest: str, explicit: bool) -> Read | None:
@@ -433,8 +498,86 @@ def _statement(rest: str) -> str:
     return " ".join([_stem(words[0]), *words[1:]]) if words else ""
 
 
+_NUMBER = re.compile(
+    r"(?P<n>\d+(?:(?:[.,]|[ \u00a0\u202f](?=\d{3}(?!\d)))\d+)*)"
+    r"(?:\s?(?P<x>k|thousand|mn?|million|bn|billion)(?![^\W\d_]))?",
+    re.I,
+)
+"""A number as people write it (1,250 / 1.250,50 / 1 250 / 85k / 1.2 million)."""
+_SCALE = {"k": 3, "thousand": 3, "m": 6, "mn": 6, "million": 6, "bn": 9, "billion": 9}
+_UNITS = {
+    **dict.fromkeys(["€", "eur", "euro", "euros"], "EUR"),
+    **dict.fromkeys(["$", "usd", "dollar", "dollars", "bucks"], "USD"),
+    **dict.fromkeys(["£", "gbp", "quid"], "GBP"),
+    **dict.fromkeys(["¥", "jpy", "yen"], "JPY"),
+    **dict.fromkeys(["chf", "francs"], "CHF"),
+    **dict.fromkeys(["₹", "inr", "rupees"], "INR"),
+    **dict.fromkeys(["%", "percent"], "%"),
+    **dict.fromkeys(["'", "\u2019", "\u2032", "ft", "feet", "foot"], "ft"),
+    **dict.fromkeys(['"', "\u201d", "\u2033", "inch", "inches"], "in"),
+    **dict.fromkeys(["kg", "kgs", "kilo", "kilos", "kilogram", "kilograms"], "kg"),
+    **dict.fromkeys(["km", "kilometre", "kilometres", "kilometer", "kilometers"], "km"),
+    **dict.fromkeys(["cm", "centimetre", "centimetres", "centimeter", "centimeters"], "cm"),
+    **dict.fromkeys(["h", "hr", "hrs", "hour", "hours"], "h"),
+    **dict.fromkeys(["min", "mins", "minute", "minutes"], "min"),
+    **dict.fromkeys(["c", "celsius", "\u2103"], "°C"),
+    **dict.fromkeys(["f", "fahrenheit", "\u2109"], "°F"),
+    "°": "",
+}
+"""Currency and unit spellings → one name each ("€", "EUR", "euros" → EUR)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Amounts:
+    """The numbers of a value, its currencies and units, and its other words."""
+
+    numbers: tuple[str, ...]
+    units: frozenset[str]
+    words: str
+
+
+def _amounts(value: str) -> _Amounts:
+    """ "€1,250 a month" → 1250, {EUR}, "a month"; "5'11\"" → 5, 11, {ft, in}."""
+    value = re.sub(r"\b([ap])\.m\b\.?", r"\1m", value, flags=re.I)
+    numbers = tuple(_number(m["n"], m["x"]) for m in _NUMBER.finditer(value))
+    rest = re.findall(r"[^\W\d_]+|[^\w\s]", _NUMBER.sub(" ", value).casefold())
+    units = frozenset(_UNITS[t] for t in rest if _UNITS.get(t))
+    words = " ".join(t for t in rest if t not in _UNITS and t.isalpha())
+    return _Amounts(numbers, units, words)
+
+
+def _number(text: str, scale: str | None) -> str:
+    """One canonical form per number: "1,250" / "1.250,00" / "1 250" → 1250, "85k" → 85000;
+    a decimal keeps its written digits ("3.10" is not "3.1"); versions stay as written."""
+    text = re.sub(r"[ \u00a0\u202f]", "", text)
+    marks = re.findall(r"[.,]", text)
+    groups = re.split(r"[.,]", text)
+    if len(set(marks)) == 2 or (marks == [","] and len(groups[1]) != 3) or marks == ["."]:
+        whole, fraction = "".join(groups[:-1]), groups[-1]  # the last mark is the decimal one
+    elif all(len(group) == 3 for group in groups[1:]):
+        whole, fraction = "".join(groups), ""  # thousands
+    else:
+        return text  # a version: 3.11.4
+    if scale:
+        amount = Decimal(f"{whole}.{fraction or 0}").scaleb(_SCALE[scale.lower()])
+        return format(amount.normalize(), "f")
+    fraction = fraction if fraction.strip("0") else ""
+    return (whole.lstrip("0") or "0") + (f".{fraction}" if fraction else "")
+
+
 def same_value(a: str, b: str) -> bool:
-    """Equal after normalising, or one extends the other ("Paris" / "Paris, France")."""
+    """Equal after normalising, or one extends the other ("Paris" / "Paris, France"). Values
+    with numbers are the same only with the same numbers ("€1,250" / "1250 euros" /
+    "€1,250.00"), no other currency or unit, and words that agree ("€1,250 a month")."""
+    left, right = _amounts(a), _amounts(b)
+    if not (left.numbers or right.numbers):
+        return _same_words(a, b)
+    units = left.units <= right.units or right.units <= left.units
+    words = not (left.words and right.words) or _same_words(left.words, right.words)
+    return left.numbers == right.numbers and units and words
+
+
+def _same_words(a: str, b: str) -> bool:
     left, right = _norm(a), _norm(b)
     return left == right or left.startswith(right + " ") or right.startswith(left + " ")
 
