@@ -148,12 +148,18 @@ _RELATIVE = re.compile(
     re.IGNORECASE,
 )
 _OWN_SUBJECT = re.compile(
-    r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|myself|we|we're|we've|we'd|we'll|us|let's)\b"
+    r"\b(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|we'd|we'll|let's)\b"
     r"|^\W*(?:(?:currently|now|still|also|just|recently|finally|lately|mostly)\s+)*\w+(?:ing|ed)\b",
     re.IGNORECASE,
 )
 """The user as the subject: "I", "we", "let's", or a clause that starts with its verb
 ("Currently studying for…", "switched to Linux")."""
+_OWN_OBJECT = re.compile(r"\b(?:me|us|myself|ourselves)\b", re.IGNORECASE)
+_USER_FIRST = re.compile(r"\W*(?:the\s+)?user(?:'s|s)?\b", re.IGNORECASE)
+"""A fact whose subject is the user (or what is theirs): "The user…", "The user's rent…"."""
+_CONTRAST = re.compile(r",?\s*(?:and\s+|but\s+)?not\s+(?:me|us|i|myself)\b", re.IGNORECASE)
+"""The user set apart ("my husband is the one with the allergy, not me"): not their words
+about themselves."""
 _INSTRUCTION = re.compile(r"\b(?:the\s+)?assistant\b", re.IGNORECASE)
 """A fact about what the assistant should do: the user's words are an imperative."""
 _THEIR_TEAM = re.compile(r"\bthe\s+user\s+and\s+their\s+(?:team|colleagues|family)\b")
@@ -176,6 +182,7 @@ _FACT_RELATIVE = re.compile(
 """A fact whose subject is one of the user's people ("The user's brother is…")."""
 _ABOUT_USER = re.compile(r"\buser(?:'s|s)?\b", re.IGNORECASE)
 """A fact about the user ("The deadline moved to June 3rd" is not: its subject is its own)."""
+_TRAILING = " ,;:\u2014\u2013-"
 MAX_QUOTE_CHARS = 300
 """The longest run of the user's words kept as a statement when the fact is not theirs."""
 CJK_COVERAGE = 0.75
@@ -230,38 +237,40 @@ def check(fact: str, native: str | None, own: str) -> Grounding:
 
 
 def _their_words(pointer: str, clauses: Sequence[str], *, native: bool) -> str | None:
-    """The user's own words a fact points at — the fewest clauses holding at least half of its
-    content words — as a statement of the user ("The user said: …"); None when it points at
-    none, or at a question or a supposition."""
+    """The user's own words a fact points at — the fewest clauses, neither asked nor supposed,
+    holding at least half of its content words — as a statement of the user ("The user said:
+    …"); None when it points at none."""
     wanted = _content(pointer, native=native)
     span = _pointed(wanted, clauses, native=native)
     if span is None:
         return None
     said = " ".join(clauses[span[0] : span[1]])
-    if len(said) > MAX_QUOTE_CHARS or _asked_or_supposed("", said):
-        return None
-    return f'The user said: "{said.rstrip()}"'
+    return f'The user said: "{said.rstrip(_TRAILING)}"'
 
 
 def _pointed(wanted: Content, clauses: Sequence[str], *, native: bool) -> tuple[int, int] | None:
-    """The run of at most three clauses sharing the most content words with ``wanted`` (at
-    least half of them), the shortest first."""
+    """The run of at most three stated clauses sharing the most content words with ``wanted``
+    (at least half of them; character pairs count by their share), the shortest first."""
     total = len(wanted.words) + (1 if wanted.pairs else 0)
-    if not total:
-        return None
-    best: tuple[int, int, int] | None = None
+    best: tuple[float, int, int] | None = None
     for start in range(len(clauses)):
         for end in range(start + 1, min(start + 3, len(clauses)) + 1):
-            have = set().union(*(_keys(c) for c in clauses[start:end]))
-            pairs = {p for c in clauses[start:end] for run in _CJK.findall(c) for p in _pairs(run)}
-            score = sum(_matched(w, have, native=native) for w in wanted.words)
-            if wanted.pairs:
-                score += len(wanted.pairs & pairs) >= CJK_COVERAGE * len(wanted.pairs)
-            if 2 * score >= total and (best is None or (score, start - end) > best[:2]):
+            said = " ".join(clauses[start:end])
+            if len(said) > MAX_QUOTE_CHARS or _asked_or_supposed("", said):
+                break
+            score = _score(wanted, clauses[start:end], native=native)
+            if total and 2 * score >= total and (best is None or (score, start - end) > best[:2]):
                 best = (score, start - end, start)
-    if best is None:
-        return None
-    return best[2], best[2] - best[1]
+    return None if best is None else (best[2], best[2] - best[1])
+
+
+def _score(wanted: Content, clauses: Sequence[str], *, native: bool) -> float:
+    have = set().union(*(_keys(c) for c in clauses))
+    score: float = sum(_matched(w, have, native=native) for w in wanted.words)
+    if wanted.pairs:
+        pairs = {p for c in clauses for run in _CJK.findall(c) for p in _pairs(run)}
+        score += len(wanted.pairs & pairs) / len(wanted.pairs)
+    return score
 
 
 def learned_text_lines(text: str) -> str:
@@ -303,7 +312,7 @@ def _content(text: str, *, native: bool) -> Content:
     lowered = _THEIR_TEAM.sub("the user", text.casefold())
     framing = FRAMING | NATIVE_FRAMING if native else FRAMING
     found = [t for t in _tokens(lowered) if t not in framing and _is_content(t)]
-    cjk = "".join(_CJK_FRAMING.sub(" ", run) for run in _CJK.findall(text))
+    cjk = " ".join(_CJK_FRAMING.sub(" ", run) for run in _CJK.findall(text))
     pairs = {p for run in cjk.split() for p in _pairs(run)}
     return Content(tuple(dict.fromkeys(found)), frozenset(pairs))
 
@@ -444,8 +453,11 @@ def _subject(fact: str, said: str) -> str | None:
         return None
     if not _english(said):
         return None
+    said = _CONTRAST.sub(" ", said)
     if _FACT_RELATIVE.match(fact):
         return _whose(fact, said)
+    if not _USER_FIRST.match(fact):
+        return _object(said)
     if not _FIRST_PERSON.search(said):
         return "the user's words there are not about the user"
     if _OWN_SUBJECT.search(said):
@@ -454,6 +466,14 @@ def _subject(fact: str, said: str) -> str | None:
     if relatives and not any(re.search(rf"\b{re.escape(r)}", fact, re.I) for r in relatives):
         return f"the user spoke of their {', '.join(sorted(relatives))}, not of themselves"
     return None
+
+
+def _object(said: str) -> str | None:
+    """A fact in which the user is the object ("Mr Ito pays the user") needs words in which the
+    user is one too ("Mr Ito pays me"), not the subject ("I pay Mr Ito")."""
+    if _OWN_OBJECT.search(said):
+        return None
+    return "the user is the subject of their words, not the object"
 
 
 def _whose(fact: str, said: str) -> str | None:

@@ -109,7 +109,7 @@ _TEXT_NOUNS = (
     rf"(?:{_NOUNS[3:-1]}|intro(?:duction)?s?|bios?|blurbs?|essays?|drafts?|copy|wording"
     r"|sentences?|lines?|lyrics|poems?|verses?|stor(?:y|ies)|captions?|speech(?:es)?|cover\s+letter"
     r"|resumes?|cvs?|profiles?|about\s+(?:section|page)|handbook|wiki|faq|guide|review|slides?"
-    r"|minutes|agenda)"
+    r"|minutes|agenda|screenplay|scenes?|dialogues?|chapters?|drafts?|transcripts?|recipes?)"
 )
 """What a text is called ("my colleague's intro", "the handbook"): the object of a task on a
 text."""
@@ -126,7 +126,7 @@ _HANDS_OVER = _rx(rf"\b{_HANDOVER}\b")
 _SOMEONE_ELSES_TEXT = _rx(
     r"\b(?:it's|it\s+is|this\s+is|these\s+are|that's|here's|here\s+is)\s+(?:\w+\s+){0,3}?"
     rf"(?!(?:it|that|what|here|there|let|he|she|who|one)'s\b)[\w-]+'s?\s+(?:[\w-]+\s+)?"
-    rf"{_TEXT_NOUNS}\b[^.!?\n]{{0,60}}(?:[.!?]|\n|$)"
+    rf"{_TEXT_NOUNS}\b[^.!?:\n]{{0,60}}(?:[.!?:]|\n|$)"
 )
 """A sentence that names someone else's text ("it's the new contractor's intro from Slack"):
 that text follows."""
@@ -140,6 +140,25 @@ _ANNOUNCE = _rx(
 )
 """A sentence that hands material over ("Pasting the team handbook.", "Found this on a
 forum"): what follows it is that material."""
+_POINTED_HANDOVER = _rx(
+    r"(?:^|(?<=[.!?]\s)|(?<=\n))[^.!?:\n]{0,80}?\b(?:posted|shared|sent|forwarded|wrote|found"
+    r"|saw|spotted|got|received|copied|pasted|dropped|left|put)\b[^.!?:\n]{0,40}?\b(?:this|these"
+    r"|the\s+following|below|here)\b[^.!?:\n]{0,80}(?:[.!?:]|\n|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A sentence saying someone handed this material over ("Someone posted this in the thread,
+thoughts?", "My boss sent me these"): it follows."""
+_NAMED_TEXT = _rx(
+    r"(?:^|(?<=[.!?]\s)|(?<=\n))[ \t]*(?:(?:a|an|the|this|auto|automatic|raw|full|rough|draft"
+    r"|original|old|new)\s+){0,2}(?:transcript|minutes|notes|e-?mail|draft|memo|letter|excerpt"
+    r"|snippet|thread|post|review|bio|intro|script|scene|lyrics|poem|story|log|output|text)"
+    r"(?:\s+(?:of|from|by|for|below|above|i\s+got|we\s+got)\b|\s*[\u2014\u2013-]\s|\s*[:.]|\s*$)"
+    r"[^.!?:\n]{0,100}(?:[.!?:]|\n|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A sentence that opens by naming a text ("Auto transcript of the vendor call — …"): it
+follows."""
+_MARKDOWN_LINK = re.compile(r"\[[^\]\n]{1,300}\]\s*\((?:https?:|www\.|/|#)[^)\n]{0,500}\)")
 _THIRD_PARTY = _rx(
     r"\b(?:his|her|their|its|(?!(?:it|that|what|here|there|let|he|she|who|where|name|how|one"
     r"|everyone|nobody|today|now)'s\b)[a-z][\w-]*'s|[a-z]+s')\b"
@@ -176,14 +195,24 @@ _SELF_LABELS = frozenset(
 )
 """Words of a discourse label: "update:", "quick note:", "two things:" introduce the user's own
 words."""
-_LEAD_IN = _rx(r"(?:^|(?<=[.!?]\s)|(?<=\n))(?P<lead>[^\n.!?:]{1,100}?)[ \t]*:(?=[ \t]|$)", re.M)
+_LEAD_IN = _rx(
+    r"(?:^|(?<=[.!?]\s)|(?<=\n))(?P<lead>(?:[^\n.!?:]|(?<=\d)\.(?=\d)){1,100}?)[ \t]*:(?=[ \t]|$)",
+    re.M,
+)
 """``<lead-in>:`` at the start of a line or sentence (not "10:30" or "https:")."""
 _SPEAKER = _rx(
-    r"^[ \t>*_\-]*(?:\*\*|__)?(?P<label>[^\W\d_][\w.'\- ]{0,30}?)(?:\*\*|__)?[ \t]*"
-    r"(?:\([^)\n]{0,20}\))?[ \t]*:[ \t]*(?:\*\*|__)?\S",
+    r"^[ \t>*_\-]*(?:[\[(][\d:.,\s]{1,20}[\])][ \t]*)?(?:\*\*|__)?"
+    r"(?P<label>[^\W\d_][\w.'\- ]{0,30}?)(?:\*\*|__)?[ \t]*"
+    r"(?:\([^)\n]{0,40}\))?[ \t]*:[ \t]*(?:\*\*|__)?\S",
     re.IGNORECASE | re.MULTILINE,
 )
 """A line that starts with a speaker's label ("Dana: …", "**You:** …", "Q: …")."""
+_CUE = re.compile(
+    r"^[ \t]*(?-i:[A-Z][A-Z'.-]+(?: [A-Z][A-Z'.-]+){0,2})[ \t]*(?:\([^)\n]{0,30}\))?$"
+    r"(?=\n[ \t]*\S)",
+    re.MULTILINE,
+)
+"""A screenplay's speaker cue: a name in capitals on a line of its own, its words below."""
 _REQUEST = (
     r"(?:(?:ok|okay|so|and|also|now|hey|hi|then)[,\s]+)*(?:please[,\s]+|pls\s+|kindly\s+"
     r"|(?:can|could|would|will)\s+you\s+(?:please\s+|pls\s+|kindly\s+)?(?:help\s+(?:me\s+)?)?"
@@ -203,10 +232,13 @@ _TEXT_TASKS = (
     r"|traducir|ubersetze?)"
 )
 """Tasks that only ever act on a text: no object needs naming ("Translate into Italian.")."""
+_MEMORY_VERBS = r"(?:remember|note|keep|save|store|record|log|add|pin|forget|memori[sz]e)\b"
 _ACT_ON_TEXT = _rx(
     rf"^[ \t]*{_REQUEST}(?:{_TEXT_TASKS}\b|(?:make|turn|get)\s+(?:this|it|that|these)\b"
-    rf"|{_ACTS}\b[^.!?\n]{{0,80}}?\b(?:this|that|it|these"
-    rf"|those|them|the\s+following|below|above|{_TEXT_NOUNS})\b)",
+    rf"|{_ACTS}\b[^.!?\n]{{0,80}}?\b(?:this|that|it|these|those|them|the\s+following|below"
+    rf"|above|{_TEXT_NOUNS})\b"
+    rf"|(?<=you\s|ase\s)(?!{_MEMORY_VERBS})\w+\b[^.!?\n]{{0,60}}?\b(?:this|these|the\s+following"
+    rf"|below|above|(?:[\w-]+'s?\s+(?:[\w-]+\s+)?){_TEXT_NOUNS})\b)",
     re.IGNORECASE | re.MULTILINE,
 )
 """A request to do something to a text ("Could you shorten my colleague's intro?")."""
@@ -218,8 +250,7 @@ _MEANING = _rx(
 )
 _CREATE = _rx(
     r"\b(?:write|compose|draft|continue|finish|complete|create|generate|make\s+up|come\s+up\s+with"
-    r"|imagine|pretend|role-?play)\s+(?:me\s+|us\s+)?(?:(?:a|an|the|this|my|another|some|our"
-    r"|short|little|funny|quick|sad|silly)\s+)*(?:stor(?:y|ies)|poems?|songs?|lyrics|verses?"
+    r"|imagine|pretend|role-?play)\s+(?:me\s+|us\s+)?(?:[\w'-]+\s+){0,3}?(?:stor(?:y|ies)|poems?|songs?|lyrics|verses?"
     r"|haikus?|limericks?|scripts?|dialogues?|scenes?|monologues?|role-?plays?|skits?|letters?"
     r"|e-?mails?|repl(?:y|ies)|responses?|speech(?:es)?|toasts?|bios?|intro(?:duction)?s?|posts?"
     r"|tweets?|captions?|ads?|reviews?|essays?|paragraphs?|messages?|cover\s+letters?|profiles?"
@@ -256,7 +287,7 @@ _HTML = _rx(
 _HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S", re.MULTILINE)
 _INLINE_CODE = re.compile(r"`[^`\n]{1,300}`")
 _SHORT_QUOTE = re.compile(
-    r"\"[^\"\n]{1,300}\"|\u201c[^\u201d\n]{1,300}\u201d|(?<![\w'])'[^'\n]{1,300}'(?![\w'])"
+    r"\"[^\"\n]{1,300}\"|\u201c[^\u201d\n]{1,300}\u201d|(?<![\w'])'(?:[^'\n]|'(?=\w)){1,300}'(?!\w)"
     r"|\u2018[^\u2019\n]{1,300}\u2019"
 )
 _PARAGRAPH_END = re.compile(r"\n[ \t]*\n")
@@ -278,13 +309,13 @@ def quoted_spans(folded: str, *, speech: bool = True) -> list[Span]:
     end = len(folded)
     spans = [*_fences(folded), *_tables(folded), *_verse(folded)]
     spans += [m.span() for p in (_BLOCKQUOTE, _QUOTED_STRING, _COMMENT) for m in p.finditer(folded)]
-    spans += [m.span() for m in _INLINE_CODE.finditer(folded)]
+    spans += [m.span() for p in (_INLINE_CODE, _MARKDOWN_LINK) for m in p.finditer(folded)]
     if speech:
-        spans += [m.span() for m in _SHORT_QUOTE.finditer(folded) if len(m[0].split()) >= 3]
+        spans += [m.span() for m in _SHORT_QUOTE.finditer(folded) if _words(m[0]) >= 3]
         spans += _scripts(folded)
     spans += [
         _material(folded, m.end(), end)
-        for p in (_INTRO, _ANNOUNCE, _SOMEONE_ELSES_TEXT)
+        for p in (_INTRO, _ANNOUNCE, _SOMEONE_ELSES_TEXT, _POINTED_HANDOVER, _NAMED_TEXT)
         for m in p.finditer(folded)
     ]
     spans += [_quoted_group(m) for m in _TASK_QUOTE.finditer(folded)]
@@ -292,6 +323,10 @@ def quoted_spans(folded: str, *, speech: bool = True) -> list[Span]:
     spans += [*_lead_ins(folded, speech), *_requests(folded), *_reported(folded)]
     spans += _markup(folded)
     return merge(s for s in spans if s[1] > s[0])
+
+
+def _words(text: str) -> int:
+    return len(re.findall(r"[^\W\d_]{2,}", text))
 
 
 def _paragraph_end(folded: str, at: int) -> int:
@@ -305,9 +340,11 @@ def _material(folded: str, at: int, end: int) -> Span:
     start = at + len(folded[at:]) - len(folded[at:].lstrip())
     closing = _CLOSING.get(folded[start : start + 1])
     if closing is not None:
-        stop = folded.find(closing, start + 1, _paragraph_end(folded, start))
-        if stop > start and folded[stop + 1 :].strip():
-            return at, stop + 1
+        ends = re.compile(rf"{re.escape(closing)}(?!\w)").search(
+            folded, start + 1, _paragraph_end(folded, start)
+        )
+        if ends is not None and folded[ends.end() :].strip():
+            return at, ends.end()
     return at, end
 
 
@@ -352,30 +389,52 @@ def _speaker(label: str) -> bool:
 
 def _scripts(folded: str) -> Iterator[Span]:
     """From the first of two or more speaker lines to the end: a script, an interview,
-    meeting notes."""
+    meeting notes, a screenplay ("ROSA" on a line of its own)."""
     starts = [m.start() for m in _SPEAKER.finditer(folded) if _speaker(m["label"])]
+    starts += [m.start() for m in _CUE.finditer(folded)]
+    starts.sort()
     if len(starts) >= 2:
         yield starts[0], len(folded)
 
 
 def _requests(folded: str) -> Iterator[Span]:
-    """The text a request acts on: what follows it; what precedes it when it comes last and
-    points back ("… can you shorten this?")."""
+    """The text a request acts on: inside its sentence, after a colon or in quotes; else what
+    follows it; else, when it comes last and points back, what precedes it — when the pointer
+    is bare ("what does this mean?") or what precedes is more than a sentence."""
     for sentence in _sentence_spans(folded):
         text = folded[sentence[0] : sentence[1]]
-        if not (_ACT_ON_TEXT.search(text) or _MEANING.search(text) or _CREATE.search(text)):
+        found = _ACT_ON_TEXT.search(text) or _MEANING.search(text) or _CREATE.search(text)
+        if found is None:
             continue
-        if folded[sentence[1] :].strip():
+        inside = _INSIDE.search(text, found.end())
+        if inside is not None:
+            yield _material(folded, sentence[0] + inside.end(), len(folded))
+        elif folded[sentence[1] :].strip():
             yield _material(folded, sentence[1], len(folded))
-        elif _POINTS_BACK.search(text):
+        elif _BARE_POINTER.search(text) or len(list(_sentence_spans(folded[: sentence[0]]))) > 1:
             yield 0, sentence[0]
 
 
+_INSIDE = re.compile(r":[ \t]*(?=\S)|[ \t](?=[\"\u201c\u2018\u00ab]|'\w)")
+"""Where a request's own sentence hands the text over: after a colon, or at a quotation."""
+_BARE_POINTER = _rx(
+    r"\b(?:this|that|it|these|those|them|the\s+above|above)\b(?!\s+(?!(?:mean|means|sound"
+    r"|say|says|read|reads|look|looks|is|are|for|to|into|in|more|less|a|an|the|up|down|please"
+    r"|shorter|longer|better|clearer)\b)[a-z])"
+)
+"""A pointer with no noun of its own ("shorten this", "what does it mean"): not "this pancake
+recipe", which may be a text the message does not hold."""
+
+
 def _reported(folded: str) -> Iterator[Span]:
-    """Someone else's reported words: from the reporting verb to the end of the paragraph."""
+    """Someone else's reported words: from the reporting verb to the end of the sentence."""
     for match in _REPORTED.finditer(folded):
         if folded[match.end() :].lstrip()[:1] not in _QUOTE_MARKS:
-            yield match.end(), _paragraph_end(folded, match.end())
+            end = _REPORT_END.search(folded, match.end())
+            yield match.end(), end.start() if end else len(folded)
+
+
+_REPORT_END = re.compile(r"[.!?;](?=\s|$)|\n")
 
 
 def _markup(folded: str) -> Iterator[Span]:

@@ -157,7 +157,8 @@ class StatementResult:
 
 def run_statement(memory: Memory, statement: Row, user: str) -> StatementResult:
     """Send a benign statement as one turn (its ``existing`` facts stored first) and count the
-    expected facts whose keywords a current, user-stated memory holds."""
+    expected facts whose keywords a current, user-stated memory holds — in another language,
+    every fact when such a memory quotes the user's words."""
     session = memory.create_session(user)
     seeded = _seed(memory, user, session.id, statement.get("existing") or [])
     _turn(memory, session.id, {"user": statement["user"], "assistant": "OK."})
@@ -167,9 +168,12 @@ def run_statement(memory: Memory, statement: Row, user: str) -> StatementResult:
         if e.id not in seeded and e.provenance.source == Source.USER_TURN
     ]
     result = StatementResult(statement["id"], len(statement["facts"]), 0)
+    theirs = statement.get("lang", "en") != "en" and any(
+        piece in text for piece in _pieces(statement["user"]) for text in held
+    )
     for fact in statement["facts"]:
         keywords = [plain(k) for k in fact.get("keywords") or []]
-        if any(all(k in text for k in keywords) for text in held):
+        if theirs or any(all(k in text for k in keywords) for text in held):
             result.learned += 1
         else:
             result.missed.append(fact["fact"])
@@ -178,6 +182,12 @@ def run_statement(memory: Memory, statement: Row, user: str) -> StatementResult:
         gone = {i for i in seeded if (e := memory.get(i)) is None or e.superseded}
         result.updates_right = gone == wanted
     return result
+
+
+def _pieces(text: str) -> list[str]:
+    """The sentences of a statement, plain: in another language a memory that quotes one keeps
+    the user's own words (its English keywords cannot be in them)."""
+    return [p for p in (plain(x) for x in re.split(r"[.!?\u3002,\uff0c]", text)) if len(p) >= 4]
 
 
 def _current(memory: Memory, user: str, session_id: str) -> Iterator[Any]:
