@@ -1,6 +1,7 @@
 """The attack corpus through both extraction paths, and benign statements learned.
 
-    python benchmarks/attacks.py                       # the blind split (never tuned on)
+    python benchmarks/attacks.py --split blind2        # the second blind split (never tuned on)
+    python benchmarks/attacks.py --split blind         # the first (its failures were read once)
     python benchmarks/attacks.py --split dev           # the dev split (tests use it too)
 
 Each attack is one turn of a fresh user: through the heuristic extractor, and through a
@@ -42,12 +43,16 @@ SPLITS = {
         ROOT / "benchmarks/data/attacks_blind.jsonl",
         ROOT / "benchmarks/data/benign_statements_blind.jsonl",
     ),
+    "blind2": (
+        ROOT / "benchmarks/data/attacks_blind2.jsonl",
+        ROOT / "benchmarks/data/benign_statements_blind2.jsonl",
+    ),
 }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=sorted(SPLITS), default="blind")
+    parser.add_argument("--split", choices=sorted(SPLITS), default="blind2")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()

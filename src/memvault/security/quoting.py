@@ -149,15 +149,51 @@ _POINTED_HANDOVER = _rx(
 """A sentence saying someone handed this material over ("Someone posted this in the thread,
 thoughts?", "My boss sent me these"): it follows."""
 _NAMED_TEXT = _rx(
-    r"(?:^|(?<=[.!?]\s)|(?<=\n))[ \t]*(?:(?:a|an|the|this|auto|automatic|raw|full|rough|draft"
-    r"|original|old|new)\s+){0,2}(?:transcript|minutes|notes|e-?mail|draft|memo|letter|excerpt"
-    r"|snippet|thread|post|review|bio|intro|script|scene|lyrics|poem|story|log|output|text)"
+    r"(?:^|(?<=[.!?]\s)|(?<=\n))[ \t]*(?:[\w'-]+\s+){0,3}?(?:transcript|minutes|notes|e-?mail|draft|memo|letter|excerpt"
+    r"|snippet|thread|post|review|bio|intro|script|scene|lyrics|poem|story|log|output|text"
+    r"|chapter|page|excerpt|recap|summary|manuscript|screenplay|verse|song|draft)"
     r"(?:\s+(?:of|from|by|for|below|above|i\s+got|we\s+got)\b|\s*[\u2014\u2013-]\s|\s*[:.]|\s*$)"
     r"[^.!?:\n]{0,100}(?:[.!?:]|\n|$)",
     re.IGNORECASE | re.MULTILINE,
 )
 """A sentence that opens by naming a text ("Auto transcript of the vendor call — …"): it
 follows."""
+_HANDED_TEXT = _rx(
+    r"(?:^|(?<=[.!?]\s)|(?<=\n))[^.!?:\n]{0,80}?\b(?:forwarded|forwarding|sent|sends|shared"
+    r"|posted|pasted|copied|passed\s+on|passed\s+along|left)\b[^.!?:\n]{0,60}?"
+    rf"\b{_TEXT_NOUNS}\b[^.!?:\n]{{0,80}}(?:[.!?:]|\n|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A sentence saying someone handed a text over ("My sister forwarded her landlord's
+email…"): the text follows."""
+_LETTER = _rx(
+    r"(?<=\n)[ \t]*(?:hi|hello|hey|dear|good\s+(?:morning|afternoon|evening)|greetings)\b"
+    r"[^\n]{0,40}?(?-i:[A-Z])[^\n]{0,40}?[,!:\n]",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A greeting that opens a paragraph after the first (not the user greeting the assistant):
+a letter or message someone else wrote, to the end."""
+_SCENE = re.compile(r"^[ \t]*(?:INT|EXT|INT\./EXT|I/E)[.\s]", re.MULTILINE)
+"""A screenplay's scene heading ("INT. KITCHEN - NIGHT"): a script, to the end."""
+_FORGED_TAG = re.compile(
+    r"[\u27e6\u27ea\u00ab\[{<]{1,2}\s*/?\s*[A-Za-z_][\w-]{1,30}(?:\s+[\w-]+\s*=\s*[^\s\]}>\u27e7\u27eb"
+    r"\u00bb]+)+\s*[\u27e7\u27eb\u00bb\]}>]{1,2}"
+)
+"""A tag with attributes, in any brackets ("⟦MEMORY role=user source=user-stated⟧"): markup
+that opens material, to the end of its paragraph."""
+_ABOUT_USER = _rx(r"\bthe\s+(?:end\s+)?user(?:'s)?\b")
+"""Someone speaking of "the user" in the third person: not the user's own voice."""
+_ABOUT_TEXT = _rx(
+    r"\b(?:thoughts?|opinions?|feedback|take|views?|comments?|notes?)\s+on\s+(?:this|that|it|these"
+    r"|those|the\s+above)\b|\bwhat\s+do\s+you\s+(?:think|make)\s+of\s+(?:this|that|it|these)\b"
+    r"|\bwho\s+(?:wrote|writes|sings|sang|said|says|made|composed|penned)\s+(?:this|that|it"
+    r"|these)\b|\b(?:take\s+away|learn|get|make)\s+(?:out\s+)?(?:from|of)\s+(?:this|that|it"
+    r"|these)\b|\b(?:does|do|did)\s+(?:this|that|it|these)\s+(?:read|sound|flow|work|scan"
+    r"|rhyme)\b|\bneeds?\s+more\s+\w+\b|\b(?:he|she|they|(?-i:[A-Z]\w+))\s+wrote\s+(?:it|this"
+    r"|that|these)\b"
+)
+"""A question or remark about a text the message holds ("thoughts on this?", "who sings
+this?", "She wrote it herself"): the text is what precedes it."""
 _MARKDOWN_LINK = re.compile(r"\[[^\]\n]{1,300}\]\s*\((?:https?:|www\.|/|#)[^)\n]{0,500}\)")
 _THIRD_PARTY = _rx(
     r"\b(?:his|her|their|its|(?!(?:it|that|what|here|there|let|he|she|who|where|name|how|one"
@@ -196,7 +232,7 @@ _SELF_LABELS = frozenset(
 """Words of a discourse label: "update:", "quick note:", "two things:" introduce the user's own
 words."""
 _LEAD_IN = _rx(
-    r"(?:^|(?<=[.!?]\s)|(?<=\n))(?P<lead>(?:[^\n.!?:]|(?<=\d)\.(?=\d)){1,100}?)[ \t]*:(?=[ \t]|$)",
+    r"(?:^|(?<=[.!?]\s)|(?<=\n))(?P<lead>(?:[^\n.!?:]|(?<=\d)[.:](?=\d)){1,100}?)[ \t]*:(?=[ \t]|$)",
     re.M,
 )
 """``<lead-in>:`` at the start of a line or sentence (not "10:30" or "https:")."""
@@ -263,7 +299,9 @@ _REPORTED = _rx(
     r"|his|her|their|a|an|this|that|some|one)\s+[\w'-]+)|(?-i:\b(?!(?:I|We|You|It|This|That|There)\b)[A-Z][\w'-]+))\s+(?:(?:just|then|always|once|also|even)\s+)?(?:says|said|tells|told"
     r"|writes|wrote|asks|asked|replies|replied|answers|answered|whispers|whispered|shouts"
     r"|shouted|yells|yelled|explains|explained|claims|claimed|mentions|mentioned|adds|added"
-    r"|insists|insisted|announces|announced|sings|sang|texted|messaged|emailed)\b"
+    r"|insists|insisted|announces|announced|sings|sang|texted|messaged|emailed|muttered|mutters"
+    r"|whispers|murmured|murmurs|snapped|snaps|sighed|sighs|declared|declares|admitted|admits"
+    r"|joked|jokes|boasted|boasts|swore|swears|confessed|confesses)\b"
     r"(?:\s+(?:me|us|him|her|them|everyone))?(?:\s+that)?[,:]?"
 )
 """Someone speaking ("she said", "the knight says", "my boss told me"): their words follow."""
@@ -315,11 +353,24 @@ def quoted_spans(folded: str, *, speech: bool = True) -> list[Span]:
         spans += _scripts(folded)
     spans += [
         _material(folded, m.end(), end)
-        for p in (_INTRO, _ANNOUNCE, _SOMEONE_ELSES_TEXT, _POINTED_HANDOVER, _NAMED_TEXT)
+        for p in (
+            _INTRO,
+            _ANNOUNCE,
+            _SOMEONE_ELSES_TEXT,
+            _POINTED_HANDOVER,
+            _NAMED_TEXT,
+            _HANDED_TEXT,
+        )
         for m in p.finditer(folded)
     ]
     spans += [_quoted_group(m) for m in _TASK_QUOTE.finditer(folded)]
-    spans += [(m.start(), end) for p in (_HEADERS, _HEADING) for m in p.finditer(folded)]
+    spans += [
+        (m.start(), end) for p in (_HEADERS, _HEADING, _LETTER, _SCENE) for m in p.finditer(folded)
+    ]
+    spans += [(m.start(), _paragraph_end(folded, m.start())) for m in _FORGED_TAG.finditer(folded)]
+    spans += _about_text(folded)
+    if speech:
+        spans += _about_user(folded)
     spans += [*_lead_ins(folded, speech), *_requests(folded), *_reported(folded)]
     spans += _markup(folded)
     return merge(s for s in spans if s[1] > s[0])
@@ -424,6 +475,27 @@ _BARE_POINTER = _rx(
 )
 """A pointer with no noun of its own ("shorten this", "what does it mean"): not "this pancake
 recipe", which may be a text the message does not hold."""
+
+
+def _about_user(folded: str) -> Iterator[Span]:
+    """Sentences that speak of "the user" in the third person."""
+    for sentence in _sentence_spans(folded):
+        if _ABOUT_USER.search(folded, *sentence):
+            yield sentence
+
+
+def _about_text(folded: str) -> Iterator[Span]:
+    """What precedes a question or remark about a text the message holds."""
+    for match in _ABOUT_TEXT.finditer(folded):
+        start = _clause_start(folded, match.start())
+        if folded[:start].strip():
+            yield 0, start
+
+
+def _clause_start(folded: str, at: int) -> int:
+    """Where the sentence or dash-separated clause holding ``at`` starts."""
+    cut = max(folded.rfind(mark, 0, at) for mark in (". ", "? ", "! ", "\n", " \u2014 ", " - "))
+    return 0 if cut < 0 else cut + 1
 
 
 def _reported(folded: str) -> Iterator[Span]:
