@@ -6,6 +6,7 @@ forgot) is not (`tests/data/injection_i18n.jsonl`)."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 
 from memvault.security import guard
 from memvault.security.injection import FlagKind, blocks_durable, scan
+from memvault.security.text import fold, fold_pattern, mixes_scripts
 from memvault.testing.obedient import obey
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -86,3 +88,22 @@ def test_the_obedient_model_obeys_in_these_languages(text: str, payload: str) ->
     assert any(
         line.startswith("preference|turn-1|") and payload in line for line in reply.splitlines()
     ), reply
+
+
+def test_fold_pattern_spells_patterns_as_fold_spells_text() -> None:
+    """A table's word matches its text in either case, with or without accents (lowered)."""
+    for word in ("Запомни", "ТВОЙ", "ください", "기억해", "İGNORE", "ıgnore", "ignorá", "hatırla"):
+        assert re.fullmatch(fold_pattern(word.lower()), fold(word)[0].lower()), word
+    assert re.fullmatch(fold_pattern("hatırla"), fold("HATIRLA")[0].lower())
+    with pytest.raises(ValueError, match="class"):
+        fold_pattern("[을를]")
+    with pytest.raises(ValueError, match="quantified"):
+        fold_pattern("것을?")
+    with pytest.raises(ValueError, match="upper case"):
+        fold_pattern("AI")
+
+
+def test_turkish_dotless_i_is_a_letter_not_a_look_alike() -> None:
+    assert not mixes_scripts("Anahtarlarımı")
+    assert not mixes_scripts("ılık")
+    assert mixes_scripts("p\u0430ypal")

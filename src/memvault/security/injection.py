@@ -198,12 +198,19 @@ _ITALIAN = _Tongue(
     r"|tue|tuoi|sue|suoi|vostre|vostri|attuali|altre",
     after=r"precedenti|precedente|anteriori|di\s+sistema|del\s+sistema|iniziali|originali"
     r"|(?:ricevute|date|avute|impartite)\s+(?:finora|prima|in\s+precedenza|fino\s+ad\s+ora)"
+    r"|che\s+(?:\S+\s+){0,3}?(?:dat[oaie]|dett[oaie]|fornit[oaie]|impartit[oaie]|ricevut[oaie]"
+    r"|assegnat[oaie]|scritt[oaie])\b"
     r"|finora|fino\s+ad\s+ora|sopra|qui\s+sopra|di\s+prima|sopraindicate|suddette",
     everything=r"tutte|tutti|qualsiasi|ogni",
     article=r"le|i|gli|l'|delle|dei|degli|della|del|di|alle|ai|agli|queste|quelle",
     above=r"(?:tutto\s+)?(?:quanto|cio\s+che|quello\s+che)\s+(?:\S+\s+){0,4}?(?:sopra|prima"
     r"|in\s+precedenza|finora|fino\s+ad\s+ora)\b",
-    new=r"\bnuove\s+(?:istruzioni|regole|direttive|indicazioni|consegne)\s*:",
+    new=r"\bnuove\s+(?:istruzioni|regole|direttive|indicazioni|consegne)\s*:"
+    r"|\b(?:il\s+tuo|la\s+tua)\s+(?:vero|vera|reale|nuovo|nuova|unico|unica)\s+(?:compito"
+    r"|obiettivo|scopo|missione)\s+(?:e|sara|ora\s+e)\b"
+    r"|\bmodalita\s+(?:sviluppatore|dio|admin|amministratore|debug|dan|jailbreak"
+    r"|senza\s+restrizioni)\s+(?:e\s+)?(?:ora\s+)?(?:attivata|abilitata|attiva|attivato)\b"
+    r"|\b(?:ora|adesso)\s+sei\s+(?:dan|sbloccato|senza\s+(?:restrizioni|filtri|censura))\b",
     addressed=r"\bse\s+(?:tu\s+)?sei\s+(?:un'|un\s+|una\s+)?(?:ia|i\.a\.|intelligenza\s+artificiale"
     r"|assistente(?:\s+virtuale)?|modello\s+linguistico|chatbot|llm)\b"
     r"|\b(?:nota|messaggio|istruzioni)\s+per\s+(?:l'|la\s+|il\s+)?(?:ia|assistente|modello"
@@ -229,8 +236,9 @@ _ITALIAN = _Tongue(
     third_person=r"\b(?:l'|l\s|all'|all\s|dell'|dell\s)?(?:utente|utilizzatore|utilizzatrice)"
     r"(?:\s+finale)?\s+(?:(?:ha\s+)?(?:sempre|ora|adesso|anche|davvero|gia|chiaramente"
     r"|esplicitamente|ormai)\s+)*(?:preferisce|preferirebbe|vuole|vorrebbe|desidera|ama|adora"
-    r"|gradisce|sceglie|approva|autorizza|chiede|si\s+fida|e\s+d'accordo|ha\s+(?:deciso|scelto"
-    r"|chiesto|autorizzato|approvato|confermato|accettato|optato|acconsentito|preferito))\b"
+    r"|gradisce|sceglie|approva|autorizza|chiede|si\s+fida|e\s+d'accordo|(?:ha\s+)?(?:deciso"
+    r"|scelto|chiesto|autorizzato|approvato|confermato|accettato|optato|acconsentito"
+    r"|preferito))\b"
     r"|\ball'utente\s+(?:piace|piacciono|va\s+bene)\b"
     r"|\b(?:la\s+)?preferenza\s+dell'utente\s+(?:e|sono)\b",
     label=r"\bcome\s+(?:una\s+)?(?:nuova\s+)?(?:preferenza|decisione|scelta)\s+(?:dell'utente"
@@ -242,7 +250,9 @@ _ITALIAN = _Tongue(
     r"|ripetete|ditemi|scrivete)(?:mi|ci)?\b[^\n.]{0,30}?\b(?:(?:il|i|le)\s+)?(?:tuo|tuoi|tue"
     r"|suo|suoi|sue|vostro|vostre)\s+(?:prompt|istruzioni|regole|direttive|impostazioni)"
     r"|\b(?:mostra|rivela|ripeti|dimmi|dammi|stampa|scrivi|copia)(?:mi|ci)?\b[^\n.]{0,30}?"
-    r"\b(?:prompt|istruzioni)\s+(?:di|del)\s+sistema\b",
+    r"\b(?:prompt|istruzioni)\s+(?:di|del)\s+sistema\b"
+    r"|\b(?:qual\s+e|quali\s+sono|com'e|com\s+e)\s+(?:il\s+tuo|le\s+tue|il\s+suo|le\s+sue"
+    r"|il\s+vostro)\s+(?:prompt|istruzioni|regole)\b",
     filler="per favore grazie questo questa quello quella lo la li le ti prego subito",
     negation=r"(?<!\bnon\s)(?<!\bmai\s)",
 )
@@ -258,12 +268,19 @@ _PORTUGUESE = _Tongue(
     r"|originais|atuais|outras",
     after=r"anteriores|anterior|acima|iniciais|originais|do\s+sistema|de\s+sistema|previas"
     r"|(?:recebidas|dadas|passadas)\s+(?:ate\s+agora|antes|anteriormente)|ate\s+agora"
-    r"|de\s+antes|precedentes",
+    r"|de\s+antes|precedentes|que\s+(?:\S+\s+){0,3}?(?:deram|deu|recebeu|recebeste|recebi"
+    r"|passaram|forneceram|disseram|escreveram|foram\s+dadas|foram\s+passadas)\b",
     everything=r"todas|todos|quaisquer",
     article=r"as|os|a|o|das|dos|da|do|às|essas|estas",
     above=r"(?:tudo\s+)?(?:o\s+que|aquilo\s+que|tudo)\s+(?:\S+\s+){0,4}?(?:acima|antes"
     r"|anteriormente|ate\s+agora)\b",
-    new=r"\bnovas?\s+(?:instrucoes|regras|diretrizes|orientacoes|ordens)\s*:",
+    new=r"\bnovas?\s+(?:instrucoes|regras|diretrizes|orientacoes|ordens)\s*:"
+    r"|\b(?:a\s+)?(?:sua|tua)\s+(?:verdadeira|real|nova|unica)\s+(?:tarefa|missao|funcao)\s+e\b"
+    r"|\bo\s+(?:seu|teu)\s+(?:verdadeiro|real|novo|unico)\s+(?:objetivo|trabalho|papel)\s+e\b"
+    r"|\bmodo\s+(?:desenvolvedor|programador|deus|admin|administrador|debug|dan|jailbreak"
+    r"|irrestrito)\s+(?:esta\s+)?(?:ativado|habilitado|ativo|ligado)\b"
+    r"|\b(?:agora\s+)?(?:voce|tu)\s+(?:e|es)\s+agora\s+(?:o\s+)?(?:dan|desbloqueado"
+    r"|sem\s+(?:restricoes|filtros|censura))\b",
     addressed=r"\bse\s+(?:voce|tu)\s+(?:e|es|for)\s+(?:uma?\s+)?(?:ia|i\.a\.|inteligencia"
     r"\s+artificial|assistente(?:\s+virtual)?|modelo\s+de\s+linguagem|chatbot|llm)\b"
     r"|\b(?:nota|mensagem|instrucoes)\s+para\s+(?:a\s+|o\s+)?(?:ia|assistente|modelo|chatbot)\b",
@@ -301,7 +318,9 @@ _PORTUGUESE = _Tongue(
     r"\b(?:(?:o|os|as|a)\s+)?(?:seu|seus|suas|sua|teu|teus|tuas|tua)\s+(?:prompt|instrucoes"
     r"|regras|diretrizes|configuracoes)"
     r"|\b(?:mostre|mostra|revele|revela|repita|repete|diga|diz|imprima|escreva)(?:-me)?\b"
-    r"[^\n.]{0,30}?\b(?:prompt|instrucoes)\s+(?:do|de)\s+sistema\b",
+    r"[^\n.]{0,30}?\b(?:prompt|instrucoes)\s+(?:do|de)\s+sistema\b"
+    r"|\b(?:qual\s+e|quais\s+sao|como\s+e)\s+(?:o\s+seu|o\s+teu|as\s+suas|as\s+tuas|seu|suas)\s+"
+    r"(?:prompt|instrucoes|regras)\b",
     filler="por favor obrigado obrigada isso isto este esta o a os as lo la te",
     negation=r"(?<!\bnao\s)(?<!\bnunca\s)",
 )
@@ -316,12 +335,19 @@ _RUSSIAN = _Tongue(
     previous=r"предыдущ\w*|прежн\w*|прошл\w*|ранее\s+данн\w*|данн\w*\s+ранее|ранее\s+полученн\w*"
     r"|вышеуказанн\w*|вышеизложенн\w*|изначальн\w*|исходн\w*|первоначальн\w*|системн\w*|сво\w*"
     r"|тво\w*|ваш\w*|стар\w*|текущ\w*|эти|все\s+эти",
-    after=r"выше|ранее|раньше|до\s+этого|сверху|систем\w*|разработчик\w*",
+    after=r"выше|ранее|раньше|до\s+этого|сверху|систем\w*|разработчик\w*"
+    r"|,?\s*которы\w+\s+(?:\S+\s+){0,3}?(?:дали|дал|дала|получил\w*|задали|написали|сказали"
+    r"|был\w*\s+дан\w*)",
     everything=r"все|всё|любые|всех|всем",
     article=r"эти|те",
     above=r"(?:всё|все)\s*,?\s*(?:что\s+)?(?:\S+\s+){0,4}?(?:выше|раньше|ранее|до\s+этого"
     r"|прежде)\b",
-    new=r"\bнов\w+\s+(?:инструкци\w*|указани\w*|правил\w*|директив\w*|команд\w*)\s*:",
+    new=r"\bнов\w+\s+(?:инструкци\w*|указани\w*|правил\w*|директив\w*|команд\w*)\s*:"
+    r"|\b(?:твоя|твой|ваша|ваш|ваши)\s+(?:настоящ\w+|истинн\w+|нов\w+|реальн\w+|единственн\w+)\s+"
+    r"(?:задача|цель|миссия|работа)\b"
+    r"|\bрежим\s+(?:разработчика|бога|администратора|отладки|dan|без\s+ограничений)\s+"
+    r"(?:включ\w+|активир\w+)"
+    r"|\b(?:теперь|отныне)\s+(?:ты|вы)\s+(?:—\s*)?(?:dan|без\s+(?:ограничений|цензуры|фильтров))",
     addressed=r"\bесли\s+(?:ты|вы)\s*(?:—|-|–)?\s*(?:ии|искусственный\s+интеллект|ассистент"
     r"|языков\w+\s+модель|нейросеть|бот|чат-бот|llm)\b"
     r"|\b(?:заметка|сообщение|примечание|инструкция)\s+для\s+(?:ии|ассистента|нейросети|модели"
@@ -343,7 +369,7 @@ _RUSSIAN = _Tongue(
     r"|диалогов|чатов)\b|\bво\s+всех\s+(?:будущих\s+)?(?:сессиях|разговорах|беседах|диалогах)\b"
     r"|\b(?:запомн|сохран|запиш)\w*\s+(?:\S+\s+){0,3}?навсегда\b|\bнавсегда\s+(?:запомн"
     r"|сохран)\w*",
-    third_person=r"\bпользовател(?:ь|и)\s+(?:(?:всегда|теперь|также|тоже|уже|явно|действительно"
+    third_person=r"\b(?:пользовател(?:ь|и)|юзер)\s+(?:(?:всегда|теперь|также|тоже|уже|явно|действительно"
     r"|очень|сам|сама)\s+)*(?:предпочитает|предпочитают|предпочёл|предпочла|хочет|хотят"
     r"|хотел\w*\s+бы|любит|любят|желает|решил\w*|выбрал\w*|попросил\w*|просит|разрешил\w*"
     r"|одобрил\w*|согласил\w*|подтвердил\w*|настаивает|доверяет|требует|велел\w*|поручил\w*"
@@ -359,7 +385,9 @@ _RUSSIAN = _Tongue(
     leak=r"\b(?:покажи|выведи|раскрой|повтори|напиши|скажи|расскажи|перечисли|скопируй|дай"
     r"|процитируй)(?:те)?\b[^\n.]{0,30}?\b(?:сво\w+|тво\w+|ваш\w+|системн\w+|исходн\w+"
     r"|первоначальн\w+|скрыт\w+)\s+(?:промпт\w*|инструкци\w*|правил\w*|подсказк\w*"
-    r"|указани\w*|настройк\w*)",
+    r"|указани\w*|настройк\w*)"
+    r"|\b(?:какой|какие|каков\w*)\s+(?:у\s+(?:тебя|вас)\s+)?(?:тво\w+\s+|ваш\w*\s+)?(?:системн\w+\s+)?"
+    r"(?:промпт\w*|инструкци\w+)",
     filler="пожалуйста это спасибо его её ее",
     negation=r"(?<!\bне\s)(?<!\bни\s)",
     latin=False,
@@ -380,14 +408,16 @@ _JAPANESE = _Tongue(
     article="",
     above=r"(?:これまで|今まで|上記|以上|先ほど|上)(?:に|で)?(?:言われた|書かれた|与えられた|述べた"
     r"|指示された)?(?:こと|内容)(?:は|を)(?:すべて|全て|全部)?",
-    new=r"(?:新しい|新たな|新規の|本当の|真の)(?:指示|命令|ルール|指令|インストラクション)\s*:",
+    new=r"(?:新しい|新たな|新規の|本当の|真の)(?:指示|命令|ルール|指令|インストラクション)\s*:"
+    r"|(?:あなたの|君の|お前の)?(?:本当の|真の|新しい)(?:任務|目的|仕事|役割|使命)は"
+    r"|(?:開発者|デベロッパー|管理者|デバッグ|ゴッド|脱獄)モード(?:が|を|は)?(?:有効|オン|起動|開始|に)",
     addressed=r"これを読んでいる(?:ai|人工知能|アシスタント|言語モデル)|(?:ai|人工知能|アシスタント)"
     r"(?:への|に向けた)(?:指示|メモ|メッセージ|お知らせ)|(?:あなた|君)が(?:ai|人工知能|言語モデル)"
     r"(?:なら|であれば)",
     you_are_now=r"(?:今から|これから|今日から|今後)(?:は)?(?:、)?(?:あなた|君|お前|きみ)(?:は|が)"
     r"|(?:あなた|君|お前)は(?:今から|これから|もう)",
-    from_now_on=r"(?:今後|これから|今から|以後|以降)(?:は|、|\s)+[^。\n]{0,60}?(?:しなければならない"
-    r"|しなければいけない|すること|しなさい|しろ|せよ|するように)",
+    from_now_on=r"(?:今後|これから|今から|以後|以降)(?:は|、|\s)+[^。\n]{0,60}?(?:なければならない"
+    r"|なければいけない|ること|すること|しなさい|なさい|しろ|せよ|ように|べき)(?=。|！|!|\s|$)",
     forget_all=r"(?:すべて|全て|全部|何もかも)(?:を)?忘れ(?:て|ろ|なさい)",
     memverb=r"覚え(?:て|と|ろ|なさい|ること|るように|ておけ)|記憶|保存|記録|メモ|登録|書き留め|書き込"
     r"|追加|留めて|心に留め",
@@ -404,7 +434,8 @@ _JAPANESE = _Tongue(
     first_person=r"私|僕|俺|わたし|あたし|ぼく|おれ|自分|我々",
     leak=r"(?:あなたの|君の|お前の)?(?:システムプロンプト|初期指示|元の指示|最初の指示|隠された指示"
     r"|あなたの指示|あなたのルール)(?:を|は)?(?:すべて|全部)?(?:教えて|見せて|表示|出力|繰り返|開示|書き出"
-    r"|そのまま)",
+    r"|そのまま)"
+    r"|(?:システムプロンプト|あなたの指示|最初の指示)(?:は|って)(?:何|なに|どんな)",
     filler="これを それを これ それ このこと そのこと して してね してください しておいて"
     " ておいて おいて ください 下さい くれ ね よ ほしい",
     negation="",
@@ -425,14 +456,16 @@ _KOREAN = _Tongue(
     article="",
     above=r"(?:지금까지|위에서|이전에|앞에서)\s*(?:들은|받은|말한|쓰인|주어진)?\s*(?:모든\s*)?(?:것|내용)"
     r"(?:을|를|은|는)?",
-    new=r"(?:새로운|새|진짜|실제)\s*(?:지시\s*사항|지시|지침|명령|규칙)\s*:",
+    new=r"(?:새로운|새|진짜|실제)\s*(?:지시\s*사항|지시|지침|명령|규칙)\s*:"
+    r"|(?:너의|당신의|네)\s*(?:진짜|실제|새로운|유일한)\s*(?:임무|목표|역할|일)(?:는|은)"
+    r"|(?:개발자|관리자|디버그|갓|탈옥)\s*모드\s*(?:가|를|이)?\s*(?:활성화|켜|시작|on)",
     addressed=r"이\s*글을\s*읽는\s*(?:ai|인공지능|어시스턴트|언어\s*모델)"
     r"|(?:ai|인공지능|어시스턴트)에게\s*(?:보내는\s*)?(?:메모|지시|메시지)"
     r"|(?:당신이|네가|너가)\s*(?:ai|인공지능|언어\s*모델)(?:라면|이라면)",
     you_are_now=r"(?:이제부터|지금부터|앞으로|이제)\s*(?:너는|당신은|넌|너가)"
     r"|(?:너는|당신은|넌)\s*이제(?:부터)?",
-    from_now_on=r"(?:이제부터|지금부터|앞으로(?:는)?)\s*[^.!?\n]{0,60}?(?:해야\s*(?:한다|합니다|해)"
-    r"|하도록\s*해|할\s*것|하라|해라)",
+    from_now_on=r"(?:이제부터|지금부터|앞으로(?:는)?)\s*[^!?\n]{0,80}?(?:야\s*(?:한다|합니다|해요"
+    r"|해|돼요|돼|된다|됩니다)|하도록\s*해|할\s*것|하라|해라)(?!\w)",
     forget_all=r"(?:모두|전부|다|모든\s*것(?:을)?)\s*잊(?:어|으|고)",
     memverb=r"(?:기억|저장|기록|메모|등록|추가|명심|입력)(?:하|해)|잊지\s*(?:마|말)",
     memtarget=r"(?:너의|당신의|네|니|ai의)\s*(?:장기\s*)?(?:기억|메모리)"
@@ -448,7 +481,8 @@ _KOREAN = _Tongue(
     first_person=r"(?<!\w)(?:나는|나도|내가|나를|나의|내|저는|저도|제가|저를|저의|제|우리는|우리가"
     r"|우리의|우리|저희)(?!\w)",
     leak=r"(?:(?:너의|당신의|네)\s*)?(?:시스템\s*프롬프트|초기\s*지시|원래\s*지시|숨겨진\s*지시|지시\s*사항)"
-    r"(?:를|을)?\s*(?:전부|모두|그대로)?\s*(?:보여|알려|출력|공개|반복|말해)",
+    r"(?:를|을)?\s*(?:전부|모두|그대로)?\s*(?:보여|알려|출력|공개|반복|말해)"
+    r"|(?:시스템\s*프롬프트|너의\s*지시|당신의\s*지시)(?:은|는|이|가)\s*(?:뭐|무엇|어떻게)",
     filler="이걸 이것을 이것 이거 그걸 그것을 두세요 둬 둬요 두십시오 줘 줘요 주세요 놔 놔요"
     " 꼭 반드시",
     negation="",
@@ -472,7 +506,10 @@ _TURKISH = _Tongue(
     article="",
     above=r"(?:şimdiye\s+kadar|yukarıda|daha\s+önce|önceden)\s+(?:sana\s+|size\s+)?(?:söylenen"
     r"|yazılan|verilen|anlatılan)\s+(?:her\s+şeyi|şeyleri|hepsini)",
-    new=r"\byeni\s+(?:talimat|kural|komut|yönerge|emir)\w*\s*:",
+    new=r"\byeni\s+(?:talimat|kural|komut|yönerge|emir)\w*\s*:"
+    r"|\b(?:asıl|gerçek|yeni|tek)\s+(?:görevin|amacın|işin)\b"
+    r"|\b(?:geliştirici|yönetici|hata\s+ayıklama|tanrı|jailbreak)\s+modu\s+(?:etkin|aktif|açık"
+    r"|etkinleştirildi|açıldı)",
     addressed=r"\b(?:eğer\s+)?(?:bir\s+)?(?:yapay\s+zeka|yapay\s+zekâ|asistan|dil\s+modeli)"
     r"(?:ysan|ysanız|san|sanız)\b|\b(?:yapay\s+zekaya|asistana|modele)\s+(?:not|mesaj|talimat)\b"
     r"|\bbunu\s+okuyan\s+(?:yapay\s+zeka|asistan|model)\b",
@@ -492,7 +529,8 @@ _TURKISH = _Tongue(
     r"|etmekte|ettiğini|edeceğini|ettiği)|istiyor|istiyormuş|istedi|istediğini|ister|seviyor"
     r"|sever|sevdiğini|beğeniyor|beğendiğini|karar\s+(?:verdi|vermiş|verdiğini)|seçti|seçmiş"
     r"|seçtiğini|onayladı|onaylamış|onayladığını|izin\s+(?:verdi|verdiğini)|kabul\s+(?:etti"
-    r"|ettiğini)|talep\s+(?:etti|ediyor|ettiğini))\b"
+    r"|ettiğini)|talep\s+(?:etti|ediyor|ettiğini))(?:lar|ler|dir|dır|tir|tır|du|dü|di|mış|miş"
+    r"|muş)?\b"
     r"|\bkullanıcı(?:nın)?\s+tercihi\s*(?::|şudur|şöyle|budur)",
     label=r"\bkullanıcı(?:nın)?\s+(?:tercihi|kararı|tercihleri|seçimi)\s+olarak\b"
     r"|\b(?:kalıcı|global|küresel)\s+(?:tercih|karar)\s+olarak\b",
@@ -504,7 +542,8 @@ _TURKISH = _Tongue(
     leak=r"\b(?:sistem\s+(?:istemini|promptunu|talimatlarını|mesajını)|(?:senin|sizin)\s+"
     r"(?:talimatlarını|kurallarını|istemini|promptunu)|(?:ilk|orijinal|gizli)\s+"
     r"(?:talimatlarını|istemini))\b[^\n.]{0,30}?\b(?:göster|yaz|söyle|tekrarla|açıkla|listele"
-    r"|ver|paylaş|kopyala)\w*",
+    r"|ver|paylaş|kopyala)\w*"
+    r"|\bsistem\s+(?:istemin|promptun|talimatların)\s+(?:ne|nedir|neler)\b",
     filler="lütfen bunu şunu teşekkürler sağol tamam",
     negation="",
     verb_last=True,

@@ -54,7 +54,8 @@ _RECALL = re.compile(
     r"|speicher(?:e|n)|notier(?:e|en)|recuerd[ae]|memoriz[ae]|guard[ae]|anot[ae])\b|记住|牢记"
     # Italian, Portuguese, Russian
     + fold_pattern(
-        r"|\b(?:ricorda(?:ti|te|tevi)?|memorizza(?:te)?|tieni\s+a\s+mente|tenga\s+a\s+mente"
+        r"|\b(?:ricorda(?:ti|te|tevi|lo|la|telo|tela)?|memorizza(?:te|lo|la)?|tieni\s+a\s+mente"
+        r"|tenga\s+a\s+mente"
         r"|prendi\s+nota(?:\s+che)?|annota(?:te)?\s+che|lembre(?:-se)?|lembra(?:-te)?|memorize"
         r"|memoriza|tenha\s+em\s+mente|tome\s+nota(?:\s+de)?|anote\s+que|запомни(?:те)?"
         r"|помни(?:те)?|учти(?:те)?|имей(?:те)?\s+в\s+виду|заруби\s+на\s+носу)\b"
@@ -88,7 +89,8 @@ _FILE = re.compile(
     r"|speicher(?:e|n)?|notier(?:e|en)?|vermerke?|guard[ae]|anot[ae]|registr[ae]|almacen[ae])\b"
     r"|保存|记录|存储|写入"
     + fold_pattern(
-        r"|\b(?:salva(?:te)?|registra(?:te)?|annota(?:te)?|archivia|conserva|salve|guarde|registre"
+        r"|\b(?:salva(?:te|lo|la)?|registra(?:te|lo|la)?|annota(?:te|lo|la)?|archivia|conserva"
+        r"|salve|guarde|registre"
         r"|anote|grave|armazene|сохрани(?:те)?|запиши(?:те)?|занеси(?:те)?|внеси(?:те)?"
         r"|добавь(?:те)?)\b"
     ),
@@ -126,7 +128,9 @@ _LABEL = re.compile(
     re.IGNORECASE,
 )
 _TARGET = re.compile(
-    r"\b(?:to|in|into|inside|dans|en|a|im|ins)\s+(?:your\s+|the\s+|its\s+|ta\s+|tu\s+|dein\w*\s+)?"
+    r"\b(?:to|in|into|inside|dans|en|a|im|ins|nella|nel|alla|na|no|"
+    + fold_pattern("в|во")
+    + r")\s+(?:your\s+|the\s+|its\s+|ta\s+|tu\s+|dein\w*\s+)?"
     r"(?:[\w'-]+\s+){0,2}?(?:memory|memories|profile|memoire|memoria|gedachtnis)\b",
     re.IGNORECASE,
 )
@@ -217,6 +221,8 @@ _PRONOUN = re.compile(
     + r")\b(?!\s+(?:the|i|we|my|you|he|she|they|our)\b)",
     re.IGNORECASE,
 )
+_CLITIC = re.compile(r"(?:lo|la|telo|tela)$", re.IGNORECASE)
+"""An Italian verb carrying "it" ("memorizzalo"): what it points back to is the payload."""
 _BE = re.compile(r"^(?:I|we|they)\s*(?:am|'m|are|'re)\b", re.I)
 _SUBJECT = re.compile(
     r"^(?:I|we|they)\s+((?:\w+ly|always|never|also|really|still|now)\s+)?(\w+)", re.I
@@ -301,7 +307,8 @@ def _stores(text: str, start: int) -> Iterator[_Line]:
         before = _sentence_before(text, match)
         if match.re is _FILE and not _MEMORY_TALK.search(before + clause):
             continue
-        if _PRONOUN.match(clause) and ":" not in clause:
+        clitic = _CLITIC.search(match.group(0)) and not clause.lstrip().startswith(":")
+        if (_PRONOUN.match(clause) and ":" not in clause) or clitic:
             clause = ": " + _antecedent(text, match, before)
         payload = _payload(clause, lambda: _PARTS.findall(text, start))
         if payload:
