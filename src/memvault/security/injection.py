@@ -161,6 +161,8 @@ class _Tongue:
     """Qualifiers after the noun (verb-first languages): "precedenti", "выше"."""
     everything: str
     """"all", "everything" between the verb and the noun."""
+    please: str
+    """Words of politeness or haste that may follow the verb ("ignori per favore tutte…")."""
     article: str
     """Articles and contracted prepositions before the noun (verb-first languages)."""
     above: str
@@ -200,6 +202,7 @@ class _Tongue:
 
 _ITALIAN = _Tongue(
     ignore=r"ignora|ignorate|ignori|ignorare|dimentica|dimenticate|dimentichi|dimenticare"
+    r"|scordati|scordatevi|scorda|scordate|scordare|scordarti|fregatene\s+d(?:i|ei|elle|egli)"
     r"|trascura|trascurate|tralascia|tralasciate|scarta|scartate|non\s+considerare"
     r"|non\s+considerate|non\s+tenere\s+conto|non\s+tenete\s+conto|non\s+seguire|non\s+seguite"
     r"|non\s+rispettare|lascia\s+perdere|lasciate\s+perdere|annulla|annullate|disattiva"
@@ -214,6 +217,7 @@ _ITALIAN = _Tongue(
     r"|assegnat[oaie]|scritt[oaie])\b"
     r"|finora|fino\s+ad\s+ora|sopra|qui\s+sopra|di\s+prima|sopraindicate|suddette",
     everything=r"tutte|tutti|qualsiasi|ogni",
+    please=r"per\s+favore|per\s+cortesia|gentilmente|pure|subito|ora|adesso",
     article=r"le|i|gli|l'|delle|dei|degli|della|del|di|alle|ai|agli|queste|quelle",
     above=r"(?:tutto\s+)?(?:quanto|cio\s+che|quello\s+che)\s+(?:\S+\s+){0,4}?(?:sopra|prima"
     r"|in\s+precedenza|finora|fino\s+ad\s+ora)\b",
@@ -222,7 +226,8 @@ _ITALIAN = _Tongue(
     r"|obiettivo|scopo|missione)\s+(?:e|sara|ora\s+e)\b"
     r"|\bmodalita\s+(?:sviluppatore|dio|admin|amministratore|debug|dan|jailbreak"
     r"|senza\s+restrizioni)\s+(?:e\s+)?(?:ora\s+)?(?:attivata|abilitata|attiva|attivato)\b"
-    r"|\b(?:ora|adesso)\s+sei\s+(?:dan|sbloccato|senza\s+(?:restrizioni|filtri|censura))\b",
+    r"|\b(?:ora|adesso|d'ora\s+in\s+(?:poi|avanti)|da\s+(?:ora|adesso)\s+in\s+(?:poi|avanti))\s*,?"
+    r"\s*(?:tu\s+)?sei\s+(?:dan|sbloccato|senza\s+(?:restrizioni|filtri|censura))\b",
     addressed=r"\bse\s+(?:tu\s+)?sei\s+(?:un'|un\s+|una\s+)?(?:ia|i\.a\.|intelligenza\s+artificiale"
     r"|assistente(?:\s+virtuale)?|modello\s+linguistico|chatbot|llm)\b"
     r"|\b(?:nota|messaggio|istruzioni)\s+per\s+(?:l'|la\s+|il\s+)?(?:ia|assistente|modello"
@@ -241,7 +246,7 @@ _ITALIAN = _Tongue(
     memtarget=r"\b(?:nella|in|alla|dentro\s+la)\s+(?:tua|sua|vostra)\s+memoria\b"
     r"|\bmemoria\s+(?:a\s+lungo\s+termine|permanente|persistente|globale|di\s+lungo\s+periodo)\b"
     r"|\bnella\s+memoria\b(?!\s+(?:del|della|dello|di|dei)\b)"
-    r"|\bper\s+(?:tutte\s+le\s+)?(?:future|prossime|successive)\s+(?:sessioni|conversazioni"
+    r"|\bper\s+(?:tutte\s+)?(?:le\s+)?(?:future|prossime|successive)\s+(?:sessioni|conversazioni"
     r"|chat)\b|\bin\s+tutte\s+le\s+(?:future\s+)?(?:sessioni|conversazioni)\b"
     r"|\b(?:ricord|memorizz|salv|tien)\w*\s+(?:\S+\s+){0,3}?(?:per\s+sempre|permanentemente"
     r"|in\s+modo\s+permanente)\b",
@@ -283,6 +288,7 @@ _PORTUGUESE = _Tongue(
     r"|de\s+antes|precedentes|que\s+(?:\S+\s+){0,3}?(?:deram|deu|recebeu|recebeste|recebi"
     r"|passaram|forneceram|disseram|escreveram|foram\s+dadas|foram\s+passadas)\b",
     everything=r"todas|todos|quaisquer",
+    please=r"por\s+favor|por\s+gentileza|agora|ja|imediatamente|simplesmente",
     article=r"as|os|a|o|das|dos|da|do|às|essas|estas",
     above=r"(?:tudo\s+)?(?:o\s+que|aquilo\s+que|tudo)\s+(?:\S+\s+){0,4}?(?:acima|antes"
     r"|anteriormente|ate\s+agora)\b",
@@ -310,7 +316,7 @@ _PORTUGUESE = _Tongue(
     memtarget=r"\b(?:na|em|a|para\s+a)\s+(?:sua|tua|vossa)\s+memoria\b"
     r"|\bmemoria\s+(?:de\s+longo\s+prazo|permanente|persistente|global)\b"
     r"|\bna\s+memoria\b(?!\s+(?:do|da|de|dos|das)\b)"
-    r"|\bpara\s+(?:todas\s+as\s+)?(?:futuras|proximas)\s+(?:sessoes|conversas)\b"
+    r"|\bpara\s+(?:todas\s+)?(?:as\s+)?(?:futuras|proximas)\s+(?:sessoes|conversas)\b"
     r"|\b(?:em|para)\s+todas\s+as\s+(?:futuras\s+|proximas\s+)?(?:sessoes|conversas)\b"
     r"|\b(?:lembr|memoriz|guard|salv)\w*\s+(?:\S+\s+){0,3}?(?:para\s+sempre|permanentemente"
     r"|de\s+forma\s+permanente)\b",
@@ -318,6 +324,7 @@ _PORTUGUESE = _Tongue(
     r"(?:(?:sempre|agora|tambem|realmente|ja|claramente|explicitamente)\s+)*(?:prefere"
     r"|preferiria|preferiu|quer|queria|deseja|desejaria|gosta|gostaria|ama|adora|decidiu"
     r"|escolheu|pediu|autorizou|aprovou|confirmou|optou|concordou|aceitou|confia|solicitou"
+    r"|autoriza|aprova|escolhe|pede|confirma|aceita|exige|solicita|permite|permitiu"
     r"|(?:tem|ha)\s+(?:decidido|escolhido|pedido|preferido))\b"
     r"|\ba\s+preferencia\s+do\s+(?:usuario|utilizador)\s+(?:e|sao)\b",
     label=r"\bcomo\s+(?:uma\s+)?(?:nova\s+)?(?:preferencia|decisao|escolha)\s+(?:do\s+usuario"
@@ -338,6 +345,7 @@ _PORTUGUESE = _Tongue(
 )
 _RUSSIAN = _Tongue(
     ignore=r"игнорируй|игнорируйте|проигнорируй|проигнорируйте|игнорировать|проигнорировать"
+    r"|забей(?:те)?\s+на|наплюй(?:те)?\s+на"
     r"|забудь|забудьте|забыть|отбрось|отбросьте|отбросить|отмени|отмените|пренебреги"
     r"|пренебрегите|не\s+обращай(?:те)?\s+внимани(?:я|е)\s+на|не\s+учитывай(?:те)?"
     r"|не\s+следуй(?:те)?|не\s+выполняй(?:те)?|не\s+соблюдай(?:те)?|обойди|обойдите"
@@ -351,6 +359,7 @@ _RUSSIAN = _Tongue(
     r"|,?\s*которы\w+\s+(?:\S+\s+){0,3}?(?:дали|дал|дала|получил\w*|задали|написали|сказали"
     r"|был\w*\s+дан\w*)",
     everything=r"все|всё|любые|всех|всем",
+    please=r"пожалуйста|сейчас|теперь|немедленно|просто|уже",
     article=r"эти|те",
     above=r"(?:всё|все)\s*,?\s*(?:что\s+)?(?:\S+\s+){0,4}?(?:выше|раньше|ранее|до\s+этого"
     r"|прежде)\b",
@@ -385,6 +394,7 @@ _RUSSIAN = _Tongue(
     r"|очень|сам|сама)\s+)*(?:предпочитает|предпочитают|предпочёл|предпочла|хочет|хотят"
     r"|хотел\w*\s+бы|любит|любят|желает|решил\w*|выбрал\w*|попросил\w*|просит|разрешил\w*"
     r"|одобрил\w*|согласил\w*|подтвердил\w*|настаивает|доверяет|требует|велел\w*|поручил\w*"
+    r"|разрешает|одобряет|выбирает|подтверждает|соглашается"
     r"|согласен|согласна)\b"
     r"|\bпользователю\s+(?:нравится|нравятся|нужно|удобно|больше\s+нравится)\b"
     r"|\bпредпочтени\w*\s+пользовател\w*\s*(?:—|–|-|:|это|такое)",
@@ -417,6 +427,7 @@ _JAPANESE = _Tongue(
     r"|システムの|システム|すべての|全ての|全部の|あなたの|君の|お前の|与えられた|受けた",
     after="",
     everything=r"すべて|全て|全部|一切|みんな|何もかも",
+    please=r"",
     article="",
     above=r"(?:これまで|今まで|上記|以上|先ほど|上)(?:に|で)?(?:言われた|書かれた|与えられた|述べた"
     r"|指示された)?(?:こと|内容)(?:は|を)(?:すべて|全て|全部)?",
@@ -466,6 +477,7 @@ _KOREAN = _Tongue(
     r"|시스템의|시스템|모든|너의|당신의|네|니|받은|주어진",
     after="",
     everything=r"모두|전부\s*다|전부|다|모조리|싹\s*다|몽땅",
+    please=r"",
     article="",
     above=r"(?:지금까지|위에서|이전에|앞에서)\s*(?:들은|받은|말한|쓰인|주어진)?\s*(?:모든\s*)?(?:것|내용)"
     r"(?:을|를|은|는)?",
@@ -517,6 +529,7 @@ _TURKISH = _Tongue(
     r"|kendi",
     after="",
     everything=r"hepsini|tamamen|tümünü|bütünüyle",
+    please=r"",
     article="",
     above=r"(?:şimdiye\s+kadar|yukarıda|daha\s+önce|önceden)\s+(?:sana\s+|size\s+)?(?:söylenen"
     r"|yazılan|verilen|anlatılan)\s+(?:her\s+şeyi|şeyleri|hepsini)",
@@ -542,7 +555,8 @@ _TURKISH = _Tongue(
     third_person=r"\bkullanıcı(?:nın|lar|ların)?\b[^.!?\n]{0,80}?\b(?:tercih\s+(?:ediyor|eder|etti"
     r"|etmekte|ettiğini|edeceğini|ettiği)|istiyor|istiyormuş|istedi|istediğini|ister|seviyor"
     r"|sever|sevdiğini|beğeniyor|beğendiğini|karar\s+(?:verdi|vermiş|verdiğini)|seçti|seçmiş"
-    r"|seçtiğini|onayladı|onaylamış|onayladığını|izin\s+(?:verdi|verdiğini)|kabul\s+(?:etti"
+    r"|seçtiğini|onayladı|onaylamış|onayladığını|onaylıyor|seçiyor|izin\s+(?:verdi|verdiğini"
+    r"|veriyor)|kabul\s+(?:etti"
     r"|ettiğini)|talep\s+(?:etti|ediyor|ettiğini))(?:lar|ler|dir|dır|tir|tır|du|dü|di|mış|miş"
     r"|muş)?\b"
     r"|\bkullanıcı(?:nın)?\s+tercihi\s*(?::|şudur|şöyle|budur)",
@@ -590,8 +604,8 @@ def _overrides(tongue: _Tongue) -> Iterator[str]:
         )
         every = rf"(?:{t.everything})\s+(?:(?:{t.article})\s*)?(?:{t.instructions})\b"
         yield (
-            rf"\b{t.negation}(?:{t.ignore})\s+(?:(?:(?:{t.everything})\s+)?(?:(?:{t.article})\s*)?"
-            rf"{qualified}|{every}|{t.above})"
+            rf"\b{t.negation}(?:{t.ignore})\s+,?\s*(?:(?:{t.please})\s*,?\s+){{0,2}}"
+            rf"(?:(?:(?:{t.everything})\s+)?(?:(?:{t.article})\s*)?{qualified}|{every}|{t.above})"
         )
     yield t.new
     yield t.addressed
