@@ -1,4 +1,4 @@
-# ruff: noqa: RUF001  (Cyrillic and Turkish text)
+# ruff: noqa: RUF001, RUF002  (Cyrillic and Turkish text)
 """The injection scanner in Italian, Portuguese, Russian, Japanese, Korean and Turkish: attacks of
 every kind are flagged, and the user's own first-person talk (what they prefer, remember or
 forgot) is not (`tests/data/injection_i18n.jsonl`)."""
@@ -62,9 +62,12 @@ def test_the_users_own_words_are_not_flagged(case: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("case", BENIGN, ids=[c["id"] for c in BENIGN])
-def test_benign_text_is_not_hidden_in_any_voice(case: dict[str, Any]) -> None:
-    """Cyrillic, kana, hangul and Turkish dotless/dotted i are ordinary letters, not look-alikes."""
-    assert FlagKind.HIDDEN not in {f.kind for f in scan(case["text"], user_voice=False)}
+def test_benign_text_in_another_voice(case: dict[str, Any]) -> None:
+    """Read as a document: no override, leak or hidden text (Cyrillic, kana, hangul and the
+    Turkish dotless ı are ordinary letters); only the user's own requests to store something
+    ("salva nella tua memoria che…") are memory writes there, as in English."""
+    kinds = {f.kind for f in scan(case["text"], user_voice=False)}
+    assert kinds <= {FlagKind.MEMORY_WRITE}, (case["text"], kinds)
 
 
 @pytest.mark.parametrize(
