@@ -208,9 +208,9 @@ _ITALIAN = _Tongue(
     r"|non\s+rispettare|lascia\s+perdere|lasciate\s+perdere|annulla|annullate|disattiva"
     r"|bypassa|aggira",
     instructions=r"istruzioni|istruzione|indicazioni|regole|direttive|consegne|comandi|ordini"
-    r"|prompt|vincoli|restrizioni|linee\s+guida|impostazioni",
+    r"|prompt|vincoli|restrizioni|linee\s+guida|impostazioni|programmazione|politiche",
     previous=r"precedenti|vecchie|vecchi|sopraindicate|suddette|summenzionate|iniziali|originali"
-    r"|tue|tuoi|sue|suoi|vostre|vostri|attuali|altre",
+    r"|tue|tuoi|sue|suoi|vostre|vostri|attuali|altre|passate|vecchie|prime|sopra\s+riportate",
     after=r"precedenti|precedente|anteriori|di\s+sistema|del\s+sistema|iniziali|originali"
     r"|(?:ricevute|date|avute|impartite)\s+(?:finora|prima|in\s+precedenza|fino\s+ad\s+ora)"
     r"|che\s+(?:\S+\s+){0,3}?(?:dat[oaie]|dett[oaie]|fornit[oaie]|impartit[oaie]|ricevut[oaie]"
@@ -280,9 +280,9 @@ _PORTUGUESE = _Tongue(
     r"|nao\s+cumpra|nao\s+considere|nao\s+leve\s+em\s+conta|deixe\s+de\s+lado|anule|anula"
     r"|contorne|passe\s+por\s+cima\s+d(?:as|os|e)",
     instructions=r"instrucoes|instrucao|orientacoes|regras|diretrizes|diretivas|ordens|comandos"
-    r"|prompt|restricoes|configuracoes|indicacoes",
+    r"|prompt|restricoes|configuracoes|indicacoes|programacao|politicas",
     previous=r"anteriores|antigas|antigos|tuas|teus|suas|seus|vossas|referidas|iniciais"
-    r"|originais|atuais|outras",
+    r"|originais|atuais|outras|passadas|previas|primeiras",
     after=r"anteriores|anterior|acima|iniciais|originais|do\s+sistema|de\s+sistema|previas"
     r"|(?:recebidas|dadas|passadas)\s+(?:ate\s+agora|antes|anteriormente)|ate\s+agora"
     r"|de\s+antes|precedentes|que\s+(?:\S+\s+){0,3}?(?:deram|deu|recebeu|recebeste|recebi"
@@ -351,10 +351,12 @@ _RUSSIAN = _Tongue(
     r"|не\s+следуй(?:те)?|не\s+выполняй(?:те)?|не\s+соблюдай(?:те)?|обойди|обойдите"
     r"|выброси|выбросьте|сбрось|сбросьте|перестань(?:те)?\s+следовать",
     instructions=r"инструкци\w*|указани\w*|правил\w*|команд\w*|директив\w*|установк\w*"
-    r"|установок|промпт\w*|ограничени\w*|предписани\w*|распоряжени\w*|настройк\w*|настроек",
+    r"|установок|промпт\w*|ограничени\w*|предписани\w*|распоряжени\w*|настройк\w*|настроек"
+    r"|рекомендаци\w*|программ\w*|политик\w*",
     previous=r"предыдущ\w*|прежн\w*|прошл\w*|ранее\s+данн\w*|данн\w*\s+ранее|ранее\s+полученн\w*"
     r"|вышеуказанн\w*|вышеизложенн\w*|изначальн\w*|исходн\w*|первоначальн\w*|системн\w*|сво\w*"
-    r"|тво\w*|ваш\w*|стар\w*|текущ\w*|эти|все\s+эти",
+    r"|тво\w*|ваш\w*|стар\w*|текущ\w*|эти|все\s+эти|данн\w*\s+(?:тебе|вам)|полученн\w*"
+    r"|заданн\w*|базов\w*",
     after=r"выше|ранее|раньше|до\s+этого|сверху|систем\w*|разработчик\w*"
     r"|,?\s*которы\w+\s+(?:\S+\s+){0,3}?(?:дали|дал|дала|получил\w*|задали|написали|сказали"
     r"|был\w*\s+дан\w*)",
@@ -415,15 +417,16 @@ _RUSSIAN = _Tongue(
     script="[\u0400-\u04ff]",
 )
 _JAPANESE = _Tongue(
-    ignore=r"無視(?:して(?=ください|下さい|くれ|ほしい|欲しい|もらえ|いただ|頂|ね|よ|、|,|。|!|！|\s|$)"
+    ignore=r"無視(?:して(?=ください|下さい|くれ|ほしい|欲しい|もらえ|いただ|頂|ね|よ|、|,|。|!|！|」|』|»|\x22|”|'|\s|$)"
     r"|しろ|せよ|しなさい|すること|するように|し(?:、|,))"
-    r"|忘れ(?:て(?=ください|下さい|くれ|ほしい|欲しい|もらえ|いただ|頂|ね|よ|、|,|。|!|！|\s|$)"
+    r"|忘れ(?:て(?=ください|下さい|くれ|ほしい|欲しい|もらえ|いただ|頂|ね|よ|、|,|。|!|！|」|』|»|\x22|”|'|\s|$)"
     r"|ろ|なさい|ること|るように)"
     r"|破棄(?:して|しろ|せよ|しなさい|し(?:、|,)|すること)|取り消(?:して|せ|しなさい)"
     r"|無効に(?:して|しろ|せよ)|従わな(?:いで|くていい|くてよい)|捨て(?:て|ろ|なさい)",
     instructions=r"システムプロンプト|プロンプト|指示|命令|指令|ルール|規則|設定|インストラクション|制約"
     r"|ガイドライン|指図|方針|決まり",
     previous=r"これまでの|今までの|以前の|前の|先の|先ほどの|さっきの|上記の|上の|最初の|元の|既存の"
+    r"|前回の|過去の|初期の|デフォルトの|事前の|今までに受けた|これまでに受けた"
     r"|システムの|システム|すべての|全ての|全部の|あなたの|君の|お前の|与えられた|受けた",
     after="",
     everything=r"すべて|全て|全部|一切|みんな|何もかも",
@@ -474,6 +477,7 @@ _KOREAN = _Tongue(
     instructions=r"시스템\s*프롬프트|프롬프트|지시\s*사항|지시|지침|명령어|명령|규칙|설정|안내"
     r"|가이드라인|제약|규정",
     previous=r"이전의|이전|앞의|앞선|위의|위|지금까지의|지금까지|기존의|기존|원래의|원래|초기|처음의"
+    r"|과거의|기본|사전|미리\s*받은"
     r"|시스템의|시스템|모든|너의|당신의|네|니|받은|주어진",
     after="",
     everything=r"모두|전부\s*다|전부|다|모조리|싹\s*다|몽땅",
@@ -526,6 +530,7 @@ _TURKISH = _Tongue(
     r"|kısıtlama|sınırlama|ayar)\w*",
     previous=r"önceki|daha\s+önceki|yukarıdaki|eski|ilk|orijinal|asıl|mevcut|sistem|tüm|bütün"
     r"|verilen|sana\s+verilen|size\s+verilen|şimdiye\s+kadarki|baştaki|varsayılan|senin|sizin"
+    r"|önceden\s+verilen|geçmiş|temel"
     r"|kendi",
     after="",
     everything=r"hepsini|tamamen|tümünü|bütünüyle",
@@ -1056,7 +1061,7 @@ _RULES: tuple[tuple[FlagKind, re.Pattern[str] | _Vocabulary, bool], ...] = (
 )
 """(kind, pattern, strong): a strong pattern is flagged in every voice."""
 
-_QUOTES = "\"'\u201c\u201d\u2018\u2019\u00ab\u00bb"
+_QUOTES = "\"'\u201c\u201d\u2018\u2019\u00ab\u00bb\u300c\u300d\u300e\u300f"
 _BASE64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{20,}={0,2}(?![\w+/=-])")
 _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _WORD = re.compile(r"\w+")
