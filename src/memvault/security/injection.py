@@ -168,7 +168,8 @@ class _Tongue:
     above: str
     """"everything you were told before" as one phrase (the object of an ignore verb)."""
     new: str
-    """"new instructions" (followed by a colon)."""
+    """Strong phrases of their own: "new instructions:", "your real task is", "developer mode
+    enabled", "you are now DAN"."""
     addressed: str
     """Text addressed to an AI by a third party ("if you are an AI…")."""
     you_are_now: str
