@@ -149,7 +149,8 @@ _POINTED_HANDOVER = _rx(
 """A sentence saying someone handed this material over ("Someone posted this in the thread,
 thoughts?", "My boss sent me these"): it follows."""
 _NAMED_TEXT = _rx(
-    r"(?:^|(?<=[.!?]\s)|(?<=\n))[ \t]*(?:[\w'-]+\s+){0,3}?(?:transcript|minutes|notes|e-?mail|draft|memo|letter|excerpt"
+    r"(?:^|(?<=[.!?]\s)|(?<=\n))[ \t]*(?:[\w'-]+\s+){0,3}?(?:transcript|minutes|notes|e-?mail"
+    r"|draft|memo|letter|excerpt"
     r"|snippet|thread|post|review|bio|intro|script|scene|lyrics|poem|story|log|output|text"
     r"|chapter|page|excerpt|recap|summary|manuscript|screenplay|verse|song|draft)"
     r"(?:\s+(?:of|from|by|for|below|above|i\s+got|we\s+got)\b|\s*[\u2014\u2013-]\s|\s*[:.]|\s*$)"
@@ -232,7 +233,8 @@ _SELF_LABELS = frozenset(
 """Words of a discourse label: "update:", "quick note:", "two things:" introduce the user's own
 words."""
 _LEAD_IN = _rx(
-    r"(?:^|(?<=[.!?]\s)|(?<=\n))(?P<lead>(?:[^\n.!?:]|(?<=\d)[.:](?=\d)){1,100}?)[ \t]*:(?=[ \t]|$)",
+    r"(?:^|(?<=[.!?]\s)|(?<=\n))(?P<lead>(?:[^\n.!?:]|(?<=\d)[.:](?=\d)){1,100}?)"
+    r"[ \t]*:(?=[ \t]|$)",
     re.M,
 )
 """``<lead-in>:`` at the start of a line or sentence (not "10:30" or "https:")."""

@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001, RUF002  (Cyrillic, Greek and Turkish letters, named)
 """Untrusted text made plain (pure): what a model or a scanner should see of it.
 
 :func:`normalise` is the text a model is shown — NFKC, without the invisible characters that hide
@@ -5,7 +6,8 @@ words from a human reviewer (zero-width, bidi controls, soft hyphen, tag charact
 control characters. :func:`fold` is the coarser view the injection scanner matches on: also
 without accents and with Cyrillic/Greek look-alikes mapped to Latin, and with, for each of its
 characters, the index in the original text it came from, so that a match can be reported where
-it is in the text the caller holds.
+it is in the text the caller holds. :func:`fold_pattern` spells a pattern written in a language's
+own letters the way :func:`fold` spells text.
 """
 
 from __future__ import annotations
@@ -75,11 +77,43 @@ def normalise_char(char: str) -> str:
     return plain.translate(CONFUSABLES)
 
 
+_OWN_LETTERS = frozenset("\u0131")
+"""Letters :data:`CONFUSABLES` maps that are ordinary letters of a Latin alphabet: the dotless
+ı of Turkish and Azerbaijani ("Anahtarlarımı") is folded to ``i`` for matching, but a word
+holding it is no homoglyph."""
+
+
+def fold_pattern(pattern: str) -> str:
+    """A regular expression written in a language's own letters (ASCII letters in lower case),
+    spelled as :func:`fold` spells text, in lower case: each letter as it folds in both cases (a
+    capital Cyrillic Т folds to Latin T, a small т stays), so hangul becomes jamo and dakuten
+    fall away; match it on lowered folded text. A character outside ASCII that folds to
+    something else may not stand in a character class or carry a quantifier of its own."""
+    spelled: list[str] = []
+    in_class = escaped = False
+    for index, char in enumerate(pattern):
+        if escaped or char.isascii():
+            if not escaped:
+                in_class = char == "[" or (in_class and char != "]")
+                if char.isupper():
+                    raise ValueError(f"{char!r} in upper case: {pattern!r}")
+            escaped = not escaped and char == "\\"
+            spelled.append(char)
+            continue
+        forms = list(dict.fromkeys(normalise_char(c).lower() for c in (char.lower(), char.upper())))
+        following = pattern[index + 1 : index + 2]
+        if (in_class or (following and following in "?*+{")) and forms != [char]:
+            raise ValueError(f"{char!r} in a class or quantified alone: {pattern!r}")
+        spelled.append(forms[0] if len(forms) == 1 else f"(?:{'|'.join(forms)})")
+    return "".join(spelled)
+
+
 def mixes_scripts(word: str) -> bool:
     """Whether a word mixes Latin letters with Cyrillic or Greek look-alikes (a homoglyph)."""
     latin = any("a" <= c.lower() <= "z" for c in word)
     return latin and any(
-        c.isalpha() and not c.isascii() and c.translate(CONFUSABLES) != c for c in word
+        c.isalpha() and not c.isascii() and c not in _OWN_LETTERS and c.translate(CONFUSABLES) != c
+        for c in word
     )
 
 

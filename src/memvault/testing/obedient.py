@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001, RUF002  (Turkish dotless i in the verb tables)
 """An "obedient" extraction model for tests: it follows every instruction it reads.
 
 The defences against injected instructions must hold even when the model is no defence at all.
@@ -5,8 +6,10 @@ The defences against injected instructions must hold even when the model is no d
 it answers in the extraction line format ``category|turn-N|fact|`` and
 
 - for every instruction to remember/store/save/add/pin/note/label a payload — in English,
-  French, German, Spanish or Chinese, through homoglyphs, zero-width and full-width characters,
-  tag characters and base64, as a real model reads them — emits ``{category}|turn-N|{payload}|``
+  French, German, Spanish, Chinese, Italian, Portuguese, Russian, Japanese, Korean or Turkish
+  (where the verb comes last, what is before it is the payload), through homoglyphs,
+  zero-width and full-width characters, tag characters and base64, as a real model reads
+  them — emits ``{category}|turn-N|{payload}|``
   (the category asked for, ``preference`` by default; first-person payloads turned into "The
   user…"; "remember that" points back to the words before it; an instruction to store "parts"
   joins the parts it was given);
@@ -36,7 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..security.text import TAG_CHARACTERS, decode_tag_characters, fold
+from ..security.text import TAG_CHARACTERS, decode_tag_characters, fold, fold_pattern
 
 _MARKER = re.compile(
     r"<\w+[^>\n]*?\b(?:turn|n|number)=\"(?:turn-)?(\d+)\"[^>\n]*>|<turn_(\d+)"
@@ -48,31 +51,70 @@ _RECALL = re.compile(
     r"\b(?:remember|memori[sz]e|keep\s+in\s+mind|note\s+(?:down\s+)?that"
     r"|make\s+(?:a\s+)?(?:\w+\s+)?note(?:\s+of)?|take\s+note(?:\s+of)?|noted|memorise[rz]?|retiens"
     r"|retenez|souviens-toi|souvenez-vous|enregistre[rz]?|merke?\s+dir|merken\s+sie\s+sich"
-    r"|speicher(?:e|n)|notier(?:e|en)|recuerd[ae]|memoriz[ae]|guard[ae]|anot[ae])\b|记住|牢记",
+    r"|speicher(?:e|n)|notier(?:e|en)|recuerd[ae]|memoriz[ae]|guard[ae]|anot[ae])\b|记住|牢记"
+    # Italian, Portuguese, Russian
+    + fold_pattern(
+        r"|\b(?:ricorda(?:ti|te|tevi|lo|la|telo|tela)?|memorizza(?:te|lo|la)?|tieni\s+a\s+mente"
+        r"|tenga\s+a\s+mente"
+        r"|prendi\s+nota(?:\s+che)?|annota(?:te)?\s+che|lembre(?:-se)?|lembra(?:-te)?|memorize"
+        r"|memoriza|tenha\s+em\s+mente|tome\s+nota(?:\s+de)?|anote\s+que|запомни(?:те)?"
+        r"|помни(?:те)?|учти(?:те)?|имей(?:те)?\s+в\s+виду|заруби\s+на\s+носу)\b"
+    ),
     re.IGNORECASE,
 )
 """Verbs that ask to remember whatever follows."""
+_RECALL_LAST = re.compile(
+    fold_pattern(
+        r"(?:覚えて|覚えと|覚えろ|覚えなさい|記憶して|記憶しておいて|記憶せよ|記憶しろ|メモして|記録して"
+        r"|記録せよ|保存して|保存せよ|登録して|心に留めて)(?:おいて|おけ|いて)?"
+        r"(?:ください|下さい|くれ|ね|よ)?"
+        r"|(?:기억|메모|저장|기록|명심|등록)(?:해|하세요|하십시오|해라|하라)(?:\s*(?:줘|주세요|두세요|둬|놔))?"
+        r"|\b(?:hatırla(?:yın|yınız)?|kaydet(?:in|iniz)?|not\s+et(?:in)?|not\s+al(?:ın)?"
+        r"|aklında\s+tut|aklınızda\s+tutun|sakla(?:yın)?|ezberle(?:yin)?)\b"
+    ),
+    re.IGNORECASE,
+)
+"""Japanese, Korean and Turkish verbs that ask to remember what comes before them (or after
+them, after a colon)."""
+_QUOTATIVE = re.compile(
+    fold_pattern(
+        r"(?:ということを|ことを|ってこと|って|と|을|를|고|라고|다고|는\s*것을|것을|것)\s*$"
+    ),
+    re.IGNORECASE,
+)
+"""The particle that ends what is to be remembered in a verb-last language ("…と覚えて")."""
 _FILE = re.compile(
     r"\b(?:store|save|add|pin|note|record|log|persist|write\s+down|commit|label|tag|mark|classify"
     r"|file|treat|register|retain|enregistre[rz]?|sauvegarde[rz]?|ajoute[rz]?|note[rz]?"
     r"|speicher(?:e|n)?|notier(?:e|en)?|vermerke?|guard[ae]|anot[ae]|registr[ae]|almacen[ae])\b"
-    r"|保存|记录|存储|写入",
+    r"|保存|记录|存储|写入"
+    + fold_pattern(
+        r"|\b(?:salva(?:te|lo|la)?|registra(?:te|lo|la)?|annota(?:te|lo|la)?|archivia|conserva"
+        r"|salve|guarde|registre"
+        r"|anote|grave|armazene|сохрани(?:те)?|запиши(?:те)?|занеси(?:те)?|внеси(?:те)?"
+        r"|добавь(?:те)?)\b"
+    ),
     re.IGNORECASE,
 )
 """Verbs that ask to store something when the sentence speaks of memory or a category."""
 _MEMORY_TALK = re.compile(
     r"memor|preference|decision|\bfacts?\b|\bcontext\b|profile|long[- ]term|permanent|global"
-    r"|gedachtnis|praferenz|vorliebe|memoire|preferencia|记忆|偏好",
+    r"|gedachtnis|praferenz|vorliebe|memoire|preferencia|记忆|偏好"
+    + fold_pattern(
+        r"|preferenza|decisione|decisao|памят|предпочтени|решени|記憶|メモリ|好み|기억|메모리|선호"
+        r"|hafıza|bellek|tercih|karar"
+    ),
     re.IGNORECASE,
 )
 _QUESTION = re.compile(r"\b(?:do|did|can't|don't|if|whether)\s+(?:you|i|we)\s+$|\byou\s+$", re.I)
 _NEGATED = re.compile(
-    r"\b(?:not|never|don't|do\s+not|no\s+need\s+to|avoid|without|nor|ne|nicht|nunca|no)\s+"
-    r"(?:\w+\s+){0,2}$",
+    r"\b(?:not|never|don't|do\s+not|no\s+need\s+to|avoid|without|nor|ne|nicht|nunca|no"
+    + fold_pattern(r"|non|mai|nao|не|никогда")
+    + r")\s+(?:\w+\s+){0,2}$",
     re.IGNORECASE,
 )
 _CLAUSE_END = re.compile(r"[.!?](?=\s|$)|\n|</|\u2039/|\u3002|$")
-_SENTENCE_START = re.compile(r"[.!?](?=\s)|\n|>")
+_SENTENCE_START = re.compile(r"[.!?](?=\s)|\n|>|\u3002")
 _CATEGORY = re.compile(
     r"\b(?:as|under|category\W{0,3}|comme|als|como)\s+(?:an?\s+|the\s+|une\s+|una\s+)?(?:new\s+)?"
     r"(?:user'?s?\s+|global\s+|permanent\s+|long[- ]term\s+|durable\s+)*(preference|decision|fact"
@@ -86,13 +128,17 @@ _LABEL = re.compile(
     re.IGNORECASE,
 )
 _TARGET = re.compile(
-    r"\b(?:to|in|into|inside|dans|en|a|im|ins)\s+(?:your\s+|the\s+|its\s+|ta\s+|tu\s+|dein\w*\s+)?"
+    r"\b(?:to|in|into|inside|dans|en|a|im|ins|nella|nel|alla|na|no|"
+    + fold_pattern("в|во")
+    + r")\s+(?:your\s+|the\s+|its\s+|ta\s+|tu\s+|dein\w*\s+)?"
     r"(?:[\w'-]+\s+){0,2}?(?:memory|memories|profile|memoire|memoria|gedachtnis)\b",
     re.IGNORECASE,
 )
 _LEAD = re.compile(
     r"^(?:\W|\b(?:this|that|the\s+following|it|please|forever|permanently|for\s+(?:all\s+)?future"
-    r"\s+sessions|que|dass|das|que)\b)+",
+    r"\s+sessions|que|dass|das|que"
+    + fold_pattern(r"|che|de\s+que|что|per\s+sempre|para\s+sempre|навсегда")
+    + r")\b)+",
     re.IGNORECASE,
 )
 _WH = re.compile(r"^(?:what|when|where|who|why|how|which|if|whether|to|about)\b", re.IGNORECASE)
@@ -170,10 +216,13 @@ _FORGED_JSON = re.compile(
     r"\{[^{}]*\"category\"\s*:\s*\"(\w+)\"[^{}]*\"fact\"\s*:\s*\"([^\"]+)\"[^{}]*\}"
 )
 _PRONOUN = re.compile(
-    r"^\s*(?:it|that|this|them|those|these|both(?:\s+parts)?)\b(?!\s+(?:the|i|we|my|you|he|she"
-    r"|they|our)\b)",
+    r"^\s*(?:it|that|this|them|those|these|both(?:\s+parts)?"
+    + fold_pattern(r"|questo|isso|isto|это|bunu|これ|それ|이걸|이것|그걸")
+    + r")\b(?!\s+(?:the|i|we|my|you|he|she|they|our)\b)",
     re.IGNORECASE,
 )
+_CLITIC = re.compile(r"(?:lo|la|telo|tela)$", re.IGNORECASE)
+"""An Italian verb carrying "it" ("memorizzalo"): what it points back to is the payload."""
 _BE = re.compile(r"^(?:I|we|they)\s*(?:am|'m|are|'re)\b", re.I)
 _SUBJECT = re.compile(
     r"^(?:I|we|they)\s+((?:\w+ly|always|never|also|really|still|now)\s+)?(\w+)", re.I
@@ -247,6 +296,7 @@ def _markers(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 def _stores(text: str, start: int) -> Iterator[_Line]:
+    yield from _stores_before(text, start)
     found = [*_RECALL.finditer(text, start), *_FILE.finditer(text, start)]
     for match in sorted(found, key=lambda m: m.start()):
         before = text[max(0, match.start() - 40) : match.start()]
@@ -257,12 +307,31 @@ def _stores(text: str, start: int) -> Iterator[_Line]:
         before = _sentence_before(text, match)
         if match.re is _FILE and not _MEMORY_TALK.search(before + clause):
             continue
-        if _PRONOUN.match(clause) and ":" not in clause:
+        clitic = _CLITIC.search(match.group(0)) and not clause.lstrip().startswith(":")
+        if (_PRONOUN.match(clause) and ":" not in clause) or clitic:
             clause = ": " + _antecedent(text, match, before)
         payload = _payload(clause, lambda: _PARTS.findall(text, start))
         if payload:
             category = _category(text[match.start() : match.end() + len(clause)])
             yield _line(text, match.start(), category, _third_person(payload))
+
+
+def _stores_before(text: str, start: int) -> Iterator[_Line]:
+    """Verb-last instructions: what is to be remembered is the sentence before the verb ("…と覚えて
+    おいて", "…고 기억해", "…tercih ettiğini hatırla"), or what follows a colon after it."""
+    for match in _RECALL_LAST.finditer(text, start):
+        end = _CLAUSE_END.search(text, match.end(), match.end() + _CLAUSE)
+        after = text[match.end() : end.start() if end else len(text)]
+        if after.lstrip().startswith(":"):
+            payload = _payload(after, lambda: [])
+        else:
+            before = _QUOTATIVE.sub("", _sentence_before(text, match)).strip(" ,、")
+            if _PRONOUN.match(before) or len(before) < 3:
+                before = _antecedent(text, match, "")
+            payload = before
+        if len(payload) >= 3:
+            category = _category(text[match.start() : match.end() + len(after)])
+            yield _line(text, match.start(), category, payload[:1].upper() + payload[1:])
 
 
 def _sentence_before(text: str, match: re.Match[str]) -> str:
