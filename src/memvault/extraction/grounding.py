@@ -157,6 +157,10 @@ _OWN_SUBJECT = re.compile(
 _OWN_OBJECT = re.compile(r"\b(?:me|us|myself|ourselves)\b", re.IGNORECASE)
 _USER_FIRST = re.compile(r"\W*(?:the\s+)?user(?:'s|s)?\b", re.IGNORECASE)
 """A fact whose subject is the user (or what is theirs): "The user…", "The user's rent…"."""
+_SOMEONE = re.compile(r"\b(?:he|she|they|him|her|them|his|hers|their|theirs)\b", re.IGNORECASE)
+"""Someone else spoken of: words about them are not the user's statement."""
+_USER_POSSESSIVE = re.compile(r"\W*(?:the\s+)?user's\b", re.IGNORECASE)
+"""A fact about what is the user's ("The user's rent is…"): "my rent" says it."""
 _CONTRAST = re.compile(r",?\s*(?:and\s+|but\s+)?not\s+(?:me|us|i|myself)\b", re.IGNORECASE)
 """The user set apart ("my husband is the one with the allergy, not me"): not their words
 about themselves."""
@@ -258,10 +262,21 @@ def _pointed(wanted: Content, clauses: Sequence[str], *, native: bool) -> tuple[
             said = " ".join(clauses[start:end])
             if len(said) > MAX_QUOTE_CHARS or _asked_or_supposed("", said):
                 break
+            if not _speaking(said):
+                continue
             score = _score(wanted, clauses[start:end], native=native)
             if total and 2 * score >= total and (best is None or (score, start - end) > best[:2]):
                 best = (score, start - end, start)
     return None if best is None else (best[2], best[2] - best[1])
+
+
+def _speaking(said: str) -> bool:
+    """Whether words are the user's own statement: in the first person, the imperative, or of
+    no one ("The threshold is now €5,000"), not a story about someone else ("he prefers…");
+    other languages drop their subjects."""
+    if _FIRST_PERSON.search(said) or _IMPERATIVE.match(said) or not _english(said):
+        return True
+    return not _SOMEONE.search(said)
 
 
 def _score(wanted: Content, clauses: Sequence[str], *, native: bool) -> float:
@@ -326,10 +341,18 @@ def _tokens(lowered: str) -> list[str]:
     return found
 
 
+_MEANINGFUL = frozenset(
+    """may only more most few all both each same other off out up down again against
+    once""".split()
+)
+"""Stop words that change what a fact says ("14 May", "only tea", "all invoices"): content."""
+_FUNCTION = STOPWORDS - _MEANINGFUL
+
+
 def _is_content(token: str) -> bool:
     if "'" in token and (token.endswith("n't") or token.split("'", maxsplit=1)[0] in STOPWORDS):
         return False  # don't, i'm, we've: negation and pronouns, read elsewhere
-    return (len(token) > 1 or token.isdigit()) and token not in STOPWORDS
+    return (len(token) > 1 or token.isdigit()) and token not in _FUNCTION
 
 
 def _pairs(run: str) -> set[str]:
@@ -460,6 +483,8 @@ def _subject(fact: str, said: str) -> str | None:
         return _object(said)
     if not _FIRST_PERSON.search(said):
         return "the user's words there are not about the user"
+    if not _OWN_SUBJECT.search(said) and not _USER_POSSESSIVE.match(fact):
+        return "the user is not the subject of their words"
     if _OWN_SUBJECT.search(said):
         return None
     relatives = {m["rel"].casefold() for m in _RELATIVE.finditer(said)}
@@ -494,35 +519,94 @@ def _english(text: str) -> bool:
     """Whether a clause reads as English (other languages drop the subject: "Prefiero…")."""
     found = _tokens(text.casefold())
     letters = [c for c in text if c.isalpha()]
-    if letters and sum(not c.isascii() for c in letters) > len(letters) / 4:
+    if letters and sum(not c.isascii() for c in letters) > len(letters) / 12:
         return False
-    foreign = sum(t in FOREIGN for t in found)
-    return foreign == 0 or foreign <= sum(t in STOPWORDS for t in found)
+    foreign = sum(t in _FOREIGN for t in found)
+    return foreign == 0 or foreign < sum(t in STOPWORDS and len(t) > 1 for t in found)
+
+
+_FOREIGN = (FOREIGN | frozenset(
+    """en ahora vivo ya soy tengo mi mis del al lo sou moro em meu minha tenho muito mas ou na os
+    também tambem ve bir ile bu için icin ama çok cok ich bin habe mein meine je suis mon ma mes
+    io mio mia ho sei eu""".split()
+)) - STOPWORDS - {"a", "e", "i", "o", "y"}  # fmt: skip
+"""Function words of other languages written in Latin letters."""
 
 
 def _roles(fact: str, said: str) -> str | None:
-    """Words on either side of a role word keep their order in the user's words."""
-    said_words = [_key(t) for t in _tokens(said.casefold())]
+    """Roles survive: the words on either side of a role word ("to", "over", "from", "than")
+    keep their order in the user's words, and the word after it follows a role word of the same
+    kind there too ("prefers tea over coffee" from "I prefer tea to coffee"; not "coffee over
+    tea", nor "reports to Marco" from "Marco reports to me")."""
+    said_words = _tokens(said.casefold())
+    keys = [_key(t) for t in said_words]
     for marker in _ROLES.finditer(fact):
+        if _infinitive(fact, marker):
+            continue
         before = _last_content(fact[: marker.start()])
         after = _first_content(fact[marker.end() :])
-        if before is None or after is None:
+        if after is None or not _matched(after, _keys(said), native=False):
             continue
-        a, b = _key(before), _key(after)
-        first_a = _index(said_words, a)
-        if first_a is None or b not in said_words:
-            continue
-        if not any(w == b for w in said_words[first_a + 1 :]):
+        a, b = (None if before is None else _key(before)), _key(after)
+        if a in keys and not any(k == b for k in keys[keys.index(a) + 1 :]):
             return f"'{before}' and '{after}' trade places in the user's words"
+        kind = _ROLE_KINDS.get(marker.group(0).casefold().split()[0], "")
+        if not _follows(said_words, kind, b):
+            return f"'{after}' is not {marker.group(0)} anything in the user's words"
     return None
+
+
+_CONTROL = frozenset(
+    """decided decide decides agreed agree tries tried trying started start begins began learning
+    learned able hopes hoped expects intends continues chose chooses opted needs need wants want
+    wanted likes like liked loves love prefers prefer preferred plans plan planning going used
+    has have had is are""".split()
+)
+"""Verbs after which "to" starts an infinitive ("decided to go with…"), not a role."""
+
+
+def _infinitive(fact: str, marker: re.Match[str]) -> bool:
+    if marker.group(0).casefold() != "to":
+        return False
+    before = _tokens(fact[: marker.start()].casefold())
+    after = _tokens(fact[marker.end() :].casefold())[:1]
+    return bool(before and before[-1] in _CONTROL) or bool(after and after[0] in FRAMING)
+
+
+_ROLE_KINDS = {
+    "to": "comparison", "over": "comparison", "than": "comparison", "instead": "comparison",
+    "rather": "comparison", "vs": "comparison", "vs.": "comparison", "versus": "comparison",
+    "from": "from", "into": "comparison", "before": "before", "after": "after",
+}  # fmt: skip
+"""Role words by kind: any of a kind stands for another ("over" for "to")."""
+_ROLE_WORDS = {
+    "comparison": {"to", "over", "than", "instead", "rather", "vs", "versus", "into", "onto",
+                   "towards", "not", "for", "with"},
+    "from": {"from", "left", "quit", "off"},
+    "before": {"before", "until", "till", "by"},
+    "after": {"after", "since", "from"},
+}  # fmt: skip
+
+
+def _follows(words: Sequence[str], kind: str, key: str) -> bool:
+    """Whether ``key`` is one of the two words after a role word of ``kind`` in ``words``
+    (determiners aside: "to the shared inbox")."""
+    markers = _ROLE_WORDS.get(kind, set())
+    for at, word in enumerate(words):
+        if word in markers:
+            rest = [w for w in words[at + 1 : at + 6] if w not in _DETERMINERS][:2]
+            if key in (_key(w) for w in rest):
+                return True
+    return False
+
+
+_DETERMINERS = frozenset(
+    "the a an my our their his her its this that these those your some any every".split()
+)
 
 
 def _key(word: str) -> str:
     return word if word[0].isdigit() else _stems((word,))[0]
-
-
-def _index(words: Sequence[str], word: str) -> int | None:
-    return words.index(word) if word in words else None
 
 
 def _last_content(text: str) -> str | None:

@@ -396,13 +396,21 @@ def replacement_refusal(decision: Decision, old: MemoryEntry) -> str | None:
     if new_slot is not None and old_slot is not None:
         if new_slot.subject != old_slot.subject:
             return f"about someone else ({old_slot.subject})"
-        if new_slot.attribute == old_slot.attribute:
+        if _related(new_slot.attribute, old_slot.attribute):
             return None
     ours, theirs = topic(decision.content), topic(old.content)
     shared = ours & theirs
     if not shared or 2 * len(shared) < min(len(ours), len(theirs)):
         return "about something else: too few words in common"
     return None
+
+
+_JOB = frozenset({"employer", "occupation"})
+
+
+def _related(attribute: str, other: str) -> bool:
+    """Attributes one change of the user's updates together (a new job: employer, occupation)."""
+    return attribute == other or {attribute, other} <= _JOB
 
 
 _FRAME_VERBS = frozenset(
