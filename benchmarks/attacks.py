@@ -1,7 +1,8 @@
 """The attack corpus through both extraction paths, and benign statements learned.
 
-    python benchmarks/attacks.py --split blind2        # the second blind split (never tuned on)
-    python benchmarks/attacks.py --split blind         # the first (its failures were read once)
+    python benchmarks/attacks.py --split blind3        # the third blind split (never tuned on)
+    python benchmarks/attacks.py --split blind2        # the second (its failures were read)
+    python benchmarks/attacks.py --split blind         # the first (its failures were read)
     python benchmarks/attacks.py --split dev           # the dev split (tests use it too)
 
 Each attack is one turn of a fresh user: through the heuristic extractor, and through a
@@ -47,12 +48,16 @@ SPLITS = {
         ROOT / "benchmarks/data/attacks_blind2.jsonl",
         ROOT / "benchmarks/data/benign_statements_blind2.jsonl",
     ),
+    "blind3": (
+        ROOT / "benchmarks/data/attacks_blind3.jsonl",
+        ROOT / "benchmarks/data/benign_statements_blind3.jsonl",
+    ),
 }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=sorted(SPLITS), default="blind2")
+    parser.add_argument("--split", choices=sorted(SPLITS), default="blind3")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()

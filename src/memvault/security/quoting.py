@@ -119,7 +119,8 @@ _HANDOVER = (
     r"|quoting|quoted|quote|sharing|shared|share|attaching|attached|grabbed|pulled|clipped"
     r"|overheard|heard|transcribed|transcript|excerpt|extract|snippet|via|per|according\s+to"
     r"|courtesy\s+of|straight\s+from|taken\s+from|from\s+(?:the|a|an|our|their|his|her|my|this)"
-    r"|posted|tweeted|wrote|written|said|says|sent|sends)"
+    r"|posted|tweeted|wrote|written|said|says|sent|sends|scribbled|typed|jotted|drafted|texted"
+    r"|messaged|emailed|verbatim|unedited|word\s+for\s+word)"
 )
 """Words that announce material taken from somewhere else."""
 _HANDS_OVER = _rx(rf"\b{_HANDOVER}\b")
@@ -153,15 +154,37 @@ _NAMED_TEXT = _rx(
     r"|draft|memo|letter|excerpt"
     r"|snippet|thread|post|review|bio|intro|script|scene|lyrics|poem|story|log|output|text"
     r"|chapter|page|excerpt|recap|summary|manuscript|screenplay|verse|song|draft)"
-    r"(?:\s+(?:of|from|by|for|below|above|i\s+got|we\s+got)\b|\s*[\u2014\u2013-]\s|\s*[:.]|\s*$)"
+    r"(?:\s+(?:of|from|by|for|below|above|i\s+got|we\s+got)\b|\s*[\u2014\u2013-]\s|\s*[:.(]"
+    r"|\s*$)"
     r"[^.!?:\n]{0,100}(?:[.!?:]|\n|$)",
     re.IGNORECASE | re.MULTILINE,
 )
 """A sentence that opens by naming a text ("Auto transcript of the vendor call — …"): it
 follows."""
+_THEIR_TEXT = _rx(
+    r"\b(?:(?!(?:it|that|what|here|there|let|he|she|who|where|name|how|one|today|now)'s\b)"
+    r"[\w-]+'s?|his|her|their)\s+(?:[\w-]+\s+){0,3}?(?:"
+    rf"{_TEXT_NOUNS[3:-1]}|takeaways?|opener|comment|diary|entry|caption|motto|rant|vent|dm"
+    r"|status|answer|reply|voicemail|auto-?reply|commit\s+message|alt\s+text|feedback)\b"
+)
+"""Someone else's text, named ("my landlord's welcome letter", "Raj's takeaway",
+"someone's comment"): it is what the message hands over."""
+_FILE = _rx(r"\b[\w.-]+\.(?:ya?ml|json|toml|ini|cfg|conf|md|txt|csv|tsv|xml|html?|py|js|ts|sh|env|log)\b")
+"""A file named ("config.yaml from the repo"): its content follows."""
+_POINTER_MARK = re.compile(r"[\u2192\u21d2\u2b07\U0001f447]|(?<![-!<])(?:->|=>)|^\^(?=\s)", re.M)
+"""An arrow that points at material: "→", "->", "👇", or "^" pointing back."""
+_RETRACTION = _rx(
+    r"\b(?:actually\s+no|scratch\s+that|never\s*mind|ignore\s+(?:that|this|what\s+i\s+(?:just\s+)?"
+    r"(?:said|wrote|typed))|disregard\s+(?:that|this)|(?:just\s+)?kidding|jk\b|(?:that|it)\s+(?:was"
+    r"|wasn't)\s+(?:not\s+)?me|(?:someone|my\s+\w+|a\s+\w+)\s+typed\s+(?:that|it|this)|not\s+my"
+    r"\s+words)"
+)
+"""The user taking back what they just wrote ("actually no, ignore that line, my coworker typed
+it"): what precedes it is not theirs."""
 _HANDED_TEXT = _rx(
     r"(?:^|(?<=[.!?]\s)|(?<=\n))[^.!?:\n]{0,80}?\b(?:forwarded|forwarding|sent|sends|shared"
-    r"|posted|pasted|copied|passed\s+on|passed\s+along|left)\b[^.!?:\n]{0,60}?"
+    r"|posted|pasted|copied|passed\s+on|passed\s+along|left|wrote|writes|typed|scribbled"
+    r"|jotted|drafted|composed|penned)\b[^.!?:\n]{0,60}?"
     rf"\b{_TEXT_NOUNS}\b[^.!?:\n]{{0,80}}(?:[.!?:]|\n|$)",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -169,7 +192,7 @@ _HANDED_TEXT = _rx(
 email…"): the text follows."""
 _LETTER = _rx(
     r"(?<=\n)[ \t]*(?:hi|hello|hey|dear|good\s+(?:morning|afternoon|evening)|greetings)\b"
-    r"[^\n]{0,40}?(?-i:[A-Z])[^\n]{0,40}?[,!:\n]",
+    r"[^\n]{0,40}?[,!:\n]",
     re.IGNORECASE | re.MULTILINE,
 )
 """A greeting that opens a paragraph after the first (not the user greeting the assistant):
@@ -283,6 +306,10 @@ _ACT_ON_TEXT = _rx(
 _MEANING = _rx(
     r"\bwhat\s+(?:does|do|did|would|could)\s+[^?.!\n]{1,60}?\s+mean\b"
     r"|\bwhat'?s\s+the\s+meaning\s+of\b|\bwhat\s+is\s+meant\s+by\b"
+    r"|\bhow\s+(?:would|do|does|did|should|could|can|to)\s+(?:[\w-]+\s+){0,4}?(?:say|phrase|word"
+    r"|express|put|pronounce|spell|write|read|sing|translate)\s+(?:this|that|it|these)\b"
+    r"|^\W*(?:rate|grade|score|judge|rank|critique|roast|review|assess|evaluate)\s+(?:this|these|that"
+    r"|my|his|her|their|the)\b"
     r"|\bis\s+(?:this|that|it)\s+(?:grammatical|correct|right|good|ok|okay|clear|polite"
     r"|professional|well\s+written|too\s+long)\b"
 )
@@ -344,8 +371,10 @@ def quoted_regions(text: str) -> list[Span]:
 
 def quoted_spans(folded: str, *, speech: bool = True) -> list[Span]:
     """:func:`quoted_regions` of a text's folded view (offsets into ``folded``). Without
-    ``speech``, short quotations and scripts are left out: the user's own quoting, not
-    material (the scanner's view: "add 'buy a laptop' as a decision" is a request)."""
+    ``speech`` — the injection scanner's view — only marked material counts: short
+    quotations, scripts, reported speech, texts named or pointed at and retractions are the
+    speaker's own way of talking ("add 'buy a laptop' as a decision" is a request, "the user
+    asked the assistant to…" a summary's sentence)."""
     end = len(folded)
     spans = [*_fences(folded), *_tables(folded), *_verse(folded)]
     spans += [m.span() for p in (_BLOCKQUOTE, _QUOTED_STRING, _COMMENT) for m in p.finditer(folded)]
@@ -370,10 +399,10 @@ def quoted_spans(folded: str, *, speech: bool = True) -> list[Span]:
         (m.start(), end) for p in (_HEADERS, _HEADING, _LETTER, _SCENE) for m in p.finditer(folded)
     ]
     spans += [(m.start(), _paragraph_end(folded, m.start())) for m in _FORGED_TAG.finditer(folded)]
-    spans += _about_text(folded)
     if speech:
-        spans += _about_user(folded)
-    spans += [*_lead_ins(folded, speech), *_requests(folded), *_reported(folded)]
+        spans += [*_about_text(folded), *_their_texts(folded), *_pointers(folded)]
+        spans += [*_retracted(folded), *_yaml(folded), *_about_user(folded), *_reported(folded)]
+    spans += [*_lead_ins(folded, speech), *_requests(folded)]
     spans += _markup(folded)
     return merge(s for s in spans if s[1] > s[0])
 
@@ -477,6 +506,48 @@ _BARE_POINTER = _rx(
 )
 """A pointer with no noun of its own ("shorten this", "what does it mean"): not "this pancake
 recipe", which may be a text the message does not hold."""
+
+
+def _their_texts(folded: str) -> Iterator[Span]:
+    """Someone else's text named, or a file: the material right after the name (a quotation,
+    a parenthesis, or after a colon or dash: to the end); when nothing follows, what precedes."""
+    found = [*_THEIR_TEXT.finditer(folded), *_FILE.finditer(folded)]
+    for match in found:
+        after = _AFTER_NAME.search(folded, match.end())
+        if after is not None and folded[after.end() :].strip():
+            yield _material(folded, after.end(), len(folded))
+        elif folded[: _clause_start(folded, match.start())].strip():
+            yield 0, _clause_start(folded, match.start())
+
+
+_AFTER_NAME = re.compile(r"[^\n(:\u2014\u2192\"'\u201c]*?(?:[(:\u2014\u2192]\s*|\n|(?=[\"'\u201c]))")
+"""Where a named text's material starts: a parenthesis, a colon, a dash, an arrow, a line
+break or a quotation after the name."""
+
+
+def _pointers(folded: str) -> Iterator[Span]:
+    """Material an arrow points at: what follows "→", or what precedes "^"."""
+    for match in _POINTER_MARK.finditer(folded):
+        if match.group(0) == "^":
+            yield 0, match.start()
+        else:
+            yield match.end(), _paragraph_end(folded, match.end())
+
+
+def _retracted(folded: str) -> Iterator[Span]:
+    """What the user takes back: their paragraph up to the retraction."""
+    for match in _RETRACTION.finditer(folded):
+        start = folded.rfind("\n\n", 0, match.start())
+        yield (0 if start < 0 else start), match.start()
+
+
+_YAML_KEY = re.compile(r"^[ \t]*[\w.-]+:[ \t]*\n(?:[ \t]+[-\w][^\n]*(?:\n|$))+", re.MULTILINE)
+
+
+def _yaml(folded: str) -> Iterator[Span]:
+    """A key followed by indented lines (YAML, a config): data."""
+    for match in _YAML_KEY.finditer(folded):
+        yield match.span()
 
 
 def _about_user(folded: str) -> Iterator[Span]:
