@@ -71,7 +71,10 @@ _TOKEN = re.compile(
 dots inside it kept: "Grey-Credit", "user's", "fly.io")."""
 _HIDES = re.compile(
     r"(?<=\w)[\u00ad\u034f\u180e\u200b-\u200d\u2060-\u2064\ufeff](?=\w)"
-    r"|[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
+    r"|[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f\U000e0100-\U000e01ef"
+    r"\u2800\u3164\u115f\u1160\uffa0\u180b-\u180f]"
+    r"|(?<![\u2600-\u27bf\U0001f000-\U0001faff\u00a9\u00ae\u2122\u0023\u002a\u0030-\u0039\u200d])"
+    r"[\ufe00-\ufe0f]|[\ufe00-\ufe0f]{2,}"
 )
 """Invisible characters that change what a reader and a program see: inside a word, or
 reordering or spelling text (bidi controls, tag characters)."""
@@ -89,6 +92,13 @@ subjectless "…, switched to Linux") starts — never at a bare comma, which ma
 negation's reach ("I never, ever sign…")."""
 _QUESTION = re.compile(r"[?\uff1f]")
 _REMEMBER = re.compile(r"\b(?:remember|note|keep\s+in\s+mind|don't\s+forget|memori[sz]e)\b", re.I)
+_ASIDES = re.compile(
+    r"\bshould\s+(?:mention|say|add|note|tell\s+you|point\s+out|have\s+said)\b|\b(?:in\s+case|if|when"
+    r"|whenever)\s+you\b[^.;!?]*|\b(?:would|'d)\s+(?:love|like)\s+it\s+if\b",
+    re.IGNORECASE,
+)
+"""Hedges about the conversation, not the fact ("I should mention…", "…if you suggest
+recipes", "I'd love it if you called me Sam")."""
 _HEDGES = re.compile(
     r"\b(?:if|unless|suppose|supposing|imagine|hypothetically|pretend|maybe|perhaps|might"
     r"|could|should|wish|hope|probably|possibly|i\s+think|i\s+guess|not\s+sure"
@@ -186,9 +196,15 @@ _FACT_RELATIVE = re.compile(
 """A fact whose subject is one of the user's people ("The user's brother is…")."""
 _ABOUT_USER = re.compile(r"\buser(?:'s|s)?\b", re.IGNORECASE)
 """A fact about the user ("The deadline moved to June 3rd" is not: its subject is its own)."""
+QUOTED = "The user said: "
+"""How a stored fact that keeps the user's own words begins."""
 _TRAILING = " ,;:\u2014\u2013-"
 MAX_QUOTE_CHARS = 300
 """The longest run of the user's words kept as a statement when the fact is not theirs."""
+_BLANKS = re.compile(
+    "[\ufe00-\ufe0f\U000e0100-\U000e01ef\u2800\u3164\u115f\u1160\uffa0\u180b-\u180f]"
+)
+"""Variation selectors and blank fillers, which normalising keeps: learned text drops them."""
 CJK_COVERAGE = 0.75
 """Share of a Chinese, Japanese or Korean text's character pairs the user must have written."""
 
@@ -210,12 +226,23 @@ class Grounding:
 
 def learned_text(text: str) -> str:
     """Text as it is learned: NFKC, without invisible and control characters, one line."""
-    return " ".join(normalise(text).replace("\u2019", "'").split())
+    return " ".join(learned_text_lines(text).split())
 
 
 def hides_meaning(text: str) -> bool:
-    """Whether invisible characters split a word or reorder or spell text in ``text``."""
-    return bool(_HIDES.search(text))
+    """Whether invisible characters split a word or reorder or spell text in ``text``: also
+    variation selectors outside an emoji or in a run (smuggled text), blank fillers, and any
+    other format character inside a word."""
+    if _HIDES.search(text):
+        return True
+    return any(
+        unicodedata.category(c) == "Cf"
+        and c not in "\u200d"
+        and 0 < i < len(text) - 1
+        and text[i - 1].isalnum()
+        and text[i + 1].isalnum()
+        for i, c in enumerate(text)
+    )
 
 
 def check(fact: str, native: str | None, own: str) -> Grounding:
@@ -230,17 +257,42 @@ def check(fact: str, native: str | None, own: str) -> Grounding:
     if english is None:
         dropped = None
         if said:
-            dropped = _refusal(said, clauses, native=True) or _disagreement(content, said)
+            dropped = _not_verbatim(said, content, clauses) or _disagreement(content, said)
         refused = ("native", dropped) if dropped else None
         return Grounding(True, content, None if dropped else said, refused=refused)
-    quoted = _their_words(said, clauses, native=True) if said else None
-    quoted = quoted or _their_words(content, clauses, native=False)
+    plain = _plain_turn(own)
+    quoted = _their_words(said, clauses, native=True, plain=plain) if said else None
+    quoted = quoted or _their_words(content, clauses, native=False, plain=plain)
     if quoted is None:
         return Grounding(False, content, reason=english)
     return Grounding(True, quoted, refused=("fact", f"not what the user said: {english}"))
 
 
-def _their_words(pointer: str, clauses: Sequence[str], *, native: bool) -> str | None:
+def _not_verbatim(native: str, fact: str, clauses: Sequence[str]) -> str | None:
+    """A native expression kept beside a fact is the user's words as written, in the clauses
+    that ground the fact (not another sentence of theirs, not a near spelling)."""
+    span = _span(_content(fact, native=False), clauses, native=False)
+    if span is None:
+        return "the fact is not in the user's words"
+    said = " ".join(" ".join(clauses[span[0] : span[1]]).casefold().split())
+    if " ".join(native.casefold().split()).strip(" .!") in said:
+        return None
+    return "not the user's words as written where the fact is"
+
+
+def _plain_turn(own: str) -> bool:
+    """A message of one paragraph with no marks of handed-over material (colons, quotation
+    marks, brackets, dashes): in a language whose cues the checks cannot read, only such a
+    message is taken as the user speaking."""
+    return "\n" not in own.strip() and not _MARKS.search(normalise(own))
+
+
+_MARKS = re.compile(r"[:\"'«»\u201c-\u201f\u2018\u2019\u300c-\u300f\uff02()\[\]<>{}\u2014\u2013|=]")
+
+
+def _their_words(
+    pointer: str, clauses: Sequence[str], *, native: bool, plain: bool = True
+) -> str | None:
     """The user's own words a fact points at — the fewest clauses, neither asked nor supposed,
     holding at least half of its content words — as a statement of the user ("The user said:
     …"); None when it points at none."""
@@ -249,7 +301,9 @@ def _their_words(pointer: str, clauses: Sequence[str], *, native: bool) -> str |
     if span is None:
         return None
     said = " ".join(clauses[span[0] : span[1]])
-    return f'The user said: "{said.rstrip(_TRAILING)}"'
+    if not plain and not _english(said):
+        return None
+    return f'{QUOTED}"{said.rstrip(_TRAILING)}"'
 
 
 def _pointed(wanted: Content, clauses: Sequence[str], *, native: bool) -> tuple[int, int] | None:
@@ -290,7 +344,7 @@ def _score(wanted: Content, clauses: Sequence[str], *, native: bool) -> float:
 
 def learned_text_lines(text: str) -> str:
     """:func:`learned_text` keeping line breaks (clauses end at them)."""
-    lines = normalise(text).replace("\u2019", "'").splitlines()
+    lines = _BLANKS.sub("", normalise(text)).replace("\u2019", "'").splitlines()
     return "\n".join(" ".join(line.split()) for line in lines)
 
 
@@ -311,8 +365,49 @@ def _refusal(fact: str | None, clauses: Sequence[str], *, native: bool) -> str |
     return (
         _asked_or_supposed(fact, said)
         or _polarity(fact, said)
-        or (None if native else _subject(fact, said) or _roles(fact, said))
+        or (None if native else _subject(fact, said) or _roles(fact, said) or _dropped(fact, said))
     )
+
+
+_SHIFTS = re.compile(
+    r"\b(?:used\s+to|refus\w*|avoid\w*|rarely|seldom|hardly|barely|scarcely|against|except"
+    r"|excluding|unless|instead|rather|former\w*|previous\w*|ex-\w+|once|until|till|no\s+longer"
+    r"|considering|wondering|torn|debating|thinking\s+(?:of|about)|planning|might|almost|nearly"
+    r"|only|whether|either|out\s+of|yet)\b",
+    re.IGNORECASE,
+)
+"""Words that change what the rest of a clause means (a past, a refusal, a doubt, a limit);
+negations are compared by kind elsewhere."""
+
+
+def _dropped(fact: str, said: str) -> str | None:
+    """The user's words the fact leaves out must not change what it says: no word that shifts
+    its meaning ("used to", "refuse", "rarely", "only"…), no number, no name and no one else
+    ("he", "she", "they")."""
+    ours = {m.group(0).casefold() for m in _SHIFTS.finditer(fact)}
+    shifts = {m.group(0).casefold() for m in _SHIFTS.finditer(said)} - ours
+    if shifts:
+        return f"it leaves out what changes the user's words ({', '.join(sorted(shifts))})"
+    kept = {_key(t) for t in _tokens(fact.casefold())}
+    for token in _tokens(said):
+        if _key(token.casefold()) in kept:
+            continue
+        if token[0].isdigit() or token[0] in "$€£¥₹₩₽":
+            return f"it leaves out a value the user gave ({token})"
+        if token[0].isupper() and token.casefold() not in _CAPITALISED and not _first(said, token):
+            return f"it leaves out a name the user gave ({token})"
+    if _SOMEONE.search(said) and not _SOMEONE.search(fact):
+        return "it leaves out someone the user spoke of"
+    return None
+
+
+_CAPITALISED = frozenset({"i", "i'm", "i've", "i'd", "i'll", "monday", "tuesday", "wednesday",
+                          "thursday", "friday", "saturday", "sunday"})  # fmt: skip
+
+
+def _first(said: str, token: str) -> bool:
+    """Whether ``token`` opens a sentence of ``said`` (its capital says nothing)."""
+    return bool(re.search(rf"(?:^|[.!?:;\u2014-]\s+|\n){re.escape(token)}\b", said))
 
 
 @dataclass(frozen=True, slots=True)
@@ -438,7 +533,7 @@ def _clauses(own: str) -> list[str]:
 def _asked_or_supposed(fact: str, said: str) -> str | None:
     if _QUESTION.search(said) and not _REMEMBER.search(said):
         return "the user asked it, not said it"
-    hedges = {h.group(0).casefold() for h in _HEDGES.finditer(said)}
+    hedges = {h.group(0).casefold() for h in _HEDGES.finditer(_ASIDES.sub(" ", said))}
     if hedges - {h.group(0).casefold() for h in _HEDGES.finditer(fact)}:
         return f"the user's words are hedged ({', '.join(sorted(hedges))})"
     return None

@@ -392,15 +392,19 @@ def replacement_refusal(decision: Decision, old: MemoryEntry) -> str | None:
     words."""
     if old.provenance.source == Source.USER_TURN and decision.source != Source.USER_TURN:
         return "a derived fact never retires what the user stated"
+    if decision.content.startswith(grounding.QUOTED):
+        return "the user's own words are kept as said: they replace nothing"
     new_slot, old_slot = slots.slot_of(decision.content), slots.slot_of(old.content)
     if new_slot is not None and old_slot is not None:
         if new_slot.subject != old_slot.subject:
             return f"about someone else ({old_slot.subject})"
+        if new_slot.attribute in slots.MULTI_VALUED and not slots.conflicts(new_slot, old_slot):
+            return f"the user has several at once ({old_slot.attribute})"
         if _related(new_slot.attribute, old_slot.attribute):
             return None
     ours, theirs = topic(decision.content), topic(old.content)
     shared = ours & theirs
-    if not shared or 2 * len(shared) < min(len(ours), len(theirs)):
+    if not shared or 2 * len(shared) < max(len(ours), len(theirs)):
         return "about something else: too few words in common"
     return None
 

@@ -33,6 +33,7 @@ since pasted material has blank lines and end markers of its own that a sender c
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 
 from .spans import Span, merge, to_raw
@@ -124,6 +125,22 @@ _HANDOVER = (
 )
 """Words that announce material taken from somewhere else."""
 _HANDS_OVER = _rx(rf"\b{_HANDOVER}\b")
+_HANDS_OVER_ALONE = _rx(
+    r"\b(?:pasting|pasted|copy-?pasted|copied|copying|quoting|quoted|forwarded|forwarding"
+    r"|transcribed|verbatim|unedited|word\s+for\s+word|excerpt|according\s+to|courtesy\s+of"
+    r"|straight\s+from|taken\s+from|overheard)\b"
+)
+"""Handover words that need nothing more ("Pasting the handbook:"); "found", "got", "saw"
+need a pointer or a source ("Found this on a forum:", not "Found a new job!")."""
+_THIRD_VOICE = _rx(
+    r"^\W*(?:(?!i\b|we\b|you\b)(?:he|she|they|someone|somebody|everyone|people|(?:my|our|the|a"
+    r"|his|her|their)\s+[\w-]+|(?-i:[A-Z][\w-]+))\s+(?:\w+\s+){0,3}?(?:was\s+like|is\s+like|goes"
+    r"|went|says?|said|reckons?|thinks?|thought|believes?|claims?|keeps?\s+(?:saying|telling)"
+    r"|tells?|told|writes?|wrote|posted|tweeted|replied|answered|asked|added|insists?|swears?"
+    r"|quoth|notes?|noted|feels?|felt))\b"
+)
+"""Someone else speaking or thinking ("My roommate was like", "Dana reckons"): what they say
+follows."""
 _SOMEONE_ELSES_TEXT = _rx(
     r"\b(?:it's|it\s+is|this\s+is|these\s+are|that's|here's|here\s+is)\s+(?:\w+\s+){0,3}?"
     rf"(?!(?:it|that|what|here|there|let|he|she|who|one)'s\b)[\w-]+'s?\s+(?:[\w-]+\s+)?"
@@ -136,6 +153,8 @@ _ANNOUNCE = _rx(
     r"(?:(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+)?)?"
     r"(?:found|saw|spotted|came\s+across|stumbled\s+(?:on|upon|across)|copied|copying|pasting"
     r"|pasted|forwarding|quoting|sharing|attaching|transcribing|dumping|dropping)\b"
+    rf"(?=[^.!?:\n]{{0,100}}\b(?:this|these|that|the\s+following|below|here"
+    rf"|{_TEXT_NOUNS[3:-1]})\b)"
     r"[^.!?:\n]{0,100}(?:[.!:]|\n|$)",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -169,7 +188,9 @@ _THEIR_TEXT = _rx(
 )
 """Someone else's text, named ("my landlord's welcome letter", "Raj's takeaway",
 "someone's comment"): it is what the message hands over."""
-_FILE = _rx(r"\b[\w.-]+\.(?:ya?ml|json|toml|ini|cfg|conf|md|txt|csv|tsv|xml|html?|py|js|ts|sh|env|log)\b")
+_FILE = _rx(
+    r"\b[\w.-]+\.(?:ya?ml|json|toml|ini|cfg|conf|md|txt|csv|tsv|xml|html?|py|js|ts|sh|env|log)\b"
+)
 """A file named ("config.yaml from the repo"): its content follows."""
 _POINTER_MARK = re.compile(r"[\u2192\u21d2\u2b07\U0001f447]|(?<![-!<])(?:->|=>)|^\^(?=\s)", re.M)
 """An arrow that points at material: "→", "->", "👇", or "^" pointing back."""
@@ -218,6 +239,22 @@ _ABOUT_TEXT = _rx(
 )
 """A question or remark about a text the message holds ("thoughts on this?", "who sings
 this?", "She wrote it herself"): the text is what precedes it."""
+_ATTRIBUTION = re.compile(
+    r"(?<=\S)[ \t][\u2014\u2013~-]{1,2}[ \t]*(?:[A-Z][\w.'-]+|@\w+)(?:[ \t]+[A-Z][\w.'-]+)?"
+    r"[ \t]*(?:,[^\n]{0,40})?$",
+    re.MULTILINE,
+)
+"""A line signed by someone ("I always pay in cash — Dana"): theirs."""
+_ENV_LINE = re.compile(r"^[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]{2,}[ \t]*=[^\n]*$", re.MULTILINE)
+"""A setting (``OWNER_NOTE=…``, ``.env``): data."""
+_LINE_PREFIX = re.compile(r"^[ \t]*([^\w\s\-*\u2022+(\[]{1,3})[ \t]?\S", re.MULTILINE)
+_ABOUT_USER_ELSEWHERE = re.compile(
+    "(?:l'utilisateur|der nutzer|die nutzerin|der benutzer|el usuario|la usuaria|l'utente"
+    "|o usu[aá]rio|o utilizador|пользовател|kullan[ıi]c[ıi]|사용자|用户|使用者|ユーザー|de gebruiker"
+    "|u[zż]ytkownik|pengguna|ng[uư][oờ]i d[uù]ng|anv[aä]ndaren|उपयोगकर्ता|المستخدم|χρήστη)",
+    re.IGNORECASE,
+)
+"""The user spoken of in the third person, in other languages."""
 _MARKDOWN_LINK = re.compile(r"\[[^\]\n]{1,300}\]\s*\((?:https?:|www\.|/|#)[^)\n]{0,500}\)")
 _THIRD_PARTY = _rx(
     r"\b(?:his|her|their|its|(?!(?:it|that|what|here|there|let|he|she|who|where|name|how|one"
@@ -257,7 +294,7 @@ _SELF_LABELS = frozenset(
 words."""
 _LEAD_IN = _rx(
     r"(?:^|(?<=[.!?]\s)|(?<=\n))(?P<lead>(?:[^\n.!?:]|(?<=\d)[.:](?=\d)){1,100}?)"
-    r"[ \t]*:(?=[ \t]|$)",
+    r"[ \t]*:(?=[ \t]|$|[^\x00-\x7f])",
     re.M,
 )
 """``<lead-in>:`` at the start of a line or sentence (not "10:30" or "https:")."""
@@ -329,6 +366,9 @@ _REPORTED = _rx(
     r"|writes|wrote|asks|asked|replies|replied|answers|answered|whispers|whispered|shouts"
     r"|shouted|yells|yelled|explains|explained|claims|claimed|mentions|mentioned|adds|added"
     r"|insists|insisted|announces|announced|sings|sang|texted|messaged|emailed|muttered|mutters"
+    r"|was\s+like|is\s+like|goes(?=\s*[,:])|went(?=\s*[,:])|reckons|reckoned|thinks|thought"
+    r"|believes|believed|keeps\s+(?:saying|telling\s+\w+)|kept\s+(?:saying|telling\s+\w+)|quoth"
+    r"|feels|felt|swore|swears|writes\s+in|wrote\s+in"
     r"|whispers|murmured|murmurs|snapped|snaps|sighed|sighs|declared|declares|admitted|admits"
     r"|joked|jokes|boasted|boasts|swore|swears|confessed|confesses)\b"
     r"(?:\s+(?:me|us|him|her|them|everyone))?(?:\s+that)?[,:]?"
@@ -402,6 +442,7 @@ def quoted_spans(folded: str, *, speech: bool = True) -> list[Span]:
     if speech:
         spans += [*_about_text(folded), *_their_texts(folded), *_pointers(folded)]
         spans += [*_retracted(folded), *_yaml(folded), *_about_user(folded), *_reported(folded)]
+        spans += [*_signed_or_prefixed(folded), *_paired_quotes(folded)]
     spans += [*_lead_ins(folded, speech), *_requests(folded)]
     spans += _markup(folded)
     return merge(s for s in spans if s[1] > s[0])
@@ -448,8 +489,12 @@ def _introduces(lead: str, *, speech: bool = True) -> bool:
     source ("handbook", "lyrics", "a subreddit") — unless it asks to remember what follows."""
     if len(lead.split()) > 20 or _MEMORY_REQUEST.match(lead):
         return False
-    found = (_HANDS_OVER, _THIRD_PARTY, _SOURCE, _ACT_ON_TEXT, _MEANING, _CREATE)
-    return any(pattern.search(lead) for pattern in found) or (speech and _named_speaker(lead))
+    found = (_HANDS_OVER_ALONE, _THEIR_TEXT, _SOURCE, _ACT_ON_TEXT, _MEANING, _CREATE, _THIRD_VOICE)
+    if any(pattern.search(lead) for pattern in found):
+        return True
+    if _HANDS_OVER.search(lead) and (_POINTS_BACK.search(lead) or _SOURCE.search(lead)):
+        return True
+    return speech and lead.strip().casefold() in _ROLE_LABELS
 
 
 def _named_speaker(lead: str) -> bool:
@@ -464,9 +509,11 @@ def _speaker(label: str) -> bool:
     """Whether a line's label names a speaker ("Dana", "You", "Me", "Q") rather than the
     user's own heading ("Update", "My stack")."""
     words = set(re.findall(r"[\w'.]+", label.casefold()))
+    if label.strip().casefold() in _ROLE_LABELS:
+        return True
     if len(words) > 3 or words <= _SELF_LABELS or _MEMORY_REQUEST.match(label):
         return False
-    return words <= {"me"} or not _FIRST_PERSON_OWNER.search(label)
+    return not _FIRST_PERSON_OWNER.search(label)
 
 
 def _scripts(folded: str) -> Iterator[Span]:
@@ -520,7 +567,9 @@ def _their_texts(folded: str) -> Iterator[Span]:
             yield 0, _clause_start(folded, match.start())
 
 
-_AFTER_NAME = re.compile(r"[^\n(:\u2014\u2192\"'\u201c]*?(?:[(:\u2014\u2192]\s*|\n|(?=[\"'\u201c]))")
+_AFTER_NAME = re.compile(
+    r"[^\n(:\u2014\u2192\"'\u201c]*?(?:[(:\u2014\u2192]\s*|\n|(?=[\"'\u201c]))"
+)
 """Where a named text's material starts: a parenthesis, a colon, a dash, an arrow, a line
 break or a quotation after the name."""
 
@@ -551,10 +600,50 @@ def _yaml(folded: str) -> Iterator[Span]:
 
 
 def _about_user(folded: str) -> Iterator[Span]:
-    """Sentences that speak of "the user" in the third person."""
+    """Sentences that speak of "the user" in the third person, in any language."""
     for sentence in _sentence_spans(folded):
-        if _ABOUT_USER.search(folded, *sentence):
+        text = folded[sentence[0] : sentence[1]]
+        if _ABOUT_USER.search(text) or _ABOUT_USER_ELSEWHERE.search(text):
             yield sentence
+
+
+def _signed_or_prefixed(folded: str) -> Iterator[Span]:
+    """Lines signed by someone, settings, and runs of two or more lines that open with the same
+    mark ("» ", "| ", "// ")."""
+    yield from (m.span() for m in _ENV_LINE.finditer(folded))
+    for match in _ATTRIBUTION.finditer(folded):
+        yield folded.rfind("\n", 0, match.start()) + 1, match.end()
+    run: list[re.Match[str]] = []
+    for match in [*_LINE_PREFIX.finditer(folded), None]:
+        if (
+            match is not None
+            and run
+            and match[1] == run[-1][1]
+            and _next_line(folded, run[-1], match)
+        ):
+            run.append(match)
+            continue
+        if len(run) >= 2:
+            yield run[0].start(), folded.find("\n", run[-1].start()) % (len(folded) + 1)
+        run = [match] if match is not None else []
+
+
+def _next_line(folded: str, before: re.Match[str], after: re.Match[str]) -> bool:
+    return folded.count("\n", before.start(), after.start()) == 1
+
+
+def _paired_quotes(folded: str) -> Iterator[Span]:
+    """Quotations between any opening and closing quotation marks (Unicode's initial and final,
+    or open and close punctuation other than brackets) holding three words or more."""
+    opened: list[int] = []
+    for at, char in enumerate(folded):
+        kind = unicodedata.category(char)
+        if kind in ("Pi", "Ps") and char not in "([{":
+            opened.append(at)
+        elif kind in ("Pf", "Pe") and char not in ")]}" and opened:
+            start = opened.pop()
+            if _words(folded[start:at]) >= 3:
+                yield start, at + 1
 
 
 def _about_text(folded: str) -> Iterator[Span]:
