@@ -80,14 +80,15 @@ class Subject:
 ROUNDS = 4
 """Rounds of an erasure at most: each takes what concurrent writers added to its subject
 while the last one ran; it ends with a round that finds nothing."""
-PURGE_ATTEMPTS = 10
+PURGE_ATTEMPTS = 12
 """Purges and scans of the store after an erasure at most, with backoff between them
-(:func:`purge_backoff`: about 2 s in all) while the scan still finds something."""
+(:func:`purge_backoff`: about 5 s in all) while the scan still finds something (a log being
+checkpointed by another process cannot be truncated until it is done)."""
 
 
 def purge_backoff(attempt: int) -> float:
-    """Seconds before purge ``attempt`` (1-based): 10 ms doubling to 0.5 s, jittered."""
-    return float(min(0.01 * 2.0 ** (attempt - 1), 0.5) * random.uniform(0.5, 1.5))
+    """Seconds before purge ``attempt`` (1-based): 10 ms doubling to 1 s, jittered."""
+    return float(min(0.01 * 2.0 ** (attempt - 1), 1.0) * random.uniform(0.5, 1.5))
 
 
 def erased(
