@@ -158,6 +158,9 @@ class ErasureIncompleteError(BackendError):
     later (``finish_erasures()``, ``memvault erase --finish``). ``receipt`` is the erasure's
     receipt as a dict (None for a finish)."""
 
+    residue: int = 0
+    receipt: dict[str, Any] | None = None
+
     def __init__(self, message: str, residue: int, receipt: Mapping[str, Any] | None = None):
         super().__init__(message)
         self.residue = residue

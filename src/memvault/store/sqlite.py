@@ -331,9 +331,11 @@ class SQLiteBackend(SqlOps, Backend):
             self._forget_index_files()
             if self._in_memory:  # the database has no file: every row of every table
                 images = [self._every_row()]
-            else:
+            else:  # an index file here was saved since: its writer removes a stale one
                 files = [Path(self.path), Path(f"{self.path}-wal")]
-                images = [f.read_bytes() for f in files if f.exists()]
+                if self._index_dir is not None and self._index_dir.is_dir():
+                    files += sorted(self._index_dir.iterdir())
+                images = [f.read_bytes() for f in files if f.is_file()]
         return found_in(images, ids, unique) + hashes_found_in(images, hashed) + (not folded)
 
     def duplicate_key_errors(self) -> tuple[type[Exception], ...]:
@@ -430,6 +432,15 @@ class SQLiteBackend(SqlOps, Backend):
     def wrote(self, conn: Any) -> bool:
         return bool(conn.total_changes != self._changes_at_begin)
 
+    def _lost_since(self, key: ScopeKey, version: tuple[str, int, int]) -> bool:
+        """Whether the store lost entries the index of ``version`` holds: a new epoch (an
+        erasure), or entries of the scope deleted since (read outside a transaction)."""
+        now = self.scope_version(self._conn, key.tenant, key.scope)
+        if now[0] != version[0]:
+            return True
+        delta = self.changes_since(self._conn, key.tenant, key.scope, version[1])
+        return delta is None or bool(delta.deleted)
+
     def _save_due(self) -> None:
         """Save the indexes searches found grown (outside any transaction: see :meth:`_save`)."""
         for key in sorted(self._due):
@@ -452,8 +463,8 @@ class SQLiteBackend(SqlOps, Backend):
             index_files.save(path, kept[1], kept[0])
         except OSError:  # a read-only directory, a full disk: the index is rebuilt next time
             return
-        if kept[0] != self.scope_version(self._conn, key.tenant, key.scope):
-            path.unlink(missing_ok=True)  # changed meanwhile: perhaps erased, the files gone
+        if self._lost_since(key, kept[0]):
+            path.unlink(missing_ok=True)  # erased or deleted from meanwhile: the files went
             return
         self._saved[key] = len(kept[1].entry_ids)
         self._unsaved.discard(key)
