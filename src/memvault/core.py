@@ -349,11 +349,26 @@ class Planner:
             )
         return vectors
 
+    def _chunk_spec(self) -> chunking.ChunkSpec:
+        settings = self.settings
+        return chunking.ChunkSpec(
+            settings.chunk_tokens, settings.chunk_overlap, settings.chunk_min_tokens
+        )
+
+    def forget_texts(self, entries: Iterable[MemoryEntry]) -> Plan[None]:
+        """Drop every text the store embedded for ``entries`` (each content and its chunks)
+        from the embedding caches, before they are erased or deleted."""
+        texts: dict[str, None] = {}
+        for entry in entries:
+            texts[entry.content] = None
+            layout = chunking.split(entry.content, self._chunk_spec())
+            texts.update(dict.fromkeys(chunking.texts(entry.content, layout)))
+        if texts:
+            yield from call(self.embedder.forget, list(texts), blocking=True)
+
     def index(self, entries: Sequence[MemoryEntry]) -> Plan[list[tuple[ChunkRecord, ...]]]:
         """Chunk each entry's content and embed every chunk (one embedding step)."""
-        spec = chunking.ChunkSpec(
-            self.settings.chunk_tokens, self.settings.chunk_overlap, self.settings.chunk_min_tokens
-        )
+        spec = self._chunk_spec()
         layouts = [chunking.split(e.content, spec) for e in entries]
         texts = [
             t

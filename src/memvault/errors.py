@@ -22,7 +22,8 @@ these *types* (never their message text) into HTTP statuses and CLI messages::
     │   └── EmbeddingMismatchError the store was embedded with another model; re-embed it
     └── BackendError               the storage engine failed
         ├── CapabilityError        the backend does not support this (also a NotImplementedError)
-        └── SchemaError            the store's schema is newer, altered, or unreadable
+        ├── SchemaError            the store's schema is newer, altered, or unreadable
+        └── ErasureIncompleteError an erasure was done, but its purge left traces: finish it
 """
 
 from __future__ import annotations
@@ -150,6 +151,22 @@ class SchemaError(BackendError):
     """The store's schema cannot be used by this version of memvault."""
 
 
+class ErasureIncompleteError(BackendError):
+    """An erasure removed its entries, but the purge that follows (folding and truncating a
+    log, removing index files) still found ``residue`` erased ids or contents in the store's
+    files after every retry — another process held them. It is recorded as pending: finish it
+    later (``finish_erasures()``, ``memvault erase --finish``). ``receipt`` is the erasure's
+    receipt as a dict (None for a finish)."""
+
+    residue: int = 0
+    receipt: dict[str, Any] | None = None
+
+    def __init__(self, message: str, residue: int, receipt: Mapping[str, Any] | None = None):
+        super().__init__(message)
+        self.residue = residue
+        self.receipt = None if receipt is None else dict(receipt)
+
+
 E = TypeVar("E", bound=MemvaultError)
 
 
@@ -182,7 +199,16 @@ def restated(error: E, subject: str, item: int | None = None) -> E:
     return again
 
 
-DETAILS = ("reason", "entry_id", "source_entry_ids", "item", "backend", "capability")
+DETAILS = (
+    "reason",
+    "entry_id",
+    "source_entry_ids",
+    "item",
+    "backend",
+    "capability",
+    "residue",
+    "receipt",
+)
 """What an error may carry besides its message (the REST server sends it along)."""
 
 

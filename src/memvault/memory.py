@@ -34,12 +34,13 @@ from .facilities.sessions import SessionPlans
 from .llm.base import ChatModel, chat_model_from_settings
 from .rest.client import AsyncRemoteMemory, RemoteMemory
 from .rest.codec import is_server_url
+from .security import redact
 from .store.audit import DIRECT, Stamp
 from .store.base import Backend
 from .store.registry import open_backend
 from .trust.audit import AuditPlans
 from .trust.bundles import BundlePlans
-from .trust.erasure import ErasurePlans
+from .trust.erasure import ErasurePlans, Residue
 from .trust.retention import RetentionPlans
 from .versions import VersionPlans
 
@@ -78,13 +79,15 @@ class Planners:
 
     @classmethod
     def on(
-        cls, store: Planner, chat: ChatModel | None = None, backend: Backend | None = None
+        cls, store: Planner, chat: ChatModel | None = None, residue: Residue | None = None
     ) -> Planners:
+        """The planners on ``store``; ``residue``: an erasure's purge and scan (none: the
+        store cannot be scanned)."""
         sessions = SessionPlans(store)
         notes = NotePlans(store, sessions)
         context = ContextPlans(store, sessions, notes, chat)
         learning = LearningPlans(store, sessions, notes, chat)
-        erasure = ErasurePlans(store, backend.residue if backend is not None else None)
+        erasure = ErasurePlans(store, residue)
         return cls(
             store,
             VersionPlans(store),
@@ -156,6 +159,7 @@ class _Base:
         self._chat, self._owns_chat = llm, False
         self._learner, self._owns_learner = Learner(), True
         self._owns_backend = False
+        self._unlisten: Callable[[], None] = lambda: None
         if llm is None:
             self._chat = chat_model_from_settings(settings)
             self._owns_chat = self._chat is not None
@@ -169,7 +173,8 @@ class _Base:
             if embedder is None:
                 embedder = default_embedder(settings.redis_url, settings.embed_threads)
             store_planner = Planner(tenant or settings.tenant, settings, clock or utc_now, embedder)
-            self._planners = Planners.on(store_planner, self._chat, self._backend)
+            self._planners = Planners.on(store_planner, self._chat, self._residue)
+            self._unlisten = self._backend.listen(self._forget_copies)
             self._recorder = Recorder(store_planner.stats)
             if check_embedding:
                 run_blocking(store_planner.check_embedding(), self._backend)
@@ -208,7 +213,7 @@ class _Base:
         """A view of the same store for another tenant; it shares (and does not own) the backend."""
         view = self._shared()
         store = self._planners.store.for_tenant(tenant)
-        view._planners = Planners.on(store, self._chat, self._backend)
+        view._planners = Planners.on(store, self._chat, view._residue)
         return view
 
     def as_actor(self, actor: str) -> Self:
@@ -225,7 +230,28 @@ class _Base:
         view._learner, view._owns_learner = self._learner, False
         view._planners, view._actor = self._planners, self._actor
         view._recorder = self._recorder
+        view._unlisten = lambda: None
         return view
+
+    def _forget_copies(self) -> None:
+        """Drop the copies of content kept in this process — the last extraction results, the
+        embedding cache's vectors, the redaction's cached windows (the backend drops its own
+        search indexes): an erasure or a session's deletion happened, here or in another
+        process (the backend calls this at its first transaction after it)."""
+        self._learner.forget()
+        self.embedder.clear()
+        redact.forget_windows()
+
+    def _residue(
+        self, ids: Sequence[str], contents: Sequence[str], hashed: Sequence[str] = ()
+    ) -> int | None:
+        """An erasure's purge and scan: the store's (:meth:`Backend.residue`), and this
+        process's copies dropped again and checked (a result or a vector of an erased text
+        kept by a race)."""
+        found = self._backend.residue(ids, contents, hashed)
+        self._forget_copies()
+        held = self._learner.holding([*ids, *contents]) + self.embedder.holding(contents)
+        return found if not held else (found or 0) + held
 
     @property
     def embedder(self) -> Embedder:
@@ -248,7 +274,9 @@ class _Base:
 
     def last_extraction(self, session_id: str) -> Extraction | Failure | None:
         """What the last background extraction of the session did (or the error it raised);
-        None before the first one finished."""
+        None before the first one finished, and after an erasure or a session's deletion by
+        any process (it reads the store's forgetting mark first: one small transaction)."""
+        self._backend.hear()
         found: Extraction | Failure | None = self._learner.results.get((self.tenant, session_id))
         return found
 
@@ -285,6 +313,7 @@ class _Base:
         nothing)."""
         if self._owns_learner:
             self._learner.close()
+            self._unlisten()
         if self._owns_chat and self._chat is not None:
             self._chat.close()
         if self._owns_backend:
@@ -429,6 +458,7 @@ class Memory(_Base, Closing):
     extract = _blocking(LearningPlans.extract)
     # trust: erasure with a receipt, retention, the audit log
     erase = _blocking(ErasurePlans.erase)
+    finish_erasures = _blocking(ErasurePlans.finish_erasures)
     apply_retention = _blocking(RetentionPlans.apply_retention)
     audit = _blocking(AuditPlans.audit)
     export_session = _blocking(BundlePlans.export_session)
@@ -505,6 +535,7 @@ class AsyncMemory(_Base, AsyncClosing):
     extract = _awaitable(LearningPlans.extract)
     # trust: erasure with a receipt, retention, the audit log
     erase = _awaitable(ErasurePlans.erase)
+    finish_erasures = _awaitable(ErasurePlans.finish_erasures)
     apply_retention = _awaitable(RetentionPlans.apply_retention)
     audit = _awaitable(AuditPlans.audit)
     export_session = _awaitable(BundlePlans.export_session)

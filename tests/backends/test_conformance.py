@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -26,6 +26,10 @@ class TestSQLiteFile(MemoryConformance):
         backend = SQLiteBackend(str(tmp_path / "store.db"), Settings())
         yield backend
         backend.close()
+
+    @pytest.fixture
+    def reopen(self, tmp_path: Path) -> Callable[[], Backend]:
+        return lambda: SQLiteBackend(str(tmp_path / "store.db"), Settings())
 
 
 class TestSQLiteInMemory(MemoryConformance):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -242,6 +243,29 @@ def test_a_process_never_saves_an_index_another_erased(tmp_path: Path) -> None:
     holder.close()  # its index is stale now: not saved
     directory = index_files.directory_for(url)
     assert not directory.exists() or not list(directory.iterdir())
+
+
+@pytest.mark.usefixtures("saved_small")
+def test_an_index_saved_while_an_erasure_ran_is_removed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = str(tmp_path / "m.db")
+    settings = Settings(near_duplicate_threshold=0)
+    holder, eraser = Memory(url, settings=settings), Memory(url, settings=settings)
+    holder.write_many([NewEntry(f"secret plan {n}", "user:bob") for n in range(20)])
+    save = index_files.save
+
+    def save_while_erased(path: Path, table: Any, version: Any) -> None:
+        assert eraser.erase(user="bob").residue == 0  # the files go, then this one is written
+        save(path, table, version)
+
+    monkeypatch.setattr(index_files, "save", save_while_erased)
+    holder.search("secret plan", "user:bob")  # built from before the erasure, then saved
+    monkeypatch.undo()
+    directory = index_files.directory_for(url)
+    assert not directory.exists() or not list(directory.iterdir())
+    holder.close()
+    eraser.close()
 
 
 @pytest.mark.usefixtures("saved_small")

@@ -7,7 +7,7 @@ Uses ``MEMVAULT_TEST_POSTGRES_DSN`` when set; otherwise starts the server that t
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -45,6 +45,12 @@ class TestPostgres(MemoryConformance):
     @pytest.fixture
     def backend(self, clean_backend: Backend) -> Backend:
         return clean_backend
+
+    @pytest.fixture
+    def reopen(self, postgres_dsn: str) -> Callable[[], Backend]:
+        from memvault.store.postgres import PostgresBackend
+
+        return lambda: PostgresBackend(postgres_dsn, Settings(), pool_size=2)
 
 
 THREADS = 16

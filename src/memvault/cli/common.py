@@ -1,7 +1,8 @@
 """What every command of the CLI shares: the group that turns errors into one line and an exit
 code, the options, opening the store, and printing.
 
-Exit codes: 0 success, 1 store or backend error, 2 bad input, 3 entry not found, 4 not allowed.
+Exit codes: 0 success, 1 store or backend error, 2 bad input, 3 entry not found, 4 not allowed,
+5 an erasure is pending (its purge left traces: ``memvault erase --finish``).
 A command never prints a traceback: memvault errors are translated once, in
 :class:`MemvaultGroup`; anything else is reported as an internal error (``MEMVAULT_DEBUG=1``
 shows its traceback).
@@ -19,16 +20,25 @@ from typing import Any, TypeVar
 
 import click
 
-from ..errors import ConfigError, ForbiddenError, MemvaultError, NotFoundError, ValidationError
+from ..errors import (
+    ConfigError,
+    ErasureIncompleteError,
+    ForbiddenError,
+    MemvaultError,
+    NotFoundError,
+    ValidationError,
+)
 from ..memory import Memory
 from ..types import MemoryEntry, Scope
 from . import render
 
 Command = TypeVar("Command", bound=Callable[..., Any])
-EXIT_STORE, EXIT_INPUT, EXIT_NOT_FOUND, EXIT_FORBIDDEN = 1, 2, 3, 4
+EXIT_STORE, EXIT_INPUT, EXIT_NOT_FOUND, EXIT_FORBIDDEN, EXIT_PENDING = 1, 2, 3, 4, 5
 
 
 def exit_code(error: MemvaultError) -> int:
+    if isinstance(error, ErasureIncompleteError):
+        return EXIT_PENDING
     if isinstance(error, NotFoundError):
         return EXIT_NOT_FOUND
     if isinstance(error, ForbiddenError):

@@ -6,9 +6,10 @@ from datetime import datetime
 
 import click
 
+from ..errors import ErasureIncompleteError, ValidationError
 from ..store.ops import CountOp, Filter
 from ..trust.bundles import BundleReport
-from ..trust.erasure import ErasureReceipt
+from ..trust.erasure import ErasureReceipt, FinishReport
 from ..types import CHANGES, Scope
 from . import render
 from .app import cli
@@ -19,7 +20,7 @@ def _receipt_text(receipt: ErasureReceipt) -> str:
     """A receipt, one line a kind: what went, never what it said."""
     kinds = [f"  {kind}: {count}" for kind, count in receipt.counts.items()]
     residue = {None: "not scanned (this store cannot be)", 0: "0: none left"}.get(
-        receipt.residue, f"{receipt.residue} STILL FOUND"
+        receipt.residue, f"{receipt.residue} STILL FOUND: pending, memvault erase --finish"
     )
     return "\n".join(
         [
@@ -32,10 +33,21 @@ def _receipt_text(receipt: ErasureReceipt) -> str:
     )
 
 
+def _finish_text(report: FinishReport) -> str:
+    if not report.finished:
+        return "no pending erasure"
+    return "\n".join(f"finished the erasure of ids sha256 {ids}" for ids in report.finished)
+
+
 @cli.command()
 @click.option("--user", help="Erase this user: their scope, sessions and all made from them.")
 @click.option("--scope", help="Erase this scope and all made from it.")
 @click.option("--tenant", "whole", help="Erase this whole tenant.")
+@click.option(
+    "--finish",
+    is_flag=True,
+    help="Purge the store again for pending erasures (exit 5 while one still is).",
+)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @json_option
 @click.pass_context
@@ -44,20 +56,33 @@ def erase(
     user: str | None,
     scope: str | None,
     whole: str | None,
+    finish: bool,
     yes: bool,
     as_json: bool,
 ) -> None:
     """Remove every trace of a user, a scope or a tenant, and print the receipt (counts per
-    kind, a hash of the erased ids, and a scan of the store for what should be gone)."""
+    kind, a hash of the erased ids, and a scan of the store for what should be gone). Exit 5
+    if the scan still finds some (another process held it): the erasure is pending, and
+    --finish purges the store again for it later."""
+    if finish:
+        if user or scope or whole:
+            raise ValidationError("--finish takes no --user, --scope or --tenant")
+        report = open_memory(ctx).finish_erasures()
+        emit(as_json, report.to_dict(), _finish_text(report))
+        return
     what = next(
         (f"{k} {v}" for k, v in (("user", user), ("scope", scope), ("tenant", whole)) if v), ""
     )
     if what and not yes:
         click.confirm(f"Erase {what} for good?", abort=True)
-    receipt = open_memory(ctx).erase(user=user, scope=scope, tenant=whole)
+    try:
+        receipt = open_memory(ctx).erase(user=user, scope=scope, tenant=whole)
+    except ErasureIncompleteError as exc:
+        if exc.receipt is not None:  # what was erased, then the error (exit 5)
+            pending = ErasureReceipt.from_dict(exc.receipt)
+            emit(as_json, exc.receipt, _receipt_text(pending))
+        raise
     emit(as_json, receipt.to_dict(), _receipt_text(receipt))
-    if receipt.residue:
-        ctx.exit(1)
 
 
 @cli.command()

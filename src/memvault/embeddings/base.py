@@ -36,6 +36,14 @@ class Embedder(ABC):
     def forget(self, texts: Sequence[str]) -> None:  # noqa: B027 - a hook: most keep nothing
         """Drop whatever is kept of ``texts`` (a cache's vectors): erasure calls it."""
 
+    def clear(self) -> None:  # noqa: B027 - a hook: most keep nothing
+        """Drop every vector kept in this process (an erasure elsewhere: which texts it took
+        is not known here)."""
+
+    def holding(self, texts: Sequence[str]) -> int:
+        """How many of ``texts`` a cache still holds vectors of (an erasure's scan)."""
+        return 0
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed any number of texts, in batches."""
         if not texts:

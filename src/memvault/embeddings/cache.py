@@ -47,6 +47,16 @@ class CachedEmbedder(Embedder):
                 self._cache.pop(self._key(text), None)
         self.inner.forget(texts)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()
+        self.inner.clear()
+
+    def holding(self, texts: Sequence[str]) -> int:
+        with self._lock:
+            held = sum(self._key(text) in self._cache for text in texts)
+        return held + self.inner.holding(texts)
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         keys = [self._key(text) for text in texts]
         found: dict[tuple[str, bytes], Vectors] = {}

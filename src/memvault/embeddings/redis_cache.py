@@ -70,6 +70,20 @@ class RedisCachedEmbedder(Embedder):
             ) from None
         self.inner.forget(texts)
 
+    def clear(self) -> None:
+        """Nothing of Redis: it is shared, and the erasing process deleted what it erased."""
+        self.inner.clear()
+
+    def holding(self, texts: Sequence[str]) -> int:
+        """How many of ``texts`` Redis holds vectors of (BackendError if it cannot tell)."""
+        try:
+            held = int(self.client.exists(*[self._key(t) for t in texts])) if texts else 0
+        except Exception as exc:
+            raise BackendError(
+                f"cannot scan the Redis cache for erased texts: {type(exc).__name__}"
+            ) from None
+        return held + self.inner.holding(texts)
+
     def _lookup(self, keys: list[str]) -> list[Any]:
         try:
             return list(self.client.mget(keys))

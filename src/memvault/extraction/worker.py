@@ -15,7 +15,7 @@ import contextlib
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -68,6 +68,8 @@ class Learner:
         self._queued: dict[Hashable, Task] = {}
         self._waiters: list[tuple[Matches, Callable[[], None]]] = []
         self._closed = False
+        self._forgotten = 0
+        """How many times the kept results were dropped (see :meth:`forget`)."""
         self.failures = 0
         self.results: OrderedDict[Hashable, Any] = OrderedDict()
         """The last extraction of each slot (its result, or a :class:`Failure`), for the
@@ -86,8 +88,24 @@ class Learner:
         self._pool.submit(self._run, slot, task)
         return "scheduled"
 
+    def forget(self) -> None:
+        """Drop every kept result (each copies what was learned): an erasure or a session's
+        deletion happened somewhere. A result of an extraction running meanwhile is not kept
+        either (it may hold what was erased)."""
+        with self._lock:
+            self.results.clear()
+            self._forgotten += 1
+
+    def holding(self, needles: Sequence[str]) -> int:
+        """How many of ``needles`` (ids, texts) a kept result still holds (an erasure's scan)."""
+        with self._lock:
+            kept = repr(list(self.results.values()))
+        return sum(needle in kept for needle in needles)
+
     def _run(self, slot: Hashable, task: Task) -> None:
         while True:
+            with self._lock:
+                forgotten = self._forgotten
             try:
                 result = task()
             except Exception as exc:  # a background failure is counted and logged, never lost
@@ -96,8 +114,9 @@ class Learner:
                 with self._lock:
                     self.failures += 1
             with self._lock:
-                self.results[slot] = result
-                self.results.move_to_end(slot)
+                if forgotten == self._forgotten:
+                    self.results[slot] = result
+                    self.results.move_to_end(slot)
                 while len(self.results) > KEPT_RESULTS:
                     self.results.popitem(last=False)
                 if slot in self._queued:

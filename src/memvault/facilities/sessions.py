@@ -9,11 +9,18 @@ from datetime import datetime
 from typing import Any
 
 from .. import validation as check
-from ..core import Plan, Planner, run, run_all
+from ..core import Plan, Planner, run, run_pair
 from ..errors import InvalidScopeError, SessionNotFoundError, ValidationError, shown
 from ..ids import new_id
 from ..retrieval.ranker import RankSpec
-from ..store.ops import DeleteMatchingOp, DeleteScopeOp, Filter, ListOp, ReplaceOp
+from ..store.ops import (
+    DeleteMatchingOp,
+    DeleteScopeOp,
+    Filter,
+    ForgetCopiesOp,
+    ListOp,
+    ReplaceOp,
+)
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind, SearchHit
 from .model import RECORD, ROLES, SESSION, Record, Session, SessionHit, by_best_turn, one_of
 
@@ -98,8 +105,10 @@ class SessionPlans:
 
     def delete_session(self, session_id: str) -> Plan[int]:
         """Delete the session with its records, summaries, Session Memory, Findings and the
-        object-scoped entries it created, in one transaction; Global Memory stays. Returns the
-        number of entries deleted (0: no such session)."""
+        object-scoped entries it created, in one transaction; Global Memory stays. Their texts
+        leave the embedding caches first, and every process drops its copies of content
+        (caches: :class:`~memvault.store.ops.ForgetCopiesOp`). Returns the number of entries
+        deleted (0: no such session)."""
         scope = Scope.session(session_id)
         owned = Filter(
             self.store.tenant,
@@ -107,10 +116,12 @@ class SessionPlans:
             scope_kinds=(ScopeKind.OBJECT.value,),
             provenance=(("created_in_session_id", session_id),),
         )
-        removed = yield from run_all(
-            (DeleteScopeOp(self.store.tenant, scope), DeleteMatchingOp(owned))
+        held = yield from self.store.every(Filter(self.store.tenant, (scope,)))
+        yield from self.store.forget_texts([*held, *(yield from self.store.every(owned))])
+        removed, objects = yield from run_pair(
+            DeleteScopeOp(self.store.tenant, scope), DeleteMatchingOp(owned), ForgetCopiesOp()
         )
-        return sum(len(gone) for gone in removed)
+        return len(removed) + len(objects)
 
     def _session_filter(self, scope: Scope) -> Filter:
         return Filter(self.store.tenant, (scope,), categories=(SESSION,))

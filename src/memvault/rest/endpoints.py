@@ -249,7 +249,15 @@ ERASE = Endpoint(
     "POST",
     "/v1/erase",
     {"user": TEXT, "scope": TEXT, "tenant": TEXT},
-    answer="the receipt: counts per kind, a hash of the erased ids, residue",
+    answer="the receipt: counts per kind, a hash of the erased ids, residue (0; else 503 "
+    "ErasureIncompleteError with the receipt: the erasure is pending)",
+)
+FINISH_ERASURES = Endpoint(
+    "POST",
+    "/v1/erase/finish",
+    {},
+    answer="the tenant's pending erasures finished, and still pending (then 503 "
+    "ErasureIncompleteError)",
 )
 AUDIT = Endpoint(
     "GET",

@@ -35,7 +35,7 @@ from ..facilities.sessions import SessionPlans
 from ..trust.audit import AuditPlans
 from ..trust.bundle_file import read_file, write_new_file
 from ..trust.bundles import BundlePlans, BundleReport
-from ..trust.erasure import ErasurePlans, ErasureReceipt
+from ..trust.erasure import ErasurePlans, ErasureReceipt, FinishReport
 from ..trust.retention import RetentionPlans, RetentionReport
 from ..types import AuditPage, ItemResult, MemoryEntry, NewEntry, Page, SearchHit, WriteReport
 from ..versions import History, Supersession, VersionPlans
@@ -215,6 +215,9 @@ RECALL = Operation(
 ADD_TURN = Operation(LearningPlans.add_turn, api.ADD_TURN, TurnResult.from_dict)
 EXTRACT = Operation(LearningPlans.extract, api.EXTRACT, Extraction.from_dict)
 ERASE = Operation(ErasurePlans.erase, api.ERASE, ErasureReceipt.from_dict)
+FINISH_ERASURES = Operation(
+    ErasurePlans.finish_erasures, api.FINISH_ERASURES, FinishReport.from_dict
+)
 APPLY_RETENTION = Operation(
     RetentionPlans.apply_retention, api.RETENTION, RetentionReport.from_dict
 )
@@ -345,6 +348,7 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     ADD_TURN,
     EXTRACT,
     ERASE,
+    FINISH_ERASURES,
     APPLY_RETENTION,
     AUDIT,
     SESSION_BUNDLE,

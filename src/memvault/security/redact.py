@@ -344,6 +344,11 @@ def _cached_numbers_in(window: str, regions: tuple[str, ...]) -> tuple[Span, ...
     return _match_numbers(window, regions)
 
 
+def forget_windows() -> None:
+    """Drop the cached windows (they are pieces of turns' text): an erasure happened."""
+    _cached_numbers_in.cache_clear()
+
+
 def _match_numbers(window: str, regions: tuple[str, ...]) -> tuple[Span, ...]:
     return tuple(
         sorted(

@@ -3,6 +3,7 @@ fact — supersede, history, restore, and the review list of recent supersession
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ..memory import AsyncMemory
@@ -25,7 +26,7 @@ async def add_turn(memory: AsyncMemory, call: Call) -> Answer:
     if wait and turn.extraction != "off":
         if not await memory.flush(WAIT_SECONDS, session_id=turn.session_id):
             return 202, body | {"learned": None}  # still learning, in the background
-        learned = memory.last_extraction(turn.session_id)
+        learned = await asyncio.to_thread(memory.last_extraction, turn.session_id)
         body["learned"] = None if learned is None else learned.to_dict()
     return (201 if wait else 202), body
 
@@ -38,7 +39,7 @@ async def extract(memory: AsyncMemory, call: Call) -> Answer:
 
 async def last_extraction(memory: AsyncMemory, call: Call) -> Answer:
     """What the session's last background extraction did, or the error it raised."""
-    found = memory.last_extraction(call.path["session_id"])
+    found = await asyncio.to_thread(memory.last_extraction, call.path["session_id"])
     return 200, {"extraction": None if found is None else found.to_dict()}
 
 

@@ -153,6 +153,11 @@ async def erase(memory: AsyncMemory, call: Call) -> Answer:
     return 200, (await memory.erase(**call.args)).to_dict()
 
 
+async def finish_erasures(memory: AsyncMemory, call: Call) -> Answer:
+    """Purge the store again for the tenant's pending erasures (503 if one still is)."""
+    return 200, (await memory.finish_erasures()).to_dict()
+
+
 async def apply_retention(memory: AsyncMemory, call: Call) -> Answer:
     """Apply the tenant's retention policy now (or, with dry_run, list what it would remove)."""
     return 200, (await memory.apply_retention(**call.args)).to_dict()
@@ -181,6 +186,7 @@ ROUTES = (
     Route(api.TENANT, tenant),
     Route(api.STATS, stats),
     Route(api.ERASE, erase),
+    Route(api.FINISH_ERASURES, finish_erasures),
     Route(api.RETENTION, apply_retention),
     Route(api.AUDIT, audit),
 )

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
+import threading
+import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar, assert_never, cast
@@ -28,10 +31,14 @@ from .ops import (
     Folded,
     FoldOp,
     ForgetAuditOp,
+    ForgetCopiesOp,
     GetManyOp,
     GetOp,
     ListOp,
     Op,
+    PendErasureOp,
+    PendingErasure,
+    PendingErasuresOp,
     PurgeExpiredOp,
     PutOp,
     Removed,
@@ -76,6 +83,9 @@ AnyOp = (
     | AppendAuditOp
     | AuditOp
     | ForgetAuditOp
+    | ForgetCopiesOp
+    | PendingErasuresOp
+    | PendErasureOp
 )
 """Every op a backend must handle."""
 
@@ -117,7 +127,44 @@ class Backend(ABC):
             logged = events(stamp, ops, results)
             if logged:
                 self.op_append_audit(tx, AppendAuditOp(tuple(logged)))
+        self.heard(self.forgetting_mark(tx))
         return results
+
+    # -- copies of content this process keeps (caches) -----------------------------------------
+
+    def forgetting_mark(self, tx: Any) -> str:
+        """The store's forgetting mark (:class:`ForgetCopiesOp` changes it), read in ``tx``."""
+        raise NotImplementedError
+
+    def heard(self, mark: str) -> None:
+        """Drop this process's copies of content if the store's forgetting ``mark`` moved since
+        this backend last read it: every transaction reads it, so what another process erased
+        does not outlive this process's next transaction."""
+        copies = _copies(self)
+        if copies.mark == mark:
+            return
+        copies.mark = mark
+        self.forget_copies()
+        for listener in list(copies.listeners):
+            forget = listener()
+            if forget is not None:
+                forget()
+
+    def forget_copies(self) -> None:  # noqa: B027 - a hook: a backend without caches keeps none
+        """Drop the copies of content the backend keeps itself (its search indexes)."""
+
+    def hear(self) -> None:
+        """Read the store's forgetting mark now (an empty transaction): copies of what any
+        process erased since this backend's last transaction are dropped."""
+        self.batch(())
+
+    def listen(self, forget: Callable[[], None]) -> Callable[[], None]:
+        """Call ``forget`` whenever this process must drop its copies of content (an erasure or
+        a session's deletion, by any process); returns what stops it."""
+        copies = _copies(self)
+        listener = weakref.WeakMethod(forget) if inspect.ismethod(forget) else lambda: forget
+        copies.listeners.append(listener)
+        return lambda: copies.listeners.remove(listener) if listener in copies.listeners else None
 
     def put_all(self, tx: Any, puts: Sequence[PutOp]) -> list[str | None]:
         """Run consecutive ``puts``: first their near-duplicate checks, together — their scopes
@@ -168,11 +215,15 @@ class Backend(ABC):
             self.name, "memvault restore (for PostgreSQL: pg_restore, docs/reliability.md)"
         )
 
-    def residue(self, ids: Sequence[str], contents: Sequence[str]) -> int | None:
-        """How many erased ``ids`` and ``contents`` the store's storage still holds anywhere —
-        its files, logs and indexes where it can read them, else every row — leaving out a
-        content that a live entry (of any tenant) also holds; None when this backend cannot
-        tell. Erasure reports it on its receipt."""
+    def residue(
+        self, ids: Sequence[str], contents: Sequence[str], hashed: Sequence[str] = ()
+    ) -> int | None:
+        """Purge what an erasure left (fold logs in, drop stale index files), then count how
+        many erased ``ids``, ids of short hashes ``hashed`` (:func:`~memvault.store.residue.
+        id_hash`) and ``contents`` the store's storage still holds anywhere — its files, logs
+        and indexes where it can read them, else every row — leaving out a content that a live
+        entry (of any tenant) also holds; None when this backend cannot tell. Erasure reports
+        it on its receipt."""
         return None
 
     def execute(self, tx: Any, op: Op[Any]) -> Any:  # noqa: PLR0912 - a case per op
@@ -221,6 +272,12 @@ class Backend(ABC):
                 return self.op_audit(tx, checked)
             case ForgetAuditOp():
                 return self.op_forget_audit(tx, checked)
+            case ForgetCopiesOp():
+                return self.op_forget_copies(tx, checked)
+            case PendingErasuresOp():
+                return self.op_pending_erasures(tx, checked)
+            case PendErasureOp():
+                return self.op_pend_erasure(tx, checked)
             case _:
                 assert_never(checked)
 
@@ -264,6 +321,12 @@ class Backend(ABC):
     def op_audit(self, tx: Any, op: AuditOp) -> list[AuditEvent]: ...
     @abstractmethod
     def op_forget_audit(self, tx: Any, op: ForgetAuditOp) -> int: ...
+    @abstractmethod
+    def op_forget_copies(self, tx: Any, op: ForgetCopiesOp) -> None: ...
+    @abstractmethod
+    def op_pending_erasures(self, tx: Any, op: PendingErasuresOp) -> list[PendingErasure]: ...
+    @abstractmethod
+    def op_pend_erasure(self, tx: Any, op: PendErasureOp) -> None: ...
 
     def require(self, capability: str) -> None:
         """Raise CapabilityError unless this backend declares ``capability``."""
@@ -272,3 +335,24 @@ class Backend(ABC):
             raise ValueError(f"unknown capability {capability!r}; known: {sorted(names)}")
         if not getattr(self.capabilities, capability):
             raise CapabilityError(self.name, capability)
+
+
+class _Copies:
+    """What a backend knows of its process's copies: the forgetting mark it last read, and who
+    drops copies when it moves."""
+
+    def __init__(self) -> None:
+        self.mark: str | None = None
+        self.listeners: list[Callable[[], Callable[[], None] | None]] = []
+        """Each gives the function to call (None: its memory is gone: a method is held weakly)."""
+
+
+_COPIES_LOCK = threading.Lock()
+
+
+def _copies(backend: Backend) -> _Copies:
+    with _COPIES_LOCK:
+        found = backend.__dict__.get("_copies")
+        if found is None:
+            found = backend.__dict__["_copies"] = _Copies()
+        return cast(_Copies, found)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import secrets
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -19,7 +20,7 @@ from . import ops
 from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
 from .duplicates import fact_key, twins_among
-from .residue import found_in
+from .residue import found_in, hashes_found_in, pending_erasures, pending_key, pending_value
 from .scope_index import ChunkTable, search
 from .timeconv import to_micros
 
@@ -101,12 +102,14 @@ class InMemoryBackend(Backend):
             raise BackendError(f"the memory backend takes no location; use memory://, not {url!r}")
         return cls()
 
-    def residue(self, ids: Sequence[str], contents: Sequence[str]) -> int | None:
+    def residue(
+        self, ids: Sequence[str], contents: Sequence[str], hashed: Sequence[str] = ()
+    ) -> int | None:
         with self._lock:
-            held = repr((self._rows, self._info, self._audit))
+            held = [repr((self._rows, self._info, self._audit)).encode("utf-8", "surrogatepass")]
             live = [row.entry.content for row in self._rows.values()]
         unique = [c for c in contents if not any(c in text for text in live)]
-        return found_in([held.encode("utf-8", "surrogatepass")], ids, unique)
+        return found_in(held, ids, unique) + hashes_found_in(held, hashed)
 
     def batch(self, ops: Sequence[ops.Op[Any]], stamp: Stamp = DIRECT) -> list[Any]:
         undo: Undo = []
@@ -313,6 +316,36 @@ class InMemoryBackend(Backend):
             newer = op.order == "oldest"
             found = [e for e in found if (e.seq > after if newer else e.seq < after)]
         return found[: op.limit]
+
+    # -- erasure: copies of content, pending purges -------------------------------------------
+
+    def forgetting_mark(self, undo: Undo) -> str:
+        return str(self._info.get("forgetting", ""))
+
+    def op_forget_copies(self, undo: Undo, op: ops.ForgetCopiesOp) -> None:
+        self._set_info("forgetting", secrets.token_hex(8), undo)
+
+    def op_pending_erasures(
+        self, undo: Undo, op: ops.PendingErasuresOp
+    ) -> list[ops.PendingErasure]:
+        prefix = pending_key(op.tenant, "")
+        return pending_erasures(v for k, v in self._info.items() if k.startswith(prefix))
+
+    def op_pend_erasure(self, undo: Undo, op: ops.PendErasureOp) -> None:
+        value = None if op.done else pending_value(op.pending)
+        self._set_info(pending_key(op.tenant, op.pending.ids_sha256), value, undo)
+
+    def _set_info(self, key: str, value: Any, undo: Undo) -> None:
+        """Set (None: delete) a key of the store's info, undone with the transaction."""
+        previous = self._info.pop(key, None)
+        if value is not None:
+            self._info[key] = value
+        undo.append(lambda: self._restore_info(key, previous))
+
+    def _restore_info(self, key: str, value: Any) -> None:
+        self._info.pop(key, None)
+        if value is not None:
+            self._info[key] = value
 
     def op_forget_audit(self, undo: Undo, op: ops.ForgetAuditOp) -> int:
         before = self._audit

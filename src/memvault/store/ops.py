@@ -391,3 +391,40 @@ class ForgetAuditOp(Op[int]):
     _: KW_ONLY
     everything: bool = False
     note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetCopiesOp(Op[None]):
+    """Tell every process serving the store to drop the copies of content it keeps (caches):
+    the store's forgetting mark changes, and each process drops its copies at its next
+    transaction (:meth:`~memvault.store.Backend.run_batch`). An erasure and a session's
+    deletion run it. Result: None."""
+
+    writes: ClassVar[bool] = True
+
+
+@dataclass(frozen=True, slots=True)
+class PendingErasure:
+    """An erasure whose purge left something behind: the hash of its ids (as on its receipt)
+    and a short hash of each erased id — what a later purge looks for, never the ids."""
+
+    ids_sha256: str
+    id_hashes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingErasuresOp(Op[list[PendingErasure]]):
+    """The tenant's pending erasures, oldest first. Result: list[PendingErasure]."""
+
+    tenant: str
+
+
+@dataclass(frozen=True, slots=True)
+class PendErasureOp(Op[None]):
+    """Record ``pending`` as pending for the tenant, or (``done``) drop it. Result: None."""
+
+    writes: ClassVar[bool] = True
+    tenant: str
+    pending: PendingErasure
+    _: KW_ONLY
+    done: bool = False

@@ -23,6 +23,7 @@ from . import migrations, ops
 from .audit import DIRECT, Stamp
 from .base import Backend, Capabilities
 from .index_cache import IndexCache, ScopeKey
+from .residue import ID_HASH_LENGTH
 from .scope_index import ChunkTable, Dense, Visibility, search, select
 from .sql import SQL, Dialect, where_sql
 from .sqlops import SqlOps
@@ -140,6 +141,20 @@ WHERE EXISTS (SELECT 1 FROM entries e
 """
 """How many erased ids a row still holds: as its id, in a link to another entry, or in an
 event of the audit log."""
+HASHED_RESIDUE_SQL = f"""
+WITH held(id) AS (
+    SELECT id FROM entries UNION SELECT promoted_from_id FROM entries
+    UNION SELECT superseded_by FROM entries
+    UNION SELECT jsonb_array_elements_text(supersedes) FROM entries
+    UNION SELECT jsonb_array_elements_text(compacted_from_ids) FROM entries
+    UNION SELECT entry_id FROM audit_log)
+SELECT count(DISTINCT h) FROM (
+    SELECT left(encode(sha256(convert_to(id, 'UTF8')), 'hex'), {ID_HASH_LENGTH}) AS h
+    FROM held WHERE id IS NOT NULL) AS hashed
+WHERE h = ANY(%(hashes)s::text[])
+"""
+"""How many of the ids of these short hashes a row still holds (as :data:`RESIDUE_SQL`): a
+pending erasure's purge, which keeps no ids (a scan of every id: it runs rarely)."""
 
 
 SCOPE_INDEX_MAX_CHUNKS = 200_000
@@ -226,7 +241,9 @@ class PostgresBackend(SqlOps, Backend):
     def close(self) -> None:
         self._pool.close()
 
-    def residue(self, ids: Sequence[str], contents: Sequence[str]) -> int | None:
+    def residue(
+        self, ids: Sequence[str], contents: Sequence[str], hashed: Sequence[str] = ()
+    ) -> int | None:
         """VACUUMs the tables (so that no dead row version keeps erased text in the heap for
         long), then counts the erased ids a row still holds — as its id, or in a link (promoted
         from, superseded by, supersedes, compacted from). (A content is only readable here in
@@ -236,7 +253,16 @@ class PostgresBackend(SqlOps, Backend):
             for table in ("entries", "chunks", "entry_tags", "audit_log"):
                 conn.execute(f"VACUUM {table}")
             row = conn.execute(RESIDUE_SQL, {"ids": list(ids)}).fetchone()
-        return int(row[0]) if row else 0
+            found = int(row[0]) if row else 0
+            if hashed:
+                row = conn.execute(HASHED_RESIDUE_SQL, {"hashes": list(hashed)}).fetchone()
+                found += int(row[0]) if row else 0
+        return found
+
+    def forget_copies(self) -> None:
+        """Drop the scope indexes kept in memory (they hold chunks' text and vectors)."""
+        self._cache.clear()
+        self._oversized.clear()
 
     # -- operations -------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from . import index_files, migrations, ops
 from .audit import DIRECT, Stamp, events
 from .base import Backend, Capabilities
 from .index_cache import IndexCache, ScopeKey
-from .residue import found_in
+from .residue import found_in, hashes_found_in
 from .scope_index import ChunkTable, search
 from .sql import SQL, Dialect, where_sql
 from .sqlite_backup import restore_backup, write_backup
@@ -125,6 +125,8 @@ class SQLiteBackend(SqlOps, Backend):
         self._written: set[ScopeKey] = set()
         """Scopes this process wrote entries with vectors to: their indexes are brought up to
         date and saved on close (writes themselves never read an index)."""
+        self._due: set[ScopeKey] = set()
+        """Scopes whose grown index is saved when the transaction that read it has ended."""
         self._changes_at_begin = 0
         """The connection's ``total_changes`` when its transaction began (see :meth:`wrote`)."""
         self._in_memory = path == ":memory:"
@@ -235,7 +237,13 @@ class SQLiteBackend(SqlOps, Backend):
                 self._forget_files_of_deleted(events(stamp, ops, results))
             if any(isinstance(op, _ERASING) for op in ops):
                 self._forget_index_files()
+            self._save_due()
         return results
+
+    def forget_copies(self) -> None:
+        """Drop the scope indexes kept in memory (they hold chunks' text and vectors)."""
+        self._cache.clear()
+        self._due.clear()
 
     def _forget_index_files(self) -> None:
         """An erasure leaves no index file behind (each holds vectors of what it erased)."""
@@ -253,10 +261,14 @@ class SQLiteBackend(SqlOps, Backend):
             index_files.remove_scope(self._index_dir, tenant, str(scope))
         self._unsaved |= {k for k in self._saved if (k.tenant, k.scope) in scopes}
 
-    def _truncate_log(self) -> None:
-        """Best effort: fold the write-ahead log so deleted rows leave no copy behind."""
-        if not self._in_memory:
-            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    def _truncate_log(self) -> bool:
+        """Fold the write-ahead log into the database and truncate it, so deleted rows leave
+        no copy behind; whether it was done (not while another connection checkpoints, or a
+        reader holds an older snapshot past the busy timeout)."""
+        if self._in_memory:
+            return True
+        busy, _, _ = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return not busy
 
     def close(self) -> None:
         """Bring the indexes of the scopes this process wrote to up to date (a large one not
@@ -276,6 +288,7 @@ class SQLiteBackend(SqlOps, Backend):
             except sqlite3.Error:  # closed already (or the file went): nothing to save
                 pass
             self._cache.clear()
+            self._due.clear()
             self._conn.close()
 
     def backup(self, target: str | Path) -> int:
@@ -303,21 +316,27 @@ class SQLiteBackend(SqlOps, Backend):
         ]
         return b"\n".join(rows)
 
-    def residue(self, ids: Sequence[str], contents: Sequence[str]) -> int | None:
-        """Scans the bytes of the database and its write-ahead log (after a checkpoint folds
-        the log in), or every row of an in-memory database, for each needle as UTF-8."""
+    def residue(
+        self, ids: Sequence[str], contents: Sequence[str], hashed: Sequence[str] = ()
+    ) -> int | None:
+        """Folds the write-ahead log in and truncates it, removes the index files (another
+        process may have saved one from a snapshot older than the erasure), then scans the
+        bytes of the database, its log and its index files, or every row of an in-memory
+        database, for each needle as UTF-8. A log that could not be truncated (it may hold
+        pages from before the erasure) counts 1."""
         with self._lock:
             live = "SELECT EXISTS (SELECT 1 FROM entries WHERE instr(content, ?) > 0)"
             unique = [c for c in contents if not self._conn.execute(live, (c,)).fetchone()[0]]
-            self._truncate_log()
+            folded = self._truncate_log()
+            self._forget_index_files()
             if self._in_memory:  # the database has no file: every row of every table
                 images = [self._every_row()]
-            else:
+            else:  # an index file here was saved since: its writer removes a stale one
                 files = [Path(self.path), Path(f"{self.path}-wal")]
                 if self._index_dir is not None and self._index_dir.is_dir():
                     files += sorted(self._index_dir.iterdir())
-                images = [f.read_bytes() for f in files if f.exists()]
-        return found_in(images, ids, unique)
+                images = [f.read_bytes() for f in files if f.is_file()]
+        return found_in(images, ids, unique) + hashes_found_in(images, hashed) + (not folded)
 
     def duplicate_key_errors(self) -> tuple[type[Exception], ...]:
         return (sqlite3.IntegrityError,)
@@ -375,7 +394,7 @@ class SQLiteBackend(SqlOps, Backend):
             return table
         self._cache.put(key, version, table)
         if len(table.entry_ids) >= self._saved.get(key, 0) * 1.1:
-            self._save(key)
+            self._due.add(key)
         return table
 
     def _catch_up(self, key: ScopeKey) -> None:
@@ -413,17 +432,39 @@ class SQLiteBackend(SqlOps, Backend):
     def wrote(self, conn: Any) -> bool:
         return bool(conn.total_changes != self._changes_at_begin)
 
+    def _lost_since(self, key: ScopeKey, version: tuple[str, int, int]) -> bool:
+        """Whether the store lost entries the index of ``version`` holds: a new epoch (an
+        erasure), or entries of the scope deleted since (read outside a transaction)."""
+        now = self.scope_version(self._conn, key.tenant, key.scope)
+        if now[0] != version[0]:
+            return True
+        delta = self.changes_since(self._conn, key.tenant, key.scope, version[1])
+        return delta is None or bool(delta.deleted)
+
+    def _save_due(self) -> None:
+        """Save the indexes searches found grown (outside any transaction: see :meth:`_save`)."""
+        for key in sorted(self._due):
+            self._save(key)
+        self._due.clear()
+
     def _save(self, key: ScopeKey) -> None:
         """Save the scope's index beside the database (large ones, when 10 % newer than the
-        saved file; and on close): the next process maps it instead of rebuilding."""
+        saved file; and on close): the next process maps it instead of rebuilding. Called
+        outside a transaction, so both checks read the store as it is now: a stale index is
+        not saved, and one an erasure made stale while it was written is removed again (the
+        erasure may have removed the index files just before)."""
         kept = self._cache.latest(key)
         if self._index_dir is None or kept is None or len(kept[1].entry_ids) < SAVED_FROM_ENTRIES:
             return
         if kept[0] != self.scope_version(self._conn, key.tenant, key.scope):
             return  # stale (another process wrote, or erased): never put old vectors on disk
+        path = index_files.file_for(self._index_dir, *key)
         try:
-            index_files.save(index_files.file_for(self._index_dir, *key), kept[1], kept[0])
+            index_files.save(path, kept[1], kept[0])
         except OSError:  # a read-only directory, a full disk: the index is rebuilt next time
+            return
+        if self._lost_since(key, kept[0]):
+            path.unlink(missing_ok=True)  # erased or deleted from meanwhile: the files went
             return
         self._saved[key] = len(kept[1].entry_ids)
         self._unsaved.discard(key)

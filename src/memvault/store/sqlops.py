@@ -18,6 +18,7 @@ from . import ops
 from .catch_up import Delta, caught_up
 from .duplicates import FACT_KEYS, fact_key, twins_among
 from .index_cache import IndexCache, ScopeKey
+from .residue import pending_erasures, pending_key, pending_value
 from .scope_index import ChunkTable
 from .sql import (
     COLUMNS,
@@ -203,6 +204,38 @@ class SqlOps:
     def op_forget_audit(self, conn: Any, op: ops.ForgetAuditOp) -> int:
         self.new_epoch(conn)
         return sum(conn.execute(*sql).rowcount for sql in forget_audit_sql(op, self.dialect))
+
+    # -- erasure: copies of content in other processes, pending purges ------------------------
+
+    def forgetting_mark(self, conn: Any) -> str:
+        row = conn.execute("SELECT value FROM store_info WHERE key = 'forgetting'").fetchone()
+        return "" if row is None else str(row[0])
+
+    def op_forget_copies(self, conn: Any, op: ops.ForgetCopiesOp) -> None:
+        self._set_info(conn, "forgetting", secrets.token_hex(8))
+
+    def op_pending_erasures(self, conn: Any, op: ops.PendingErasuresOp) -> list[ops.PendingErasure]:
+        m, prefix = self.dialect.mark, pending_key(op.tenant, "")
+        rows = conn.execute(
+            f"SELECT value FROM store_info WHERE substr(key, 1, {m}) = {m}",
+            (len(prefix), prefix),
+        )
+        return pending_erasures(value for (value,) in rows.fetchall())
+
+    def op_pend_erasure(self, conn: Any, op: ops.PendErasureOp) -> None:
+        key = pending_key(op.tenant, op.pending.ids_sha256)
+        if op.done:
+            conn.execute(f"DELETE FROM store_info WHERE key = {self.dialect.mark}", (key,))
+        else:
+            self._set_info(conn, key, pending_value(op.pending))
+
+    def _set_info(self, conn: Any, key: str, value: str) -> None:
+        m = self.dialect.mark
+        conn.execute(
+            f"INSERT INTO store_info (key, value) VALUES ({m}, {m}) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
 
     # -- versions of the search indexes -------------------------------------------------------
 

@@ -41,6 +41,7 @@ from ..types import MemoryEntry, NewEntry, Outcome, Provenance, Scope, ScopeKind
 from . import HashEmbedder, ManualClock
 from .agents_conformance import AgentConformance
 from .audit_conformance import AuditConformance
+from .erasure_conformance import ErasureConformance
 from .facilities_conformance import FacilityConformance
 from .versions_conformance import VersionConformance
 
@@ -86,7 +87,7 @@ def ids(hits: Sequence[SearchHit]) -> list[str]:
 
 
 class MemoryConformance(
-    FacilityConformance, VersionConformance, AuditConformance, AgentConformance
+    FacilityConformance, VersionConformance, AuditConformance, AgentConformance, ErasureConformance
 ):
     """The behaviour every backend must show (seed 003 §15 is the floor)."""
 

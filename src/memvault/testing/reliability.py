@@ -12,12 +12,16 @@ acknowledged write — so whatever it printed before a ``SIGKILL`` must be in th
 :func:`kill_runs` runs writers and kills each at a random moment; :func:`check_store` says what
 a store holds after one: ``integrity_check``, whether it opens clean, which acknowledged ids are
 missing. :func:`crowd` runs processes (SQLite) or threads (any store) that write, search and
-erase at once, and counts lost writes and "database is locked" errors.
+erase at once, and counts lost writes and "database is locked" errors. :func:`erasure_crowd`
+runs processes that erase users while the others write and search, and :func:`left_on_disk`
+scans the store's files for what they erased once every one has closed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
 import random
 import signal
 import subprocess
@@ -27,9 +31,13 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from ..errors import ErasureIncompleteError
 from ..memory import Memory
+from ..store import index_files
+from ..store.residue import found_in
 from . import HashEmbedder
 
 USER = "user:crash"
@@ -222,6 +230,108 @@ def crowd_threads(memory: Memory, threads: int, rounds: int) -> list[Worker]:
 def lost(memory: Memory, workers: list[Worker]) -> list[str]:
     """The kept writes of ``workers`` the store no longer has."""
     return [i for w in workers for i in w.kept if memory.get(i) is None]
+
+
+# -- erasures in a crowd -----------------------------------------------------------------------
+
+
+SHARED = "object:doc:crowd"
+"""The scope every erased user also leaves an entry in (made in their session): searched by
+every process, so indexes of it are kept (and saved) everywhere while users are erased."""
+
+
+@dataclass
+class Erasures:
+    """What one process of an erasure crowd did: the ids and contents it erased, the residue
+    each receipt said (an ErasureIncompleteError counts as its residue), errors."""
+
+    ids: list[str] = field(default_factory=list)
+    contents: list[str] = field(default_factory=list)
+    residues: list[int] = field(default_factory=list)
+    writes: int = 0
+    searches: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def erase_among_others(memory: Memory, number: int, rounds: int) -> Erasures:
+    """Each round: a write kept, a search of the shared scope, and a user with a session, a
+    record, a fact and an entry in the shared scope made in that session — erased at once."""
+    done = Erasures()
+    for n in range(rounds):
+        try:
+            memory.write(f"worker {number} keeps note {n}", scope=f"user:w{number}")
+            memory.search(f"secret {n}", scope=SHARED, limit=5)
+            done.writes, done.searches = done.writes + 1, done.searches + 1
+            user, secret = f"gone-{number}-{n}", f"secret {number}-{n}-{random.random():.12f}"
+            session = memory.create_session(user)
+            made = [
+                memory.append_record(session.id, "user", f"the record of {secret}").id,
+                memory.write(f"the fact of {secret}", scope=f"user:{user}").id,
+                memory.write(
+                    f"the shared {secret}",
+                    scope=SHARED,
+                    provenance={"created_in_session_id": session.id},
+                ).id,
+            ]
+            done.ids += made
+            done.contents += [f"the record of {secret}", f"the fact of {secret}"]
+            done.contents.append(f"the shared {secret}")
+            try:
+                receipt = memory.erase(user=user)
+                assert receipt.total == 4, receipt
+                done.residues.append(receipt.residue or 0)
+            except ErasureIncompleteError as exc:
+                done.residues.append(exc.residue)
+        except Exception as exc:
+            done.errors.append(f"{type(exc).__name__}: {exc}"[:300])
+    return done
+
+
+def _erasing_process(url: str, number: int, rounds: int, saved_from: int, sync: Any) -> None:
+    from ..store import sqlite
+
+    sqlite.SAVED_FROM_ENTRIES = saved_from  # small: index files are saved (and raced) too
+    barrier, results = sync
+    try:
+        with Memory(url, embedder=HashEmbedder()) as memory:
+            barrier.wait(timeout=120)
+            results.put((number, erase_among_others(memory, number, rounds)))
+    except Exception:
+        results.put((number, Erasures(errors=[traceback.format_exc()])))
+
+
+def erasure_crowd(url: str, processes: int, rounds: int, saved_from: int = 20) -> list[Erasures]:
+    """``processes`` spawned processes doing :func:`erase_among_others` at once on the SQLite
+    store at ``url``; what each did, once every one has closed."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(processes), ctx.Queue()
+    members = [
+        ctx.Process(target=_erasing_process, args=(url, n, rounds, saved_from, (barrier, results)))
+        for n in range(processes)
+    ]
+    for member in members:
+        member.start()
+    done: dict[int, Erasures] = {}
+    while (len(done) < processes and any(m.is_alive() for m in members)) or not results.empty():
+        with contextlib.suppress(queue.Empty):
+            number, did = results.get(timeout=1)
+            done[number] = did
+    for member in members:
+        member.join(timeout=120)
+    died = Erasures(errors=["the process died before it reported"])
+    return [done.get(n, died) for n in range(processes)]
+
+
+def left_on_disk(path: str, ids: list[str], contents: list[str]) -> int:
+    """How many of ``ids`` and ``contents`` the SQLite database at ``path``, its write-ahead
+    log and its index files hold (a byte scan, with every process closed)."""
+    files = [Path(path), Path(f"{path}-wal")]
+    directory = index_files.directory_for(path)
+    if directory.is_dir():
+        files += sorted(directory.iterdir())
+    return found_in([f.read_bytes() for f in files if f.is_file()], ids, contents)
 
 
 def main(argv: list[str]) -> None:

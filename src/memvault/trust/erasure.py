@@ -12,23 +12,41 @@ and compactions of one, to any depth. A scope's erasure takes the scope and what
 it the same way; a tenant's takes everything of the tenant. Supersession chains that run
 through erased entries are mended (:mod:`memvault.store.chains`), the erased texts are dropped
 from the embedding caches first, and the whole set is deleted in one transaction: all or
-nothing. The selection (:func:`erased`) is pure; :class:`ErasurePlans` runs it on the store.
+nothing. What a concurrent writer added to the subject meanwhile (a record appended to one of
+its sessions, a fact learned) is taken by another round, until a round finds nothing (at most
+:data:`ROUNDS`). The same transaction tells every process to drop its copies of content
+(:class:`~memvault.store.ops.ForgetCopiesOp`). Then the store is purged and scanned for
+what should be gone, retried with backoff until nothing is found (at most
+:data:`PURGE_ATTEMPTS`); what is still found makes the erasure pending (short hashes of its
+ids kept, never the ids) and raises :class:`~memvault.errors.ErasureIncompleteError`;
+:meth:`ErasurePlans.finish_erasures` purges and scans again later. The selection
+(:func:`erased`) is pure; :class:`ErasurePlans` runs it on the store.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import random
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from ..core import Plan, Planner, call, retried
-from ..errors import ValidationError
+from ..core import Invoke, Plan, Planner, call, retried, run
+from ..errors import ErasureIncompleteError, ValidationError
 from ..facilities.model import SESSION
-from ..retrieval import chunking
-from ..store.ops import Filter, ForgetAuditOp
+from ..store.ops import (
+    Filter,
+    ForgetAuditOp,
+    ForgetCopiesOp,
+    PendErasureOp,
+    PendingErasure,
+    PendingErasuresOp,
+)
+from ..store.residue import id_hash
 from ..types import MemoryEntry, Scope, ScopeKind
 
 Kind = Literal["user", "scope", "tenant"]
@@ -59,13 +77,30 @@ class Subject:
         return f"{self.kind} {self.value}"
 
 
-def erased(entries: Iterable[MemoryEntry], subject: Subject) -> list[MemoryEntry]:
+ROUNDS = 4
+"""Rounds of an erasure at most: each takes what concurrent writers added to its subject
+while the last one ran; it ends with a round that finds nothing."""
+PURGE_ATTEMPTS = 12
+"""Purges and scans of the store after an erasure at most, with backoff between them
+(:func:`purge_backoff`: about 5 s in all) while the scan still finds something (a log being
+checkpointed by another process cannot be truncated until it is done)."""
+
+
+def purge_backoff(attempt: int) -> float:
+    """Seconds before purge ``attempt`` (1-based): 10 ms doubling to 1 s, jittered."""
+    return float(min(0.01 * 2.0 ** (attempt - 1), 1.0) * random.uniform(0.5, 1.5))
+
+
+def erased(
+    entries: Iterable[MemoryEntry], subject: Subject, sessions: Iterable[str] = ()
+) -> list[MemoryEntry]:
     """Which of a tenant's ``entries`` (all of them, superseded and expired included) an
-    erasure of ``subject`` removes (pure)."""
+    erasure of ``subject`` removes (pure); ``sessions``: ids of the user's sessions an earlier
+    round erased (what was added to one since is the user's too)."""
     every = list(entries)
     if subject.kind == "tenant":
         return every
-    roots = _roots(every, subject)
+    roots = _roots(every, subject, frozenset(sessions))
     sessions = {e.scope.id for e in roots if e.scope.kind is ScopeKind.SESSION}
     gone = {e.id for e in roots}
     grew = True
@@ -76,10 +111,12 @@ def erased(entries: Iterable[MemoryEntry], subject: Subject) -> list[MemoryEntry
     return [e for e in every if e.id in gone]
 
 
-def _roots(entries: Sequence[MemoryEntry], subject: Subject) -> list[MemoryEntry]:
+def _roots(
+    entries: Sequence[MemoryEntry], subject: Subject, sessions: frozenset[str]
+) -> list[MemoryEntry]:
     if subject.kind == "scope":
         return [e for e in entries if str(e.scope) == subject.value]
-    theirs = {
+    theirs = sessions | {
         e.scope.id
         for e in entries
         if e.category == SESSION
@@ -102,17 +139,6 @@ def _made_from(entry: MemoryEntry, gone: set[str], sessions: set[str]) -> bool:
         or not gone.isdisjoint(entry.compacted_from_ids)
         or entry.provenance.created_in_session_id in sessions
     )
-
-
-def texts_of(entries: Iterable[MemoryEntry], spec: chunking.ChunkSpec) -> list[str]:
-    """Every text the store embedded for ``entries`` (each content and its chunks): what the
-    embedding caches may hold vectors of."""
-    texts: dict[str, None] = {}
-    for entry in entries:
-        texts[entry.content] = None
-        layout = chunking.split(entry.content, spec)
-        texts.update(dict.fromkeys(chunking.texts(entry.content, layout)))
-    return list(texts)
 
 
 def needles(entries: Iterable[MemoryEntry]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -179,16 +205,36 @@ class ErasureReceipt:
 
 
 @dataclass(frozen=True, slots=True)
-class _Erasure:
-    """An erasure done: its receipt, and what a scan of the store should no longer find."""
+class _Round:
+    """A round of an erasure done: what it removed."""
 
-    receipt: ErasureReceipt
-    ids: tuple[str, ...]
-    contents: tuple[str, ...]
+    gone: tuple[MemoryEntry, ...]
 
 
-Residue = Callable[[Sequence[str], Sequence[str]], "int | None"]
-"""The store's scan for what should be gone (:meth:`memvault.store.Backend.residue`)."""
+Residue = Callable[[Sequence[str], Sequence[str], Sequence[str]], "int | None"]
+"""The purge and scan for what should be gone (ids, contents, short hashes of ids): the
+store's (:meth:`memvault.store.Backend.residue`) and the process's copies."""
+
+
+@dataclass(frozen=True, slots=True)
+class FinishReport:
+    """What finishing the pending erasures did: the id hashes (``ids_sha256`` of their
+    receipts) of those now complete, and of those still pending, with what the scan found."""
+
+    finished: tuple[str, ...] = ()
+    pending: tuple[str, ...] = ()
+    residue: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "finished": list(self.finished),
+            "pending": list(self.pending),
+            "residue": self.residue,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FinishReport:
+        return cls(tuple(data["finished"]), tuple(data["pending"]), data["residue"])
 
 
 def counts_by_kind(entries: Iterable[MemoryEntry]) -> dict[str, int]:
@@ -202,7 +248,7 @@ class ErasurePlans:
 
     def __init__(self, store: Planner, residue: Residue | None = None) -> None:
         self.store = store
-        self.residue: Residue = residue or (lambda ids, contents: None)
+        self.residue: Residue = residue or (lambda ids, contents, hashed: None)
 
     def erase(
         self,
@@ -213,33 +259,91 @@ class ErasurePlans:
     ) -> Plan[ErasureReceipt]:
         """Remove every trace of a user (their scope, their sessions and all they hold, and
         what was made from any of it), of a scope (and what was made from it), or of a whole
-        tenant; one transaction. The receipt counts what went per kind and hashes the ids, and
-        ``residue`` says how many erased ids and contents a scan of the store then still found
-        (0; None if the store cannot be scanned)."""
+        tenant; one transaction a round (another round takes what concurrent writers added
+        meanwhile), and every process drops its copies of content (caches). The receipt
+        counts what went per kind and hashes the ids; ``residue`` says how many erased ids
+        and contents the purge and scan of the store (and this process's caches) then still
+        found: 0, else ErasureIncompleteError (the erasure is pending: finish it with
+        :meth:`finish_erasures`); None if the store cannot be scanned."""
         subject = Subject.of(user, scope, tenant)
         store = self.store.for_tenant(subject.value) if subject.kind == "tenant" else self.store
-        done = yield from retried(lambda: _erase(store, subject), f"the erasure of {subject}")
-        residue = yield from call(self.residue, done.ids, done.contents, blocking=True)
-        return replace(done.receipt, residue=residue)
+        gone: list[MemoryEntry] = []
+        for n in range(ROUNDS):
+            sessions = {e.scope.id for e in gone if e.scope.kind is ScopeKind.SESSION}
+            attempt = functools.partial(_erase, store, subject, sessions, first=n == 0)
+            done = yield from retried(attempt, f"the erasure of {subject}")
+            gone += done.gone
+            if n and not done.gone:
+                break
+        ids = {e.id for e in gone}
+        receipt = ErasureReceipt(
+            str(subject), store.tenant, store.now(), counts_by_kind(gone), ids_digest(ids)
+        )
+        residue = yield from self._purged(*needles(gone))
+        receipt = replace(receipt, residue=residue)
+        if residue:
+            pending = PendingErasure(receipt.ids_sha256, tuple(sorted(map(id_hash, ids))))
+            yield from run(PendErasureOp(store.tenant, pending))
+            raise ErasureIncompleteError(
+                f"the erasure of {subject} removed {receipt.total} entries, but {residue} "
+                "erased ids or contents are still in the store's files (another process "
+                "held them); it is pending: finish it later (memvault erase --finish)",
+                residue,
+                receipt.to_dict(),
+            )
+        return receipt
+
+    def finish_erasures(self) -> Plan[FinishReport]:
+        """Purge and scan the store again for each of the tenant's pending erasures (those
+        whose receipts found residue), by the short hashes of their ids; those now clean are
+        no longer pending. ErasureIncompleteError if any still is. Idempotent."""
+        pending = yield from run(PendingErasuresOp(self.store.tenant))
+        finished, left, residue = [], [], 0
+        for erasure in pending:
+            found = yield from self._purged((), (), erasure.id_hashes)
+            if found:
+                left.append(erasure.ids_sha256)
+                residue += found
+            else:
+                yield from run(PendErasureOp(self.store.tenant, erasure, done=True))
+                finished.append(erasure.ids_sha256)
+        if left:
+            raise ErasureIncompleteError(
+                f"{len(left)} pending erasures still leave {residue} erased ids in the "
+                "store's files (another process holds them); finish them again later",
+                residue,
+            )
+        return FinishReport(tuple(finished), tuple(left), residue)
+
+    def _purged(
+        self, ids: Sequence[str], contents: Sequence[str], hashed: Sequence[str] = ()
+    ) -> Plan[int | None]:
+        """Purge and scan until the scan finds nothing, at most :data:`PURGE_ATTEMPTS` times,
+        with backoff; what the last scan found (None: the store cannot be scanned)."""
+        found: int | None = None
+        for attempt in range(PURGE_ATTEMPTS):
+            if attempt:
+                yield Invoke(time.sleep, (purge_backoff(attempt),), blocking=True)
+            found = yield from call(self.residue, ids, contents, hashed, blocking=True)
+            if not found:
+                break
+        return found
 
 
-def _erase(store: Planner, subject: Subject) -> Plan[_Erasure]:
+def _erase(store: Planner, subject: Subject, sessions: set[str], *, first: bool) -> Plan[_Round]:
+    """One round: select what is the subject's now and delete it in one transaction, with
+    its audit events and a word to every process to drop its copies (the first round
+    always commits: it leaves the audit log's event of the erasure)."""
     every = yield from store.every(Filter(store.tenant, None))
-    gone = erased(every, subject)
-    spec = chunking.ChunkSpec(
-        store.settings.chunk_tokens, store.settings.chunk_overlap, store.settings.chunk_min_tokens
-    )
-    yield from call(store.embedder.forget, texts_of(gone, spec), blocking=True)
+    gone = erased(every, subject, sessions)
+    if not gone and not first:
+        return _Round(())
+    yield from store.forget_texts(gone)
     ids = {e.id for e in gone}
-    receipt = ErasureReceipt(
-        str(subject),
-        store.tenant,
-        store.now(),
-        counts_by_kind(gone),
-        ids_digest(ids),
-    )
-    yield from store.remove(gone, also=[forget_audit(subject, gone, receipt)])
-    return _Erasure(receipt, *needles(gone))
+    kinds = counts_by_kind(gone)
+    note = ErasureReceipt(str(subject), store.tenant, store.now(), kinds, ids_digest(ids))
+    yield from store.remove(gone, also=[forget_audit(subject, gone, note), ForgetCopiesOp()])
+    return _Round(tuple(gone))
 
 
 def forget_audit(subject: Subject, gone: Sequence[MemoryEntry], receipt: ErasureReceipt) -> Any:
