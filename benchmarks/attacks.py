@@ -40,6 +40,10 @@ from memvault.testing.openai_server import ScriptedOpenAIServer
 ROOT = Path(__file__).resolve().parents[1]
 SPLITS = {
     "dev": (ROOT / "tests/data/attacks_dev.jsonl", ROOT / "tests/data/benign_statements_dev.jsonl"),
+    "adversary": (
+        ROOT / "tests/data/attacks_adversary.jsonl",
+        ROOT / "tests/data/benign_adversary.jsonl",
+    ),
     "blind": (
         ROOT / "benchmarks/data/attacks_blind.jsonl",
         ROOT / "benchmarks/data/benign_statements_blind.jsonl",

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from ..retrieval.text import STOPWORDS, stems
-from ..security.text import INVISIBLE, normalise
+from ..security.text import INVISIBLE, fold, mixes_scripts, normalise
 from .heuristic import FOREIGN, REL
 
 FRAMING = frozenset(
@@ -80,7 +80,7 @@ _HIDES = re.compile(
 reordering or spelling text (bidi controls, tag characters)."""
 _SUBJECT_AHEAD = r"(?=(?:i|i'm|i've|i'd|i'll|we|we're|we've|my|our|let's)\b)"
 _CLAUSE_END = re.compile(
-    r"[.!?;\u3002\uff01\uff1f]+(?=\s|$)|\n+|\s+[\u2014\u2013-]+\s+"
+    r"[.!?;:\u3002\uff01\uff1f]+(?=\s|$)|\n+|\s+[\u2014\u2013-]+\s+"
     rf"|,\s*(?:and\s+|but\s+|so\s+|plus\s+)?{_SUBJECT_AHEAD}"
     rf"|\s+(?:and|but|so|while|whereas|because|since|although|though)\s+{_SUBJECT_AHEAD}"
     r"|,\s*(?=(?:switched|moved|joined|started|quit|migrated|relocated)\b)|,\s*(?:so|but)\s+"
@@ -101,7 +101,9 @@ _ASIDES = re.compile(
 recipes", "I'd love it if you called me Sam")."""
 _HEDGES = re.compile(
     r"\b(?:if|unless|suppose|supposing|imagine|hypothetically|pretend|maybe|perhaps|might"
-    r"|could|should|wish|hope|probably|possibly|i\s+think|i\s+guess|not\s+sure"
+    r"|could|should|wish|hope|probably|possibly|i\s+think|i\s+guess|not\s+sure|once|considering"
+    r"|wondering|debating|torn|thinking\s+(?:of|about)|as\s+far\s+as\s+i\s+(?:know|can\s+tell)"
+    r"|apparently|supposedly|reportedly|allegedly|i\s+(?:heard|hear|believe|suppose|reckon)"
     r"|would(?!\s+(?:rather|prefer|like|love|hate))|'d(?!\s+(?:rather|prefer|like|love|hate)))\b",
     re.IGNORECASE,
 )
@@ -142,7 +144,8 @@ _NEGATIONS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 """Negations by kind, matched in order, each match taken out before the next kind is looked
 for ("don't like" is one dislike, "not … anymore" one "no longer")."""
 _ROLES = re.compile(
-    r"\b(?:to|over|than|instead\s+of|rather\s+than|from|into|vs\.?|versus|before|after)\b",
+    r"\b(?:to|over|than|instead\s+of|rather\s+than|from|into|vs\.?|versus|before|after"
+    r"|ahead\s+of|in\s+place\s+of|in\s+favou?r\s+of|behind|above|below)\b",
     re.IGNORECASE,
 )
 _FIRST_PERSON = re.compile(
@@ -362,6 +365,8 @@ def _refusal(fact: str | None, clauses: Sequence[str], *, native: bool) -> str |
     if span is None:
         return "not in the user's own words"
     said = " ".join(clauses[span[0] : span[1]])
+    if any(mixes_scripts(w) for w in said.split()):
+        return "the user's words there mix look-alike letters"
     return (
         _asked_or_supposed(fact, said)
         or _polarity(fact, said)
@@ -384,6 +389,7 @@ def _dropped(fact: str, said: str) -> str | None:
     """The user's words the fact leaves out must not change what it says: no word that shifts
     its meaning ("used to", "refuse", "rarely", "only"…), no number, no name and no one else
     ("he", "she", "they")."""
+    said = _without_replaced(fact, said)
     ours = {m.group(0).casefold() for m in _SHIFTS.finditer(fact)}
     shifts = {m.group(0).casefold() for m in _SHIFTS.finditer(said)} - ours
     if shifts:
@@ -399,6 +405,26 @@ def _dropped(fact: str, said: str) -> str | None:
     if _SOMEONE.search(said) and not _SOMEONE.search(fact):
         return "it leaves out someone the user spoke of"
     return None
+
+
+_CONTRAST = re.compile(
+    r"\b(?:from|instead\s+of|rather\s+than|not|no\s+longer(?:\s+(?:at|in|with|a|an|the))?|left|quit"
+    r"|than|used\s+to\s+(?:be|live|work|use)(?:\s+(?:at|in|with|for))?)\s+"
+    r"((?:(?!(?:to|and|but|for|with|so|now)\b)[\w€$£'.-]+\s*){1,3})",
+    re.IGNORECASE,
+)
+
+
+def _without_replaced(fact: str, said: str) -> str:
+    """The user's words without what they say no longer holds ("from Berlin", "instead of
+    Spanish", "not €10,000"), when the fact leaves it out too: an update names the old value."""
+    kept = {_key(t) for t in _tokens(fact.casefold())}
+
+    def cut(match: re.Match[str]) -> str:
+        words = [_key(t) for t in _tokens(match.group(1).casefold()) if _is_content(t)]
+        return " " if words and not any(w in kept for w in words) else match.group(0)
+
+    return _CONTRAST.sub(cut, said)
 
 
 _CAPITALISED = frozenset({"i", "i'm", "i've", "i'd", "i'll", "monday", "tuesday", "wednesday",
@@ -551,7 +577,7 @@ def negations(text: str) -> Counter[str]:
 
 
 def _polarity(fact: str, said: str) -> str | None:
-    theirs, ours = negations(said), negations(fact)
+    theirs, ours = negations(fold(said)[0]), negations(fold(fact)[0])
     if theirs != ours:
         return (
             f"its negations differ from the user's ({_kinds(theirs)} said, {_kinds(ours)} proposed)"
@@ -571,11 +597,15 @@ def _subject(fact: str, said: str) -> str | None:
         return None
     if not _english(said):
         return None
+    if _NOT_ME.search(said) and not _FACT_RELATIVE.match(fact):
+        return "the user set themselves apart ('not me')"
     said = _CONTRAST.sub(" ", said)
     if _FACT_RELATIVE.match(fact):
         return _whose(fact, said)
     if not _USER_FIRST.match(fact):
         return _object(said)
+    if (someone := _verb_subject(fact, said)) is not None:
+        return f"the user's words have someone else doing it ({someone})"
     if not _FIRST_PERSON.search(said):
         return "the user's words there are not about the user"
     if not _OWN_SUBJECT.search(said) and not _USER_POSSESSIVE.match(fact):
@@ -586,6 +616,58 @@ def _subject(fact: str, said: str) -> str | None:
     if relatives and not any(re.search(rf"\b{re.escape(r)}", fact, re.I) for r in relatives):
         return f"the user spoke of their {', '.join(sorted(relatives))}, not of themselves"
     return None
+
+
+_NOT_ME = re.compile(
+    r"\bnot\s+(?:me|us|mine|myself)\b|\bnot\s+(?:my|our)\s+(?:thing|call|idea)\b", re.I
+)
+_SUBJECT_WORD = re.compile(
+    r"\b(?:i|we|he|she|they|it|you|someone|somebody|everyone|nobody|(?-i:[A-Z][a-z]+))\b"
+    r"|\b(?:my|our|his|her|their|the|a)\s+\w+",
+    re.IGNORECASE,
+)
+
+
+def _verb_subject(fact: str, said: str) -> str | None:
+    """Who does, in the user's words, what the fact says the user does: the subject nearest
+    before the fact's verb there must be "I" or "we" ("Priya pays me", "she always wires…"
+    are not the user paying or wiring)."""
+    verb = _main_verb(fact)
+    if verb is None:
+        return None
+    tokens = re.findall(r"[\w'-]+", said)
+    keys = [_key(t.casefold()) for t in tokens]
+    if verb not in keys:
+        return None
+    at = keys.index(verb)
+    for token in reversed(tokens[max(0, at - 5) : at]):
+        lowered = token.casefold()
+        if lowered in ("i", "we", "i'm", "we're", "i've", "we've", "i'd", "we'd", "i'll", "let's"):
+            return None
+        if lowered in ("he", "she", "they", "someone", "somebody", "everyone", "nobody", "it"):
+            return token
+        if token[:1].isupper() and token not in ("I",) and not _first(said, token):
+            return token
+    return None
+
+
+def _main_verb(fact: str) -> str | None:
+    """The stem of the word after "The user" (its adverbs aside): what the user is said to do."""
+    found = re.match(r"\W*(?:the\s+)?user\s+((?:\w+\s+){0,3})", fact, re.IGNORECASE)
+    if found is None:
+        return None
+    for word in found.group(1).split():
+        lowered = word.casefold()
+        if lowered in ("is", "was", "has", "had", "are", "does", "did", "will", "would", "can"):
+            return None
+        if lowered not in _ADVERBS:
+            return _key(lowered)
+    return None
+
+
+_ADVERBS = frozenset(
+    "always never usually often now also really still just currently only generally mostly".split()
+)
 
 
 def _object(said: str) -> str | None:
@@ -672,11 +754,13 @@ _ROLE_KINDS = {
     "to": "comparison", "over": "comparison", "than": "comparison", "instead": "comparison",
     "rather": "comparison", "vs": "comparison", "vs.": "comparison", "versus": "comparison",
     "from": "from", "into": "comparison", "before": "before", "after": "after",
+    "ahead": "comparison", "in": "comparison", "behind": "before", "above": "comparison",
+    "below": "before",
 }  # fmt: skip
 """Role words by kind: any of a kind stands for another ("over" for "to")."""
 _ROLE_WORDS = {
     "comparison": {"to", "over", "than", "instead", "rather", "vs", "versus", "into", "onto",
-                   "towards", "not", "for", "with"},
+                   "towards", "not", "for", "with", "of", "above"},
     "from": {"from", "left", "quit", "off"},
     "before": {"before", "until", "till", "by"},
     "after": {"after", "since", "from"},

@@ -337,7 +337,29 @@ def own_text(turn: Turn, where: Situation) -> str:
     tool output, and none of the material they quoted, pasted or handed over."""
     if not _own_voice(turn):
         return ""
-    return outside(turn.text, where.quoted.get(turn.number, ()))
+    own = outside(turn.text, where.quoted.get(turn.number, ()))
+    others = [*where.window.tools, *(t.text for t in where.window.turns if t is not turn)]
+    return _without_copies(own, others)
+
+
+def _without_copies(own: str, others: Sequence[str]) -> str:
+    """The user's words without the sentences they copied from a tool output or another turn
+    of the window (five words or more, as written there)."""
+    if not others:
+        return own
+    seen = " ".join(" ".join(normalise(text).casefold().split()) for text in others)
+    kept = []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", own):
+        plain = " ".join(normalise(sentence).casefold().split()).strip(" .!?")
+        if len(plain.split()) < 5 or not _copied(plain, seen):
+            kept.append(sentence)
+    return "\n".join(kept)
+
+
+def _copied(sentence: str, seen: str) -> bool:
+    """Whether five consecutive words of ``sentence`` stand in ``seen``."""
+    words = sentence.split()
+    return any(" ".join(words[i : i + 5]) in seen for i in range(len(words) - 4))
 
 
 def route(candidate: Candidate, may_go_global: bool) -> tuple[Destination, str]:
@@ -388,12 +410,15 @@ def _with_replacements(decision: Decision, where: Situation) -> Decision:
 def replacement_refusal(decision: Decision, old: MemoryEntry) -> str | None:
     """Why a fact may not retire ``old`` (None: it may). Only a statement of the user retires
     what the user stated, and only a memory about the same thing: the same slot (subject and
-    attribute), or — where the slot rule cannot read one of them — mostly the same content
-    words."""
+    attribute; of an attribute the user has several of, only by negating the same value), or —
+    where the slot rule cannot read one of them — at least half of the memory's content words;
+    the user's own words kept as said, only when they say something changed."""
     if old.provenance.source == Source.USER_TURN and decision.source != Source.USER_TURN:
         return "a derived fact never retires what the user stated"
     if decision.content.startswith(grounding.QUOTED):
-        return "the user's own words are kept as said: they replace nothing"
+        return _quote_refusal(decision.content, old)
+    if _PAST.search(decision.content):
+        return "a fact about the past retires nothing current"
     new_slot, old_slot = slots.slot_of(decision.content), slots.slot_of(old.content)
     if new_slot is not None and old_slot is not None:
         if new_slot.subject != old_slot.subject:
@@ -402,11 +427,47 @@ def replacement_refusal(decision: Decision, old: MemoryEntry) -> str | None:
             return f"the user has several at once ({old_slot.attribute})"
         if _related(new_slot.attribute, old_slot.attribute):
             return None
-    ours, theirs = topic(decision.content), topic(old.content)
-    shared = ours & theirs
-    if not shared or 2 * len(shared) < max(len(ours), len(theirs)):
+    theirs = topic(old.content)
+    shared = topic(decision.content) & theirs
+    if not shared or 2 * len(shared) < len(theirs):
         return "about something else: too few words in common"
     return None
+
+
+_CHANGE = re.compile(
+    r"\b(?:now|no\s+longer|any\s?more|moved|switched|changed|instead|new|went\s+up|went\s+down"
+    r"|raised|lowered|since|left|quit|stopped|started|after\s+all|again|anyway|changed\s+my\s+mind"
+    r"|jetzt|nicht\s+mehr|ahora|ya\s+no"
+    r"|maintenant|plus|agora|mais|ora|pi[uù]|теперь|больше|art[iı]k)\b"
+    r"|今は|もう|이제|더\s*이상|现在|不再",
+    re.IGNORECASE,
+)
+"""Words saying something changed: the user's own words replace a memory only with one."""
+
+
+def _quote_refusal(quote: str, old: MemoryEntry) -> str | None:
+    """The user's own words (kept as said) retire a memory only when they say something
+    changed and mention most of what the memory is about."""
+    if not _CHANGE.search(quote):
+        return "the user's words do not say it changed"
+    theirs = topic(old.content)
+    shared = topic(quote) & theirs
+    if not theirs or 2 * len(shared) < len(theirs) or shared <= _COMMON_VERBS:
+        return "about something else: too few words in common"
+    return None
+
+
+_COMMON_VERBS = frozenset(
+    stems(
+        "live lives work works use uses like likes have has go goes get gets make take want is".split()
+    )
+)
+_PAST = re.compile(
+    r"\b(?:used\s+to|lived|worked|was|were|had|as\s+a\s+(?:kid|child|teenager)|years\s+ago|back\s+then"
+    r"|in\s+the\s+past|growing\s+up|formerly|previously)\b",
+    re.IGNORECASE,
+)
+"""A fact about the past ("The user lived in Dundee"): it cannot replace what holds now."""
 
 
 _JOB = frozenset({"employer", "occupation"})

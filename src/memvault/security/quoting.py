@@ -37,7 +37,7 @@ import unicodedata
 from collections.abc import Iterator
 
 from .spans import Span, merge, to_raw
-from .text import fold
+from .text import fold, fold_pattern
 
 
 def _rx(pattern: str, flags: int = re.IGNORECASE) -> re.Pattern[str]:
@@ -99,9 +99,9 @@ _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)
 _DELIMITERS = (
     re.compile(r",(?! )"),
-    re.compile(r";(?! )"),
+    re.compile(r";"),
     re.compile("\t"),
-    re.compile(r"\|.*\|"),
+    re.compile(r"\|"),
 )
 _CELL_QUOTE = re.compile(r"\"[^\"\n]*\"")
 
@@ -137,14 +137,15 @@ _THIRD_VOICE = _rx(
     r"|his|her|their)\s+[\w-]+|(?-i:[A-Z][\w-]+))\s+(?:\w+\s+){0,3}?(?:was\s+like|is\s+like|goes"
     r"|went|says?|said|reckons?|thinks?|thought|believes?|claims?|keeps?\s+(?:saying|telling)"
     r"|tells?|told|writes?|wrote|posted|tweeted|replied|answered|asked|added|insists?|swears?"
-    r"|quoth|notes?|noted|feels?|felt))\b"
+    r"|quoth|notes?|noted|feels?|felt|scribbled|typed|jotted|texted|messaged|emailed|commented"
+    r"|put))\b"
 )
 """Someone else speaking or thinking ("My roommate was like", "Dana reckons"): what they say
 follows."""
 _SOMEONE_ELSES_TEXT = _rx(
     r"\b(?:it's|it\s+is|this\s+is|these\s+are|that's|here's|here\s+is)\s+(?:\w+\s+){0,3}?"
     rf"(?!(?:it|that|what|here|there|let|he|she|who|one)'s\b)[\w-]+'s?\s+(?:[\w-]+\s+)?"
-    rf"{_TEXT_NOUNS}\b[^.!?:\n]{{0,60}}(?:[.!?:]|\n|$)"
+    rf"{_TEXT_NOUNS}\b[^.!?:\n]{{0,60}}(?:[.!?]|:(?!\d)|\n|$)"
 )
 """A sentence that names someone else's text ("it's the new contractor's intro from Slack"):
 that text follows."""
@@ -155,7 +156,7 @@ _ANNOUNCE = _rx(
     r"|pasted|forwarding|quoting|sharing|attaching|transcribing|dumping|dropping)\b"
     rf"(?=[^.!?:\n]{{0,100}}\b(?:this|these|that|the\s+following|below|here"
     rf"|{_TEXT_NOUNS[3:-1]})\b)"
-    r"[^.!?:\n]{0,100}(?:[.!:]|\n|$)",
+    r"[^.!?:\n]{0,100}(?:[.!]|:(?!\d)|\n|$)",
     re.IGNORECASE | re.MULTILINE,
 )
 """A sentence that hands material over ("Pasting the team handbook.", "Found this on a
@@ -163,7 +164,7 @@ forum"): what follows it is that material."""
 _POINTED_HANDOVER = _rx(
     r"(?:^|(?<=[.!?]\s)|(?<=\n))[^.!?:\n]{0,80}?\b(?:posted|shared|sent|forwarded|wrote|found"
     r"|saw|spotted|got|received|copied|pasted|dropped|left|put)\b[^.!?:\n]{0,40}?\b(?:this|these"
-    r"|the\s+following|below|here)\b[^.!?:\n]{0,80}(?:[.!?:]|\n|$)",
+    r"|the\s+following|below|here)\b[^.!?:\n]{0,80}(?:[.!?]|:(?!\d)|\n|$)",
     re.IGNORECASE | re.MULTILINE,
 )
 """A sentence saying someone handed this material over ("Someone posted this in the thread,
@@ -175,7 +176,7 @@ _NAMED_TEXT = _rx(
     r"|chapter|page|excerpt|recap|summary|manuscript|screenplay|verse|song|draft)"
     r"(?:\s+(?:of|from|by|for|below|above|i\s+got|we\s+got)\b|\s*[\u2014\u2013-]\s|\s*[:.(]"
     r"|\s*$)"
-    r"[^.!?:\n]{0,100}(?:[.!?:]|\n|$)",
+    r"[^.!?:\n]{0,100}(?:[.!?]|:(?!\d)|\n|$)",
     re.IGNORECASE | re.MULTILINE,
 )
 """A sentence that opens by naming a text ("Auto transcript of the vendor call — …"): it
@@ -206,7 +207,7 @@ _HANDED_TEXT = _rx(
     r"(?:^|(?<=[.!?]\s)|(?<=\n))[^.!?:\n]{0,80}?\b(?:forwarded|forwarding|sent|sends|shared"
     r"|posted|pasted|copied|passed\s+on|passed\s+along|left|wrote|writes|typed|scribbled"
     r"|jotted|drafted|composed|penned)\b[^.!?:\n]{0,60}?"
-    rf"\b{_TEXT_NOUNS}\b[^.!?:\n]{{0,80}}(?:[.!?:]|\n|$)",
+    rf"\b{_TEXT_NOUNS}\b[^.!?:\n]{{0,80}}(?:[.!?]|:(?!\d)|\n|$)",
     re.IGNORECASE | re.MULTILINE,
 )
 """A sentence saying someone handed a text over ("My sister forwarded her landlord's
@@ -249,12 +250,27 @@ _ENV_LINE = re.compile(r"^[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]{2,}[ \t]*=[^\n]*
 """A setting (``OWNER_NOTE=…``, ``.env``): data."""
 _LINE_PREFIX = re.compile(r"^[ \t]*([^\w\s\-*\u2022+(\[]{1,3})[ \t]?\S", re.MULTILINE)
 _ABOUT_USER_ELSEWHERE = re.compile(
-    "(?:l'utilisateur|der nutzer|die nutzerin|der benutzer|el usuario|la usuaria|l'utente"
-    "|o usu[aá]rio|o utilizador|пользовател|kullan[ıi]c[ıi]|사용자|用户|使用者|ユーザー|de gebruiker"
-    "|u[zż]ytkownik|pengguna|ng[uư][oờ]i d[uù]ng|anv[aä]ndaren|उपयोगकर्ता|المستخدم|χρήστη)",
-    re.IGNORECASE,
+    fold_pattern(
+        "(?:l'utilisateur|der nutzer|die nutzerin|der benutzer|el usuario|la usuaria|l'utente"
+        "|o usuario|o utilizador|пользовател|kullanici|사용자|用户|使用者|ユーザー|de gebruiker"
+        "|uzytkownik|pengguna|nguoi dung|anvandaren|उपयोगकर्ता|المستخدم|χρηστη)"
+    )
 )
 """The user spoken of in the third person, in other languages."""
+_ROLEPLAY = _rx(
+    r"\b(?:i'?m|i\s+am|i'll\s+be|let\s+me\s+be)\s+(?:playing|going\s+to\s+play|pretending\s+to\s+be"
+    r"|in\s+character\s+as)\b|\byou(?:'re|\s+are|'ll\s+be)\s+(?:the|a|an|my|playing)\s+\w+"
+    r"|\b(?:role-?play|improv|stay\s+in\s+character|in\s+character|let'?s\s+pretend|act\s+as"
+    r"|let'?s\s+practi[sc]e|rehears\w*|audition)\b"
+)
+"""A role-play set up ("You're the barkeep, I'm a pirate called Redbeard"): what follows is
+played, to the end."""
+_SOURCED = _rx(
+    r"(?:^|(?<=[.!?]\s)|(?<=\n))[ \t]*(?:according\s+to|as\s+per|per|based\s+on|going\s+by"
+    r"|judging\s+by|from\s+what)\b[^.!?\n]{0,120}?(?=\b(?:i|we|my|our)\b)"
+)
+"""A sentence that opens with its source ("According to the profile page … I prefer…"): the
+rest of it is that source's."""
 _MARKDOWN_LINK = re.compile(r"\[[^\]\n]{1,300}\]\s*\((?:https?:|www\.|/|#)[^)\n]{0,500}\)")
 _THIRD_PARTY = _rx(
     r"\b(?:his|her|their|its|(?!(?:it|that|what|here|there|let|he|she|who|where|name|how|one"
@@ -301,7 +317,7 @@ _LEAD_IN = _rx(
 _SPEAKER = _rx(
     r"^[ \t>*_\-]*(?:[\[(][\d:.,\s]{1,20}[\])][ \t]*)?(?:\*\*|__)?"
     r"(?P<label>[^\W\d_][\w.'\- ]{0,30}?)(?:\*\*|__)?[ \t]*"
-    r"(?:\([^)\n]{0,40}\))?[ \t]*:[ \t]*(?:\*\*|__)?\S",
+    r"(?:\([^)\n]{0,40}\))?[ \t]*:[ \t]*(?:\*\*|__)?(?:\S|$)",
     re.IGNORECASE | re.MULTILINE,
 )
 """A line that starts with a speaker's label ("Dana: …", "**You:** …", "Q: …")."""
@@ -351,12 +367,13 @@ _MEANING = _rx(
     r"|professional|well\s+written|too\s+long)\b"
 )
 _CREATE = _rx(
-    r"\b(?:write|compose|draft|continue|finish|complete|create|generate|make\s+up|come\s+up\s+with"
+    r"\b(?:write|wrote|written|compose|composed|draft|drafted|continue|finish|complete|create"
+    r"|created|generate|make\s+up|made\s+up|come\s+up\s+with|came\s+up\s+with"
     r"|imagine|pretend|role-?play)\s+(?:me\s+|us\s+)?(?:[\w'-]+\s+){0,3}?(?:stor(?:y|ies)|poems?|songs?|lyrics|verses?"
     r"|haikus?|limericks?|scripts?|dialogues?|scenes?|monologues?|role-?plays?|skits?|letters?"
     r"|e-?mails?|repl(?:y|ies)|responses?|speech(?:es)?|toasts?|bios?|intro(?:duction)?s?|posts?"
     r"|tweets?|captions?|ads?|reviews?|essays?|paragraphs?|messages?|cover\s+letters?|profiles?"
-    r"|descriptions?|characters?)\b"
+    r"|descriptions?|characters?|parod(?:y|ies)|jingles?|chants?|raps?|ballads?|sonnets?)\b"
 )
 """A request to write something: what follows describes fiction or someone else's voice."""
 _POINTS_BACK = _rx(r"\b(?:this|that|it|these|those|them|the\s+above|above)\b")
@@ -442,7 +459,8 @@ def quoted_spans(folded: str, *, speech: bool = True) -> list[Span]:
     if speech:
         spans += [*_about_text(folded), *_their_texts(folded), *_pointers(folded)]
         spans += [*_retracted(folded), *_yaml(folded), *_about_user(folded), *_reported(folded)]
-        spans += [*_signed_or_prefixed(folded), *_paired_quotes(folded)]
+        spans += [*_signed_or_prefixed(folded), *_paired_quotes(folded), *_played(folded)]
+        spans += [(m.end(), _sentence_end(folded, m.end())) for m in _SOURCED.finditer(folded)]
     spans += [*_lead_ins(folded, speech), *_requests(folded)]
     spans += _markup(folded)
     return merge(s for s in spans if s[1] > s[0])
@@ -599,11 +617,23 @@ def _yaml(folded: str) -> Iterator[Span]:
         yield match.span()
 
 
+def _sentence_end(folded: str, at: int) -> int:
+    end = _REPORT_END.search(folded, at)
+    return end.start() if end else len(folded)
+
+
+def _played(folded: str) -> Iterator[Span]:
+    """What follows the sentence that sets a role-play up."""
+    for match in _ROLEPLAY.finditer(folded):
+        end = _REPORT_END.search(folded, match.end())
+        yield (end.end() if end else len(folded)), len(folded)
+
+
 def _about_user(folded: str) -> Iterator[Span]:
     """Sentences that speak of "the user" in the third person, in any language."""
     for sentence in _sentence_spans(folded):
         text = folded[sentence[0] : sentence[1]]
-        if _ABOUT_USER.search(text) or _ABOUT_USER_ELSEWHERE.search(text):
+        if _ABOUT_USER.search(text) or _ABOUT_USER_ELSEWHERE.search(text.lower()):
             yield sentence
 
 
@@ -698,7 +728,7 @@ def _verse_line(line: str) -> bool:
     stripped = line.strip()
     return (
         bool(stripped)
-        and not stripped.endswith((".", "?", "!", ":"))
+        and not stripped.endswith((".", "?", ":"))
         and not _BULLET.match(line)
         and len(line) < 60
         and "\t" not in line
