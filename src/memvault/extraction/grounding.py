@@ -104,6 +104,7 @@ _HEDGES = re.compile(
     r"|could|should|wish|hope|probably|possibly|i\s+think|i\s+guess|not\s+sure|once|considering"
     r"|wondering|debating|torn|thinking\s+(?:of|about)|as\s+far\s+as\s+i\s+(?:know|can\s+tell)"
     r"|apparently|supposedly|reportedly|allegedly|i\s+(?:heard|hear|believe|suppose|reckon)"
+    r"|yeah\s+right|oh\s+sure|/s|jk|just\s+kidding"
     r"|would(?!\s+(?:rather|prefer|like|love|hate))|'d(?!\s+(?:rather|prefer|like|love|hate)))\b",
     re.IGNORECASE,
 )
@@ -304,7 +305,7 @@ def _their_words(
     if span is None:
         return None
     said = " ".join(clauses[span[0] : span[1]])
-    if not plain and not _english(said):
+    if not _covered(said) or (not plain and not _english(said)):
         return None
     return f'{QUOTED}"{said.rstrip(_TRAILING)}"'
 
@@ -693,13 +694,40 @@ def _whose(fact: str, said: str) -> str | None:
 
 
 def _english(text: str) -> bool:
-    """Whether a clause reads as English (other languages drop the subject: "Prefiero…")."""
+    """Whether a clause reads as English (other languages drop the subject: "Prefiero…"):
+    mostly ASCII letters, English function or framing words, and more of them than of other
+    languages'."""
     found = _tokens(text.casefold())
     letters = [c for c in text if c.isalpha()]
     if letters and sum(not c.isascii() for c in letters) > len(letters) / 12:
         return False
     foreign = sum(t in _FOREIGN for t in found)
-    return foreign == 0 or foreign < sum(t in STOPWORDS and len(t) > 1 for t in found)
+    english = sum((t in STOPWORDS or t in FRAMING) and len(t) > 1 for t in found)
+    return english > foreign or (not foreign and len(found) <= 2)
+
+
+def _covered(text: str) -> bool:
+    """Whether a text may be in a language the injection scanner reads (English, French,
+    German, Spanish, Italian, Portuguese, Turkish, Russian, Chinese, Japanese, Korean): not in
+    a script or with letters or function words of another."""
+    if _UNCOVERED_SCRIPT.search(text) or _UNCOVERED_LETTERS.search(text):
+        return False
+    return not any(t in _UNCOVERED_WORDS for t in _tokens(text.casefold()))
+
+
+_UNCOVERED_SCRIPT = re.compile(
+    "[\u0370-\u03ff\u0590-\u06ff\u0900-\u0dff\u0e00-\u0eff\u10a0-\u10ff\u0530-\u058f]"
+)
+_UNCOVERED_LETTERS = re.compile(
+    "[\u0105\u0119\u0142\u0144\u015b\u017a\u017c\u01b0\u01a1\u0111\u1ea0-\u1ef9\u00e5]",
+    re.IGNORECASE,
+)
+"""Letters of Polish, Vietnamese and the Scandinavian languages."""
+_UNCOVERED_WORDS = frozenset(
+    """że się jest dan yang saya bahwa tidak untuk ini itu och att jag inte är het een ik niet
+    wij dat zijn voor niet""".split()
+)
+"""Function words of languages the scanner does not read, written in Latin letters."""
 
 
 _FOREIGN = (FOREIGN | frozenset(

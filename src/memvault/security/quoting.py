@@ -196,7 +196,8 @@ _FILE = _rx(
 _POINTER_MARK = re.compile(r"[\u2192\u21d2\u2b07\U0001f447]|(?<![-!<])(?:->|=>)|^\^(?=\s)", re.M)
 """An arrow that points at material: "→", "->", "👇", or "^" pointing back."""
 _RETRACTION = _rx(
-    r"\b(?:actually\s+no|scratch\s+that|never\s*mind|ignore\s+(?:that|this|what\s+i\s+(?:just\s+)?"
+    r"\b(?:(?:wanted|told|asked|made|got)\s+me\s+to\s+(?:type|say|write|send|tell\s+you|paste)"
+    r"|actually\s+no|scratch\s+that|never\s*mind|ignore\s+(?:that|this|what\s+i\s+(?:just\s+)?"
     r"(?:said|wrote|typed))|disregard\s+(?:that|this)|(?:just\s+)?kidding|jk\b|(?:that|it)\s+(?:was"
     r"|wasn't)\s+(?:not\s+)?me|(?:someone|my\s+\w+|a\s+\w+)\s+typed\s+(?:that|it|this)|not\s+my"
     r"\s+words)"
@@ -271,6 +272,24 @@ _SOURCED = _rx(
 )
 """A sentence that opens with its source ("According to the profile page … I prefer…"): the
 rest of it is that source's."""
+_PREAMBLE = re.compile(
+    r"(?:^|(?<=\n)|(?<=[.!?][ \t]))(?P<pre>[^\n.!?:\"'\u201c\u201d\u2018\u2019]{1,120}?)"
+    r"(?P<sep>[ \t]*(?::|[\u2014\u2013]|\s-|,|[.!?])[ \t]+|[ \t]*\n"
+    r"(?:[ \t]*\n)*[ \t]*)(?=(?i:i|i'm|i've|i'd|i'll|we|we're|we've|my|our)\b)",
+)
+"""A short preamble before the first person ("Viral tweet going around today — I only bank
+with…", "Some guy on the forum posted, I keep…", "Eulogy draft v2\n\nI live in…")."""
+_LATEX = re.compile(r"\\begin\{(\w+)\}.*?(?:\\end\{\1\}|\Z)", re.DOTALL)
+_SUBTITLE = re.compile(r"^\d{1,2}:\d\d:\d\d[,.]\d{1,3}\s*-->[^\n]*\n", re.MULTILINE)
+_CSV_HEADER = re.compile(r"^[ \t]*\w+(?:,\w+)+[ \t]*\n", re.MULTILINE)
+_SIGNATURE = re.compile(
+    r"^[ \t]*[\u2014\u2013~-]{1,2}[ \t]*(?:[A-Z][\w.'-]+|@\w+)[^\n]{0,60}$", re.M
+)
+_TRAILING_SPEECH = _rx(
+    r",\s*(?:quoth|said|says|wrote|writes|asked|replied|sang|sings)\s+(?:the\s+|my\s+)?[\w'-]+"
+    r"[^.!?\n]{0,30}[.!?]?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 _MARKDOWN_LINK = re.compile(r"\[[^\]\n]{1,300}\]\s*\((?:https?:|www\.|/|#)[^)\n]{0,500}\)")
 _THIRD_PARTY = _rx(
     r"\b(?:his|her|their|its|(?!(?:it|that|what|here|there|let|he|she|who|where|name|how|one"
@@ -287,6 +306,8 @@ _SOURCE = _rx(
     rf"\b(?:{_TEXT_NOUNS[3:-1]}|reddit|subreddit|r/\w+|twitter|tweet|linkedin|facebook|instagram"
     r"|tiktok|youtube|forum|blog|site|website|wiki|slack|discord|group\s+chat|podcast|book|novel"
     r"|chapter|song|album|movie|film|show|episode|interview|example|sample|template|input|source"
+    r"|dream|nightmare|horoscope|fortune|prophecy|voicemail|translation|proofread|subtitles?"
+    r"|chatbot|bot|podcast|radio|tv|billboard|ad|flyer|poster|sign|meme|viral|into\s+\w+ian"
     r"|translation|ad|motto|slogan|tagline|quote|prompt|character|narrator|scene|verse|chorus"
     r"|hook|bridge|stanza)\b"
 )
@@ -461,6 +482,7 @@ def quoted_spans(folded: str, *, speech: bool = True) -> list[Span]:
         spans += [*_retracted(folded), *_yaml(folded), *_about_user(folded), *_reported(folded)]
         spans += [*_signed_or_prefixed(folded), *_paired_quotes(folded), *_played(folded)]
         spans += [(m.end(), _sentence_end(folded, m.end())) for m in _SOURCED.finditer(folded)]
+        spans += [*_preambles(folded), *_formats(folded)]
     spans += [*_lead_ins(folded, speech), *_requests(folded)]
     spans += _markup(folded)
     return merge(s for s in spans if s[1] > s[0])
@@ -615,6 +637,40 @@ def _yaml(folded: str) -> Iterator[Span]:
     """A key followed by indented lines (YAML, a config): data."""
     for match in _YAML_KEY.finditer(folded):
         yield match.span()
+
+
+def _preambles(folded: str) -> Iterator[Span]:
+    """What follows a short preamble with no first-person subject that names a source, a text,
+    a task or someone speaking: to the end of the paragraph."""
+    for match in _PREAMBLE.finditer(folded):
+        pre = match["pre"]
+        words = set(re.findall(r"[\w'.]+", pre.casefold()))
+        if len(words) > 15 or words <= _SELF_LABELS or _OWN_SUBJECT_WORD.search(pre):
+            continue
+        if not _introduces(pre):
+            continue
+        yield match.end(), _paragraph_end(folded, match.end())
+
+
+_OWN_SUBJECT_WORD = _rx(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|let's)\b")
+
+
+def _formats(folded: str) -> Iterator[Span]:
+    """LaTeX environments, subtitles, CSV under a header, lines signed on the next line, and
+    a sentence ending in someone's speech ("…, quoth the raven.")."""
+    yield from (m.span() for m in _LATEX.finditer(folded))
+    for match in _SUBTITLE.finditer(folded):
+        yield match.start(), _paragraph_end(folded, match.start())
+    for match in _CSV_HEADER.finditer(folded):
+        end = match.end()
+        while (line := folded[end:].split("\n", 1)[0]) and "," in line:
+            end += len(line) + 1
+        yield match.start(), min(end, len(folded))
+    for match in _SIGNATURE.finditer(folded):
+        start = folded.rfind("\n\n", 0, match.start())
+        yield (0 if start < 0 else start), match.end()
+    for match in _TRAILING_SPEECH.finditer(folded):
+        yield _clause_start(folded, match.start()), match.end()
 
 
 def _sentence_end(folded: str, at: int) -> int:
