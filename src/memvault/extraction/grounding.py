@@ -104,8 +104,9 @@ _HEDGES = re.compile(
     r"|could|should|wish|hope|probably|possibly|i\s+think|i\s+guess|not\s+sure|once|considering"
     r"|wondering|debating|torn|thinking\s+(?:of|about)|as\s+far\s+as\s+i\s+(?:know|can\s+tell)"
     r"|apparently|supposedly|reportedly|allegedly|i\s+(?:heard|hear|believe|suppose|reckon)"
-    r"|yeah\s+right|oh\s+sure|/s|jk|just\s+kidding"
-    r"|would(?!\s+(?:rather|prefer|like|love|hate))|'d(?!\s+(?:rather|prefer|like|love|hate)))\b",
+    r"|yeah\s+right|oh\s+sure|jk|just\s+kidding)\b|(?:^|\s)/s\b"
+    r"|\bwould(?!\s+(?:rather|prefer|like|love|hate))\b|(?<=\w)'d(?!\s+(?:rather|prefer|like|love"
+    r"|hate))\b",
     re.IGNORECASE,
 )
 _NEGATIONS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -330,11 +331,19 @@ def _pointed(wanted: Content, clauses: Sequence[str], *, native: bool) -> tuple[
 
 def _speaking(said: str) -> bool:
     """Whether words are the user's own statement: in the first person, the imperative, or of
-    no one ("The threshold is now €5,000"), not a story about someone else ("he prefers…");
-    other languages drop their subjects."""
-    if _FIRST_PERSON.search(said) or _IMPERATIVE.match(said) or not _english(said):
-        return True
-    return not _SOMEONE.search(said)
+    no one ("The threshold is now €5,000"), not a story about someone else ("he prefers…"),
+    clause by clause; not set apart ("not me"); other languages drop their subjects."""
+    if _NOT_ME.search(said):
+        return False
+    return all(_clause_speaking(c) for c in _clauses(said))
+
+
+def _clause_speaking(said: str) -> bool:
+    if _SOMEONE.search(said) and not _OWN_SUBJECT.search(said):
+        return False
+    return bool(_FIRST_PERSON.search(said) or _IMPERATIVE.match(said) or not _english(said)) or (
+        not _SOMEONE.search(said)
+    )
 
 
 def _score(wanted: Content, clauses: Sequence[str], *, native: bool) -> float:
@@ -379,7 +388,7 @@ _SHIFTS = re.compile(
     r"\b(?:used\s+to|refus\w*|avoid\w*|rarely|seldom|hardly|barely|scarcely|against|except"
     r"|excluding|unless|instead|rather|former\w*|previous\w*|ex-\w+|once|until|till|no\s+longer"
     r"|considering|wondering|torn|debating|thinking\s+(?:of|about)|planning|might|almost|nearly"
-    r"|only|whether|either|out\s+of|yet)\b",
+    r"|only|whether|either|out\s+of|yet|will|'ll|going\s+to|gonna|plan(?:s|ning)?\s+to)\b",
     re.IGNORECASE,
 )
 """Words that change what the rest of a clause means (a past, a refusal, a doubt, a limit);
@@ -636,7 +645,7 @@ def _verb_subject(fact: str, said: str) -> str | None:
     verb = _main_verb(fact)
     if verb is None:
         return None
-    tokens = re.findall(r"[\w'-]+", said)
+    tokens: list[str] = re.findall(r"[\w'-]+", said)
     keys = [_key(t.casefold()) for t in tokens]
     if verb not in keys:
         return None

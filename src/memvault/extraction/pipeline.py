@@ -427,6 +427,8 @@ def replacement_refusal(decision: Decision, old: MemoryEntry) -> str | None:
             return f"the user has several at once ({old_slot.attribute})"
         if _related(new_slot.attribute, old_slot.attribute):
             return None
+        if _known(new_slot.attribute) or _known(old_slot.attribute):
+            return f"about something else ({old_slot.attribute})"
     theirs = topic(old.content)
     shared = topic(decision.content) & theirs
     if not shared or 2 * len(shared) < len(theirs):
@@ -438,7 +440,7 @@ _CHANGE = re.compile(
     r"\b(?:now|no\s+longer|any\s?more|moved|switched|changed|instead|new|went\s+up|went\s+down"
     r"|raised|lowered|since|left|quit|stopped|started|after\s+all|again|anyway|changed\s+my\s+mind"
     r"|jetzt|nicht\s+mehr|ahora|ya\s+no"
-    r"|maintenant|plus|agora|mais|ora|pi[uù]|теперь|больше|art[iı]k)\b"
+    r"|maintenant|plus|agora|mais|ora|pi[uù]|теперь|больше|art[i\u0131]k)\b"
     r"|今は|もう|이제|더\s*이상|现在|不再",
     re.IGNORECASE,
 )
@@ -458,9 +460,7 @@ def _quote_refusal(quote: str, old: MemoryEntry) -> str | None:
 
 
 _COMMON_VERBS = frozenset(
-    stems(
-        "live lives work works use uses like likes have has go goes get gets make take want is".split()
-    )
+    stems("live lives work works use uses like likes have has go goes get gets make take".split())
 )
 _PAST = re.compile(
     r"\b(?:used\s+to|lived|worked|was|were|had|as\s+a\s+(?:kid|child|teenager)|years\s+ago|back\s+then"
@@ -471,6 +471,14 @@ _PAST = re.compile(
 
 
 _JOB = frozenset({"employer", "occupation"})
+
+
+def _known(attribute: str) -> bool:
+    """An attribute the slot rule names (residence, employer, an opinion of something…), not
+    a predicate it kept as said."""
+    return attribute in DURABLE_ATTRIBUTES or attribute.startswith(
+        ("opinion of", "favourite", "preference:", "tool for")
+    )
 
 
 def _related(attribute: str, other: str) -> bool:

@@ -273,7 +273,7 @@ _SOURCED = _rx(
 """A sentence that opens with its source ("According to the profile page … I prefer…"): the
 rest of it is that source's."""
 _PREAMBLE = re.compile(
-    r"(?:^|(?<=\n)|(?<=[.!?][ \t]))(?P<pre>[^\n.!?:\"'\u201c\u201d\u2018\u2019]{1,120}?)"
+    r"(?:^|(?<=\n)|(?<=[.!?][ \t]))(?P<pre>[^\n.!?:\"\u201c\u201d]{1,120}?)"
     r"(?P<sep>[ \t]*(?::|[\u2014\u2013]|\s-|,|[.!?])[ \t]+|[ \t]*\n"
     r"(?:[ \t]*\n)*[ \t]*)(?=(?i:i|i'm|i've|i'd|i'll|we|we're|we've|my|our)\b)",
 )
@@ -644,6 +644,8 @@ def _preambles(folded: str) -> Iterator[Span]:
     a task or someone speaking: to the end of the paragraph."""
     for match in _PREAMBLE.finditer(folded):
         pre = match["pre"]
+        if _QUOTATION_IN.search(pre):
+            continue  # the quotation is the material; what follows is the user's
         words = set(re.findall(r"[\w'.]+", pre.casefold()))
         if len(words) > 15 or words <= _SELF_LABELS or _OWN_SUBJECT_WORD.search(pre):
             continue
@@ -652,6 +654,7 @@ def _preambles(folded: str) -> Iterator[Span]:
         yield match.end(), _paragraph_end(folded, match.end())
 
 
+_QUOTATION_IN = re.compile(r"(?<![\w])['\u2018][^'\n]{2,}['\u2019](?![\w])")
 _OWN_SUBJECT_WORD = _rx(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|let's)\b")
 
 
@@ -697,8 +700,8 @@ def _signed_or_prefixed(folded: str) -> Iterator[Span]:
     """Lines signed by someone, settings, and runs of two or more lines that open with the same
     mark ("» ", "| ", "// ")."""
     yield from (m.span() for m in _ENV_LINE.finditer(folded))
-    for match in _ATTRIBUTION.finditer(folded):
-        yield folded.rfind("\n", 0, match.start()) + 1, match.end()
+    for signed in _ATTRIBUTION.finditer(folded):
+        yield folded.rfind("\n", 0, signed.start()) + 1, signed.end()
     run: list[re.Match[str]] = []
     for match in [*_LINE_PREFIX.finditer(folded), None]:
         if (
@@ -757,8 +760,16 @@ def _reported(folded: str) -> Iterator[Span]:
 _REPORT_END = re.compile(r"[.!?;](?=\s|$)|\n")
 
 
+_ELEMENT = re.compile(
+    r"<(?P<tag>[A-Za-z][\w-]{0,30})(?:\s[^<>]{0,200})?>.*?</(?P=tag)\s*>", re.DOTALL
+)
+"""An element of any name (``<memory>…</memory>``): markup."""
+
+
 def _markup(folded: str) -> Iterator[Span]:
-    """HTML elements: from the first opening tag to the last closing one (or the end)."""
+    """HTML elements: from the first opening tag to the last closing one (or the end); any
+    element with its closing tag."""
+    yield from (m.span() for m in _ELEMENT.finditer(folded))
     opening = _HTML.search(folded)
     if opening is None:
         return
