@@ -92,6 +92,12 @@ subjectless "…, switched to Linux") starts — never at a bare comma, which ma
 negation's reach ("I never, ever sign…")."""
 _QUESTION = re.compile(r"[?\uff1f]")
 _REMEMBER = re.compile(r"\b(?:remember|note|keep\s+in\s+mind|don't\s+forget|memori[sz]e)\b", re.I)
+_SARCASM = re.compile(
+    r"(?:^|\s)/s\b|\b(?:yeah\s+right|oh\s+sure|oh\s+great|jk|just\s+kidding|lol\s+no)\b"
+    r"|\U0001f644|\U0001f602|\U0001f923",
+    re.IGNORECASE,
+)
+"""Sarcasm and jokes, by cheap markers (as the heuristic extractor): the turn states nothing."""
 _ASIDES = re.compile(
     r"\bshould\s+(?:mention|say|add|note|tell\s+you|point\s+out|have\s+said)\b|\b(?:in\s+case|if|when"
     r"|whenever)\s+you\b[^.;!?]*|\b(?:would|'d)\s+(?:love|like)\s+it\s+if\b",
@@ -257,6 +263,8 @@ def check(fact: str, native: str | None, own: str) -> Grounding:
     said = learned_text(native) if native else None
     if hides_meaning(fact) or (native and hides_meaning(native)):
         return Grounding(False, content, reason="invisible characters inside the fact")
+    if _SARCASM.search(own):
+        return Grounding(False, content, reason="the user is being sarcastic")
     clauses = _clauses(learned_text_lines(own))
     english = _refusal(content, clauses, native=False)
     if english is None:
