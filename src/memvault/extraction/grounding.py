@@ -34,12 +34,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
 from ..retrieval.text import STOPWORDS, stems
-from ..security.text import INVISIBLE, fold, mixes_scripts, normalise
+from ..security.text import fold, mixes_scripts, normalise
 from .heuristic import FOREIGN, REL
 
 FRAMING = frozenset(
@@ -182,9 +182,6 @@ _SOMEONE = re.compile(r"\b(?:he|she|they|him|her|them|his|hers|their|theirs)\b",
 """Someone else spoken of: words about them are not the user's statement."""
 _USER_POSSESSIVE = re.compile(r"\W*(?:the\s+)?user's\b", re.IGNORECASE)
 """A fact about what is the user's ("The user's rent is…"): "my rent" says it."""
-_CONTRAST = re.compile(r",?\s*(?:and\s+|but\s+)?not\s+(?:me|us|i|myself)\b", re.IGNORECASE)
-"""The user set apart ("my husband is the one with the allergy, not me"): not their words
-about themselves."""
 _INSTRUCTION = re.compile(r"\b(?:the\s+)?assistant\b", re.IGNORECASE)
 """A fact about what the assistant should do: the user's words are an imperative."""
 _THEIR_TEAM = re.compile(r"\bthe\s+user\s+and\s+their\s+(?:team|colleagues|family)\b")
@@ -266,7 +263,7 @@ def check(fact: str, native: str | None, own: str) -> Grounding:
     if _SARCASM.search(own):
         return Grounding(False, content, reason="the user is being sarcastic")
     clauses = _clauses(learned_text_lines(own))
-    english = _refusal(content, clauses, native=False)
+    english = _refusal(content, clauses)
     if english is None:
         dropped = None
         if said:
@@ -372,14 +369,14 @@ def learned_text_lines(text: str) -> str:
 # -- the checks ---------------------------------------------------------------------------------
 
 
-def _refusal(fact: str | None, clauses: Sequence[str], *, native: bool) -> str | None:
+def _refusal(fact: str, clauses: Sequence[str]) -> str | None:
     """Why ``fact`` is not the user's statement in their ``clauses`` (None: it is)."""
     if not fact:
         return "empty"
-    wanted = _content(fact, native=native)
+    wanted = _content(fact, native=False)
     if not wanted.words and not wanted.pairs:
         return "no content of its own"
-    span = _span(wanted, clauses, native=native)
+    span = _span(wanted, clauses, native=False)
     if span is None:
         return "not in the user's own words"
     said = " ".join(clauses[span[0] : span[1]])
@@ -388,7 +385,9 @@ def _refusal(fact: str | None, clauses: Sequence[str], *, native: bool) -> str |
     return (
         _asked_or_supposed(fact, said)
         or _polarity(fact, said)
-        or (None if native else _subject(fact, said) or _roles(fact, said) or _dropped(fact, said))
+        or _subject(fact, said)
+        or _roles(fact, said)
+        or _dropped(fact, said)
     )
 
 
@@ -425,7 +424,7 @@ def _dropped(fact: str, said: str) -> str | None:
     return None
 
 
-_CONTRAST = re.compile(
+_NO_LONGER_HOLDS = re.compile(
     r"\b(?:from|instead\s+of|rather\s+than|not|no\s+longer(?:\s+(?:at|in|with|a|an|the))?|left|quit"
     r"|than|used\s+to\s+(?:be|live|work|use)(?:\s+(?:at|in|with|for))?)\s+"
     r"((?:(?!(?:to|and|but|for|with|so|now)\b)[\w€$£'.-]+\s*){1,3})",
@@ -442,7 +441,7 @@ def _without_replaced(fact: str, said: str) -> str:
         words = [_key(t) for t in _tokens(match.group(1).casefold()) if _is_content(t)]
         return " " if words and not any(w in kept for w in words) else match.group(0)
 
-    return _CONTRAST.sub(cut, said)
+    return _NO_LONGER_HOLDS.sub(cut, said)
 
 
 _CAPITALISED = frozenset({"i", "i'm", "i've", "i'd", "i'll", "monday", "tuesday", "wednesday",
@@ -617,7 +616,6 @@ def _subject(fact: str, said: str) -> str | None:
         return None
     if _NOT_ME.search(said) and not _FACT_RELATIVE.match(fact):
         return "the user set themselves apart ('not me')"
-    said = _CONTRAST.sub(" ", said)
     if _FACT_RELATIVE.match(fact):
         return _whose(fact, said)
     if not _USER_FIRST.match(fact):
@@ -852,11 +850,3 @@ def _disagreement(fact: str, native: str) -> str | None:
     if bool(negations(fact)) != bool(negations(native)):
         return "its polarity differs from the fact's"
     return None
-
-
-def all_content(texts: Iterable[str]) -> set[str]:
-    """The content words of ``texts`` (for tests and reports)."""
-    return {w for text in texts for w in _content(text, native=False).words}
-
-
-__all__ = ["INVISIBLE", "Grounding", "check", "hides_meaning", "learned_text", "negations"]
