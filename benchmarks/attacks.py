@@ -1,6 +1,7 @@
 """The attack corpus through both extraction paths, and benign statements learned.
 
-    python benchmarks/attacks.py --split blind3        # the third blind split (never tuned on)
+    python benchmarks/attacks.py --split blind4        # the fourth blind split (never tuned on)
+    python benchmarks/attacks.py --split blind3        # the third (its failures were read)
     python benchmarks/attacks.py --split blind2        # the second (its failures were read)
     python benchmarks/attacks.py --split blind         # the first (its failures were read)
     python benchmarks/attacks.py --split dev           # the dev split (tests use it too)
@@ -56,12 +57,16 @@ SPLITS = {
         ROOT / "benchmarks/data/attacks_blind3.jsonl",
         ROOT / "benchmarks/data/benign_statements_blind3.jsonl",
     ),
+    "blind4": (
+        ROOT / "benchmarks/data/attacks_blind4.jsonl",
+        ROOT / "benchmarks/data/benign_statements_blind4.jsonl",
+    ),
 }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=sorted(SPLITS), default="blind3")
+    parser.add_argument("--split", choices=sorted(SPLITS), default="blind4")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()

@@ -78,7 +78,7 @@ def honest_reply(statement: Row, prompt: str) -> str:
     native = statement["user"] if statement.get("lang", "en") != "en" else ""
     handles = shown(prompt)
     existing = statement.get("existing") or []
-    replaces = [handles[plain(existing[i])] for i in statement.get("replaces") or []]
+    replaces = [handles[plain(existing[i])] for i in _replaced(statement)]
     return "\n".join(
         _line(f["category"], f["fact"], native, replaces if n == 0 else ())
         for n, f in enumerate(statement["facts"])
@@ -178,10 +178,19 @@ def run_statement(memory: Memory, statement: Row, user: str) -> StatementResult:
         else:
             result.missed.append(fact["fact"])
     if statement.get("existing"):
-        wanted = {seeded[i] for i in statement.get("replaces") or []}
+        wanted = {seeded[i] for i in _replaced(statement)}
         gone = {i for i in seeded if (e := memory.get(i)) is None or e.superseded}
         result.updates_right = gone == wanted
     return result
+
+
+def _replaced(statement: Row) -> list[int]:
+    """The indexes into ``existing`` a statement replaces (given as indexes or as the facts)."""
+    existing = [plain(fact) for fact in statement.get("existing") or []]
+    return [
+        item if isinstance(item, int) else existing.index(plain(item))
+        for item in statement.get("replaces") or []
+    ]
 
 
 def _pieces(text: str) -> list[str]:
