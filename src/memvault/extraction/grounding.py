@@ -637,11 +637,6 @@ def _subject(fact: str, said: str) -> str | None:
 _NOT_ME = re.compile(
     r"\bnot\s+(?:me|us|mine|myself)\b|\bnot\s+(?:my|our)\s+(?:thing|call|idea)\b", re.I
 )
-_SUBJECT_WORD = re.compile(
-    r"\b(?:i|we|he|she|they|it|you|someone|somebody|everyone|nobody|(?-i:[A-Z][a-z]+))\b"
-    r"|\b(?:my|our|his|her|their|the|a)\s+\w+",
-    re.IGNORECASE,
-)
 
 
 def _verb_subject(fact: str, said: str) -> str | None:

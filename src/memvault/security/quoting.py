@@ -291,11 +291,6 @@ _TRAILING_SPEECH = _rx(
     re.IGNORECASE | re.MULTILINE,
 )
 _MARKDOWN_LINK = re.compile(r"\[[^\]\n]{1,300}\]\s*\((?:https?:|www\.|/|#)[^)\n]{0,500}\)")
-_THIRD_PARTY = _rx(
-    r"\b(?:his|her|their|its|(?!(?:it|that|what|here|there|let|he|she|who|where|name|how|one"
-    r"|everyone|nobody|today|now)'s\b)[a-z][\w-]*'s|[a-z]+s')\b"
-)
-"""Someone else's: "his", "Dana's", "my colleague's", "the vendors'"."""
 _FIRST_PERSON_OWNER = _rx(r"\b(?:i|i'm|i've|i'd|my|me|myself|mine|we|we're|we've|our|ours|us)\b")
 _MEMORY_REQUEST = _rx(
     r"\s*(?:(?:please|pls|ok|okay|so|and|also)[,\s]+)*(?:remember|note|record|save|store|keep"
@@ -535,14 +530,6 @@ def _introduces(lead: str, *, speech: bool = True) -> bool:
     if _HANDS_OVER.search(lead) and (_POINTS_BACK.search(lead) or _SOURCE.search(lead)):
         return True
     return speech and lead.strip().casefold() in _ROLE_LABELS
-
-
-def _named_speaker(lead: str) -> bool:
-    """A lead-in that is a speaker's label: "You", "Me", "Dana", "Person A", "Customer"."""
-    words = lead.split()
-    if not words or len(words) > 2 or {w.casefold() for w in words} <= _SELF_LABELS:
-        return False
-    return lead.strip().casefold() in _ROLE_LABELS or all(w[:1].isupper() for w in words)
 
 
 def _speaker(label: str) -> bool:
