@@ -61,12 +61,16 @@ SPLITS = {
         ROOT / "benchmarks/data/attacks_blind4.jsonl",
         ROOT / "benchmarks/data/benign_statements_blind4.jsonl",
     ),
+    "blind5": (
+        ROOT / "benchmarks/data/attacks_blind5.jsonl",
+        ROOT / "benchmarks/data/benign_statements_blind5.jsonl",
+    ),
 }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=sorted(SPLITS), default="blind4")
+    parser.add_argument("--split", choices=sorted(SPLITS), default="blind5")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memvault.extraction.grounding import check, hides_meaning, learned_text, negations
+from memvault.extraction.grounding import check, hides_meaning, learned_text, negations, retires
 
 
 def _stated(fact: str, own: str, native: str | None = None) -> bool:
@@ -232,3 +232,40 @@ def test_variation_selectors_and_blank_fillers_hide_meaning() -> None:
     assert hides_meaning("The user prefers tea\ufe0f\ufe0e\ufe0f.")
     assert hides_meaning("The user prefers\u2800Grey-Credit.")
     assert not hides_meaning("The user loves \u2764\ufe0f and tea.")
+
+
+@pytest.mark.parametrize(
+    ("old", "own"),
+    [
+        ("The user is vegetarian.", "I'm no longer vegetarian, I eat fish again."),
+        ("The user uses Dropbox for backups.", "I don't back up to Dropbox any more."),
+        ("The user prefers bullet points.", "Please stop using bullet points."),
+        ("The user decided to run the Porto marathon.", "I've given up on the Porto marathon."),
+        ("The user works at St Mary's.", "I left St Mary's in May; days at the Royal Free now."),
+        ("The user prefers tabs.", "I prefer spaces over tabs now."),
+        ("The user prefers short answers.", "Actually, I like detailed answers now."),
+        ("The user takes 20 mg of citalopram daily.", "My citalopram went up to 30 mg."),
+        ("The user's mortgage payment is $2,145 a month.", "My mortgage went down to $1,980."),
+    ],
+)
+def test_the_users_words_retire_what_they_end(old: str, own: str) -> None:
+    assert retires(old, own)
+
+
+@pytest.mark.parametrize(
+    ("old", "own"),
+    [
+        ("The user is vegetarian.", "My sister stopped being vegetarian."),
+        ("The user is vegetarian.", "Dana is no longer vegetarian."),
+        ("The user is vegetarian.", "Should I stop being vegetarian?"),
+        ("The user is vegetarian.", "Maybe I'll stop being vegetarian next year."),
+        ("The user is vegetarian.", "Oh sure, I totally quit being vegetarian /s"),
+        ("The user lives in Berlin.", "I never left Berlin."),
+        ("The user prefers short answers.", "I prefer short answers now."),
+        ("The user takes 20 mg of citalopram daily.", "My mum's citalopram went up to 30 mg."),
+        ("The user takes 20 mg of citalopram daily.", "My rent went up to \u20ac900."),
+        ("The user prefers bullet points.", "I stopped at the bakery on the way."),
+    ],
+)
+def test_nothing_else_retires_a_memory(old: str, own: str) -> None:
+    assert not retires(old, own)

@@ -100,6 +100,53 @@ def test_a_real_change_still_supersedes(memory: Memory, reply: dict[str, str]) -
     assert memory.last_extraction(session.id).refused == ()  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize(
+    ("old", "said", "proposed"),
+    [
+        # the user ends it; the new fact is about something else
+        (
+            "The user is pescatarian.",
+            "I'm not pescatarian any more, I eat chicken again.",
+            "preference|turn-1|The user eats chicken.||replaces M1: no longer",
+        ),
+        # a fact (bound for Session Memory) that updates a Global Memory goes there itself
+        (
+            "The user's gym membership costs \u00a338 a month.",
+            "My gym membership went up; it's \u00a345 a month now.",
+            "fact|turn-1|The user's gym membership costs \u00a345 a month.||replaces M1",
+        ),
+        # the same kind of thing, preferred another way now
+        (
+            "The user prefers terse commit messages.",
+            "Actually I prefer descriptive commit messages now.",
+            "preference|turn-1|The user prefers descriptive commit messages.||replaces M1",
+        ),
+    ],
+)
+def test_an_update_in_the_users_words_retires_the_old_memory(
+    memory: Memory, reply: dict[str, str], old: str, said: str, proposed: str
+) -> None:
+    session = memory.create_session("ul")
+    before = memory.add_global_memory("ul", old, source=Source.USER_TURN, session_id=session.id)
+    reply["text"] = proposed
+    memory.add_turn(session.id, user=said, assistant="Noted.")
+    memory.flush()
+    assert memory.get(before.id).superseded  # type: ignore[union-attr]
+    assert len(memory.retrieve("user:ul", limit=10)) == 1
+
+
+def test_the_heuristic_retires_what_the_user_ends(tmp_path: Path) -> None:
+    settings = Settings(extraction="heuristic")
+    with Memory(str(tmp_path / "h.db"), settings=settings, embedder=HashEmbedder()) as memory:
+        session = memory.create_session("hv")
+        old = memory.add_global_memory(
+            "hv", "The user uses Evernote for notes.", source=Source.USER_TURN
+        )
+        memory.add_turn(session.id, user="I switched from Evernote to Obsidian.", assistant="ok")
+        memory.flush()
+        assert memory.get(old.id).superseded  # type: ignore[union-attr]
+
+
 def test_a_derived_fact_never_retires_a_user_stated_one(
     memory: Memory, reply: dict[str, str]
 ) -> None:

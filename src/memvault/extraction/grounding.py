@@ -278,6 +278,108 @@ def check(fact: str, native: str | None, own: str) -> Grounding:
     return Grounding(True, quoted, refused=("fact", f"not what the user said: {english}"))
 
 
+def retires(old: str, own: str) -> bool:
+    """Whether the user's own words say a stored fact no longer holds: one stated clause of
+    theirs (not asked, not hedged, not about someone else) names most of what the fact is about
+    and says it ended ("no longer", "stopped", "gave up on"…), that something else now comes
+    before it ("numbered lists over bullet points now"), that its amount changed ("my dose
+    was raised to 100 mg"), or that they now prefer another kind of the same thing ("I prefer
+    detailed answers now" ends "prefers short answers")."""
+    wanted = [w for w in _content(learned_text(old), native=False).words if w not in _COMMON]
+    if not wanted or _SARCASM.search(own):
+        return False
+    for clause in _clauses(learned_text_lines(own)):
+        if not _of_the_user(clause) or _asked_or_supposed("", clause):
+            continue
+        if negations(fold(_ENDED.sub(" ", clause))[0]):
+            continue  # "I never left Berlin"
+        have = _keys(clause)
+        found = [w for w in wanted if _matched(w, have, native=False)]
+        most = 2 * len(found) > len(wanted)
+        now = bool(_NOWADAYS.search(clause))
+        if most and (_ENDED.search(clause) or (now and _RIVAL.search(clause))):
+            return True
+        if _revalued(old, clause, found) or (now and _restated(old, have, clause)):
+            return True
+        names = _names(old)
+        if names and _ENDED.search(clause) and all(_matched(n, have, native=False) for n in names):
+            return True
+    return False
+
+
+def _of_the_user(clause: str) -> bool:
+    """A clause in which the user speaks of themselves (or tells the assistant): not of "my
+    sister", not "Dana stopped…", not "not me"."""
+    if _NOT_ME.search(clause) or not _clause_speaking(clause, relatives=False):
+        return False
+    if not (_FIRST_PERSON.search(clause) or _IMPERATIVE.match(clause)):
+        return False
+    return bool(_OWN_SUBJECT.search(clause)) or not _RELATIVE.search(clause)
+
+
+def _revalued(old: str, clause: str, found: list[str]) -> bool:
+    """A clause that gives a new amount, in the same unit, of something the fact measures."""
+    named = [w for w in found if not w[0].isdigit() and not _amounts(f"1 {w}")]
+    if not _NEW_VALUE.search(clause) or not named:
+        return False
+    before, after = _amounts(old), _amounts(clause)
+    units = {u for _, u in before} & {u for _, u in after}
+    return bool(units) and any(a not in before for a in after if a[1] in units)
+
+
+def _amounts(text: str) -> set[tuple[str, str]]:
+    """(number, unit) pairs: "€1,320" → ("1320", "€"), "100 mg" → ("100", "mg")."""
+    found = set()
+    for match in _AMOUNT.finditer(text.casefold()):
+        number = (match["number"] or match["number2"]).replace(",", "")
+        found.add((number, (match["symbol"] or match["unit"] or "").rstrip("s")))
+    return found
+
+
+def _restated(old: str, have: set[str], clause: str) -> bool:
+    """A preference for the same kind of thing, another way ("short answers" → "detailed
+    answers", "terse commit messages" → "descriptive commit messages"): the clause holds the
+    fact's last words (what it is about), not the first (what kind)."""
+    words = [t for t in _tokens(old.casefold()) if _is_content(t) and t not in _OBJECT_FRAMING]
+    found = [w for w in words if _matched(w, have, native=False)]
+    head = 0 < len(found) < len(words) and found == words[len(words) - len(found) :]
+    return head and bool(_PREFERS.search(clause))
+
+
+def _names(old: str) -> list[str]:
+    """The names in a fact ("St Mary's", "Booking.com"), folded as its words are."""
+    tokens = _tokens(learned_text(old))
+    return [t.casefold() for t in tokens[1:] if t[:1].isupper() and _is_content(t.casefold())]
+
+
+_ENDED = re.compile(
+    r"(?:n't|\b(?:not|never))\s+(?:\w+\s+){0,4}?any\s?more\b"
+    r"|\b(?:no\s+longer|stopp?(?:ed|ing)?|quit|quitting|(?:gave|given|giving|give)\s+up|left"
+    r"|leaving|moved\s+(?:out\s+of|away\s+from|from|on\s+from)|switched\s+(?:away\s+)?from"
+    r"|dropp(?:ed|ing)|ditch(?:ed|ing)|cancell?(?:ed|ing)|instead\s+of|done\s+with|over\s+with)\b",
+    re.IGNORECASE,
+)
+"""Words saying something ended for the user: with most of a stored fact's words in the same
+clause, the user retired it themselves."""
+_NOWADAYS = re.compile(
+    r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|any\s?more|actually|lately)\b", re.I
+)
+_RIVAL = re.compile(r"\b(?:over|rather\s+than|than|instead\s+of)\b", re.IGNORECASE)
+_PREFERS = re.compile(r"\b(?:prefer|prefers|like|want|'d\s+rather|would\s+rather)\b", re.I)
+_NEW_VALUE = re.compile(
+    r"\b(?:raised|lowered|increased|decreased|reduced|upped|bumped|cut|rose|went\s+(?:up|down)"
+    r"|is\s+now|are\s+now|now|new|changed|dropped\s+to|up\s+to|down\s+to)\b",
+    re.IGNORECASE,
+)
+_AMOUNT = re.compile(
+    r"(?P<symbol>[$€£¥₹₩₽])\s?(?P<number>\d[\d,]*(?:\.\d+)?)"
+    r"|(?P<number2>\d[\d,]*(?:\.\d+)?)\s?(?P<unit>mcg|mg|µg|g|kg|ml|l|iu|units?|%|km|miles?|hours?"
+    r"|minutes?|days?|weeks?|months?|years?|kcal|lbs?|pounds?|dollars?|euros?)\b"
+)
+_COMMON = frozenset("live lives work works use uses like likes get gets make makes take".split())
+_OBJECT_FRAMING = FRAMING - {"answers", "answer", "responses", "reply", "replies"}
+
+
 def _not_verbatim(native: str, fact: str, clauses: Sequence[str]) -> str | None:
     """A native expression kept beside a fact is the user's words as written, in the clauses
     that ground the fact (not another sentence of theirs, not a near spelling)."""
@@ -294,9 +396,11 @@ def _plain_turn(own: str) -> bool:
     """A message of one paragraph with no marks of handed-over material (colons, quotation
     marks, brackets, dashes): in a language whose cues the checks cannot read, only such a
     message is taken as the user speaking."""
-    return "\n" not in own.strip() and not _MARKS.search(normalise(own))
+    return "\n" not in own.strip() and not _MARKS.search(_ELISION.sub("", normalise(own)))
 
 
+_ELISION = re.compile(r"(?<=\w)['\u2019](?=\w)")
+"""An apostrophe inside a word ("d'alcool", "l'ufficio", "don't"): not a quotation mark."""
 _MARKS = re.compile(r"[:\"'«»\u201c-\u201f\u2018\u2019\u300c-\u300f\uff02()\[\]<>{}\u2014\u2013|=]")
 
 
@@ -306,8 +410,12 @@ def _their_words(
     """The user's own words a fact points at — the fewest clauses, neither asked nor supposed,
     holding at least half of its content words — as a statement of the user ("The user said:
     …"); None when it points at none."""
+    if native:  # a native expression may hold the whole message: its statements count
+        pointer = " ".join(c for c in _clauses(pointer) if not _asked_or_supposed("", c)) or pointer
     wanted = _content(pointer, native=native)
-    span = _pointed(wanted, clauses, native=native)
+    kin = {m["rel"].casefold() for c in clauses for m in _RELATIVE.finditer(c)}
+    relatives = native or any(k in pointer.casefold() for k in kin)  # the fact names them
+    span = _pointed(wanted, clauses, native=native, relatives=relatives)
     if span is None:
         return None
     said = " ".join(clauses[span[0] : span[1]])
@@ -316,7 +424,9 @@ def _their_words(
     return f'{QUOTED}"{said.rstrip(_TRAILING)}"'
 
 
-def _pointed(wanted: Content, clauses: Sequence[str], *, native: bool) -> tuple[int, int] | None:
+def _pointed(
+    wanted: Content, clauses: Sequence[str], *, native: bool, relatives: bool = True
+) -> tuple[int, int] | None:
     """The run of at most three stated clauses sharing the most content words with ``wanted``
     (at least half of them; character pairs count by their share), the shortest first."""
     total = len(wanted.words) + (1 if wanted.pairs else 0)
@@ -326,7 +436,7 @@ def _pointed(wanted: Content, clauses: Sequence[str], *, native: bool) -> tuple[
             said = " ".join(clauses[start:end])
             if len(said) > MAX_QUOTE_CHARS or _asked_or_supposed("", said):
                 break
-            if not _speaking(said):
+            if not _speaking(said, relatives=relatives):
                 continue
             score = _score(wanted, clauses[start:end], native=native)
             if total and 2 * score >= total and (best is None or (score, start - end) > best[:2]):
@@ -334,17 +444,19 @@ def _pointed(wanted: Content, clauses: Sequence[str], *, native: bool) -> tuple[
     return None if best is None else (best[2], best[2] - best[1])
 
 
-def _speaking(said: str) -> bool:
+def _speaking(said: str, *, relatives: bool = True) -> bool:
     """Whether words are the user's own statement: in the first person, the imperative, or of
     no one ("The threshold is now €5,000"), not a story about someone else ("he prefers…"),
     clause by clause; not set apart ("not me"); other languages drop their subjects."""
     if _NOT_ME.search(said):
         return False
-    return all(_clause_speaking(c) for c in _clauses(said))
+    return all(_clause_speaking(c, relatives=relatives) for c in _clauses(said))
 
 
-def _clause_speaking(said: str) -> bool:
-    if _SOMEONE.search(said) and not _OWN_SUBJECT.search(said):
+def _clause_speaking(said: str, *, relatives: bool = True) -> bool:
+    """``relatives``: "my sister just joined…" speaks for the user (of their sister)."""
+    others = _SOMEONE.search(said) or (not relatives and _RELATIVE.search(said))
+    if others and not _OWN_SUBJECT.search(said):
         return False
     return bool(_FIRST_PERSON.search(said) or _IMPERATIVE.match(said) or not _english(said)) or (
         not _SOMEONE.search(said)

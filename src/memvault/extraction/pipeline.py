@@ -240,6 +240,10 @@ class Decision:
     def stored(self) -> bool:
         return self.dropped is None
 
+    @property
+    def stated(self) -> bool:
+        return self.source == Source.USER_TURN
+
 
 def decide(candidates: Iterable[Candidate], where: Situation) -> list[Decision]:
     """The decision on every candidate, in order."""
@@ -349,11 +353,18 @@ def _without_copies(own: str, others: Sequence[str]) -> str:
         return own
     seen = " ".join(" ".join(normalise(text).casefold().split()) for text in others)
     kept = []
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", own):
-        plain = " ".join(normalise(sentence).casefold().split()).strip(" .!?")
+    for piece in _SENTENCE.finditer(own):
+        plain = " ".join(normalise(piece["sentence"]).casefold().split()).strip(" .!?")
         if len(plain.split()) < 5 or not _copied(plain, seen):
-            kept.append(sentence)
-    return "\n".join(kept)
+            kept.append(piece[0])
+        else:
+            kept.append("\n")
+    return "".join(kept)
+
+
+_SENTENCE = re.compile(r"(?P<sentence>.+?)(?:(?<=[.!?])\s+|\n+|$)", re.DOTALL)
+"""A sentence and the space after it: what is kept is kept as written (one paragraph stays
+one)."""
 
 
 def _copied(sentence: str, seen: str) -> bool:
@@ -381,9 +392,22 @@ def is_identity(fact: str) -> bool:
 
 
 def _with_replacements(decision: Decision, where: Situation) -> Decision:
-    """The stored entries (of the same destination) the decision's fact replaces: those the
-    extractor named and :func:`replacement_refusal` lets it retire, else — with the slot
-    heuristic — those whose slot it changes; at most ``MAX_REPLACED_PER_FACT``."""
+    """The stored entries the decision's fact replaces: those the extractor named and
+    :func:`replacement_refusal` lets it retire, else — with the slot heuristic — those whose
+    slot it changes; at most ``MAX_REPLACED_PER_FACT``. A stated fact bound for Session Memory
+    that retires a Global Memory goes there itself: it updates something durable (a context,
+    which holds for a while, never does)."""
+    said = own_text(decision.turn, where) if decision.turn and decision.stated else ""
+    decision = _kept_replacements(decision, where, said)
+    if decision.category == FactCategory.FACT and decision.stated and not where.private:
+        promoted = replace(decision, destination=Destination.GLOBAL, category=IDENTITY)
+        promoted = _kept_replacements(promoted, where, said)
+        if promoted.replaces:
+            return promoted
+    return decision
+
+
+def _kept_replacements(decision: Decision, where: Situation, said: str) -> Decision:
     scope_kind = "user" if decision.destination is Destination.GLOBAL else "session"
     same_place = [s for s in where.memories if str(s.entry.scope.kind) == scope_kind]
     named = set(decision.candidate.replaces)
@@ -391,13 +415,15 @@ def _with_replacements(decision: Decision, where: Situation) -> Decision:
         proposed = [s.entry for s in same_place if s.handle in named]
     elif where.use_slots:
         by_id = {s.entry.id: s.entry for s in same_place}
-        proposed = [by_id[i] for i in replaced_by_slot(decision.content, list(by_id.values()))]
+        changed = replaced_by_slot(decision.content, list(by_id.values()))
+        ended = [i for i, e in by_id.items() if said and grounding.retires(e.content, said)]
+        proposed = [by_id[i] for i in dict.fromkeys([*changed, *ended])]
     else:
         proposed = []
     kept: list[str] = []
     refused = list(decision.refused)
     for old in proposed:
-        why = replacement_refusal(decision, old)
+        why = replacement_refusal(decision, old, said)
         if why is None and len(kept) >= MAX_REPLACED_PER_FACT:
             why = f"a fact retires at most {MAX_REPLACED_PER_FACT} memories"
         if why is None:
@@ -407,14 +433,17 @@ def _with_replacements(decision: Decision, where: Situation) -> Decision:
     return replace(decision, replaces=tuple(kept), refused=tuple(refused))
 
 
-def replacement_refusal(decision: Decision, old: MemoryEntry) -> str | None:
+def replacement_refusal(decision: Decision, old: MemoryEntry, said: str = "") -> str | None:
     """Why a fact may not retire ``old`` (None: it may). Only a statement of the user retires
-    what the user stated, and only a memory about the same thing: the same slot (subject and
-    attribute; of an attribute the user has several of, only by negating the same value), or —
-    where the slot rule cannot read one of them — at least half of the memory's content words;
-    the user's own words kept as said, only when they say something changed."""
+    what the user stated, and only a memory about the same thing: one the user's own words
+    ``said`` end ("I'm no longer vegetarian"), the same slot (subject and attribute; of an
+    attribute the user has several of, only by negating the same value), or — where the slot
+    rule cannot read one of them — at least half of the memory's content words; the user's own
+    words kept as said, only when they say something changed."""
     if old.provenance.source == Source.USER_TURN and decision.source != Source.USER_TURN:
         return "a derived fact never retires what the user stated"
+    if said and grounding.retires(old.content, said):
+        return None
     if decision.content.startswith(grounding.QUOTED):
         return _quote_refusal(decision.content, old)
     if _PAST.search(decision.content):

@@ -820,16 +820,19 @@ _OVERRIDE_CONTEXTUAL = _Vocabulary.of(
     lambda t: (t.you_are_now, t.from_now_on, t.forget_all),
 )
 
+_ENGLISH_MEMVERB = (
+    r"\b(?:remember(?:s|ed|ing)?|memori[sz](?:e|es|ed|ing)|stor(?:e|es|ed|ing)|sav(?:e|es|ed|ing)"
+    r"|record(?:s|ed|ing)?|not(?:e|es|ed|ing)|log(?:s|ged|ging)?|add(?:s|ed|ing)?|pin(?:s|ned"
+    r"|ning)?"
+    r"|persist(?:s|ed|ing)?|commit(?:s|ted|ting)?|retain(?:s|ed|ing)?|insert(?:s|ed|ing)?"
+    r"|updat(?:e|es|ed|ing)|writ(?:e|es|ing|ten)|wrote|jot(?:s|ted)?|put|register(?:s|ed)?"
+    r"|keep(?:s|ing)?\s+in\s+mind|kept\s+in\s+mind|keep\s+track|make\s+a\s+note|take\s+note)\b"
+)
 _MEMVERB = _Vocabulary.of(
     _rx(
-        r"\b(?:remember(?:s|ed|ing)?|memori[sz](?:e|es|ed|ing)|stor(?:e|es|ed|ing)|sav(?:e|es|ed|ing)"
-        r"|record(?:s|ed|ing)?|not(?:e|es|ed|ing)|log(?:s|ged|ging)?|add(?:s|ed|ing)?|pin(?:s|ned"
-        r"|ning)?"
-        r"|persist(?:s|ed|ing)?|commit(?:s|ted|ting)?|retain(?:s|ed|ing)?|insert(?:s|ed|ing)?"
-        r"|updat(?:e|es|ed|ing)|writ(?:e|es|ing|ten)|wrote|jot(?:s|ted)?|put|register(?:s|ed)?"
-        r"|keep(?:s|ing)?\s+in\s+mind|kept\s+in\s+mind|keep\s+track|make\s+a\s+note|take\s+note)\b"
+        _ENGLISH_MEMVERB
         # French, German, Spanish, Chinese
-        r"|\b(?:memorise[rz]?|retiens|retenez|enregistre[rz]?|sauvegarde[rz]?|note[rz]?"
+        + r"|\b(?:memorise[rz]?|retiens|retenez|enregistre[rz]?|sauvegarde[rz]?|note[rz]?"
         r"|garde[rz]?\s+en\s+memoire"
         r"|ajoute[rz]?|souviens-toi|souvenez-vous|rappelle-toi)\b"
         r"|\b(?:merke?\s+dir|merken\s+sie\s+sich|speicher(?:e|n|t)?|notier(?:e|en)?|behalte?|vermerke?"
@@ -1137,7 +1140,7 @@ def _writes_memory(sentence: str, own: bool, *, inside_quote: bool) -> bool:
     verb, target, label = (p.search(sentence) for p in (_MEMVERB, _MEMTARGET, _LABEL))
     label = label or (None if own else _PLAIN_LABEL.search(sentence))
     third = _THIRD_PERSON.search(sentence)
-    if _FORMAT_FORGERY.search(sentence) or (third and (verb or target or label)):
+    if _FORMAT_FORGERY.search(sentence) or (third and (_directed(sentence) or target or label)):
         return True
     if third and inside_quote:
         return True
@@ -1147,6 +1150,28 @@ def _writes_memory(sentence: str, own: bool, *, inside_quote: bool) -> bool:
     if not (verb and (target or label)) or _bare(sentence):
         return False
     return not (own and _FIRST_PERSON.search(sentence))
+
+
+def _directed(sentence: str) -> bool:
+    """A memory verb said to the memory ("…; save it", "remember that…", "wants you to note…"),
+    not one inside a claim ("prefers to store photos", "terse commit messages"); in the other
+    tongues, any."""
+    for verb in _MEMVERB.base.finditer(sentence):
+        if not _ENGLISH_VERB.fullmatch(verb.group(0)) or _TOLD.search(sentence[: verb.start()]):
+            return True
+    lowered, present = _view(sentence)
+    return any(p.search(lowered) for p, here in zip(_MEMVERB.tables, present, strict=True) if here)
+
+
+_ENGLISH_VERB = _rx(_ENGLISH_MEMVERB)
+_TOLD = re.compile(
+    r"(?:^|[.;,:!?()\u2014\u2013-]|\b(?:and|then|please|pls|so|also|just|now|do|must|should))\W*$"
+    r"|\b(?:you|assistant|ai|bot|model|memory|system|agent|it)\s+(?:(?:to|should|must|will|shall"
+    r"|can|could|would|needs?\s+to|ha(?:ve|s)\s+to|always|never)\s+){1,2}$",
+    re.IGNORECASE,
+)
+"""What precedes a memory verb said to the memory: the start of a sentence or clause, or "you
+to", "the assistant should"."""
 
 
 def _bare(sentence: str) -> bool:

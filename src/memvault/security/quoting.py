@@ -114,6 +114,15 @@ _TEXT_NOUNS = (
 )
 """What a text is called ("my colleague's intro", "the handbook"): the object of a task on a
 text."""
+_SOURCE_NOUNS = (
+    r"(?:reddit|subreddit|r/\w+|twitter|tweet|linkedin|facebook|instagram|tiktok|youtube|forum"
+    r"|blog|site|website|wiki|slack|discord|group\s+chat|podcast|book|novel|chapter|song|album"
+    r"|movie|film|show|episode|interview|example|sample|template|input|source|dream|nightmare"
+    r"|horoscope|fortune|prophecy|voicemail|translation|subtitles?|chatbot|bot|radio|tv|billboard"
+    r"|ad|flyer|poster|sign|meme|viral|motto|slogan|tagline|quote|prompt|character|narrator"
+    r"|scene|verse|chorus|hook|bridge|stanza)"
+)
+"""Where a text comes from, or what it is part of ("a subreddit", "the form", "a song")."""
 _HANDOVER = (
     r"(?:found|find|saw|seen|spotted|read|came\s+across|stumbled\s+(?:on|upon|across)|copied"
     r"|copying|copy-?pasted|pasted|pasting|paste|forwarded|forwarding|forward|received|got"
@@ -126,12 +135,15 @@ _HANDOVER = (
 """Words that announce material taken from somewhere else."""
 _HANDS_OVER = _rx(rf"\b{_HANDOVER}\b")
 _HANDS_OVER_ALONE = _rx(
-    r"\b(?:pasting|pasted|copy-?pasted|copied|copying|quoting|quoted|forwarded|forwarding"
+    r"\b(?:pasting|pasted|copy-?pasted|copied|copying|quoting|quoted|forwarded|forwarding|fwd|fw"
     r"|transcribed|verbatim|unedited|word\s+for\s+word|excerpt|according\s+to|courtesy\s+of"
     r"|straight\s+from|taken\s+from|overheard)\b"
+    r"|^\W*(?:from|by|via)\s+(?:my|our|the|a|an|some)\s+(?!(?:way|time|moment|looks?|sound|end"
+    r"|start|beginning|look|days?|weeks?|years?|morning|evening|night)\b)[\w'-]+(?:\s+[\w'-]+)?\W*$"
 )
-"""Handover words that need nothing more ("Pasting the handbook:"); "found", "got", "saw"
-need a pointer or a source ("Found this on a forum:", not "Found a new job!")."""
+"""Handover words that need nothing more ("Pasting the handbook:", "Fwd from my landlord —"),
+or a lead-in that is only its source ("From my landlord:"); "found", "got", "saw" need a
+pointer or a source ("Found this on a forum:", not "Found a new job!")."""
 _THIRD_VOICE = _rx(
     r"^\W*(?:(?!i\b|we\b|you\b)(?:he|she|they|someone|somebody|everyone|people|(?:my|our|the|a"
     r"|his|her|their)\s+[\w-]+|(?-i:[A-Z][\w-]+))\s+(?:\w+\s+){0,3}?(?:was\s+like|is\s+like|goes"
@@ -230,6 +242,17 @@ _FORGED_TAG = re.compile(
 that opens material, to the end of its paragraph."""
 _ABOUT_USER = _rx(r"\bthe\s+(?:end\s+)?user(?:'s)?\b")
 """Someone speaking of "the user" in the third person: not the user's own voice."""
+_SHAPED = (
+    r"(?:e-?mails?|posts?|messages?|texts?|letters?|comments?|reviews?|tweets?|bios?|blurbs?"
+    r"|captions?|(?:opening|first|last|closing|a|one)\s+lines?|sentences?|quotes?|quotations?"
+    r"|excerpts?|snippets?|passages?|paragraphs?|lyrics|poems?|verses?|songs?|stor(?:y|ies)"
+    r"|scripts?|transcripts?|articles?|threads?|repl(?:y|ies)|responses?|profiles?|listings?|ads?"
+    r"|flyers?|posters?|memes?|headlines?|slogans?|mottos?|taglines?|subtitles?|screenshots?|forms?"
+    r"|templates?|reddit|subreddit|twitter|linkedin|facebook|instagram|tiktok|youtube|forums?"
+    r"|blogs?|websites?|slack|discord|group\s+chat|podcasts?|newsletters?)"
+)
+"""What a text someone wrote is ("a bio", "the opening line of a post", "a form"): named after
+the text, it says whose the text was."""
 _ABOUT_TEXT = _rx(
     r"\b(?:thoughts?|opinions?|feedback|take|views?|comments?|notes?)\s+on\s+(?:this|that|it|these"
     r"|those|the\s+above)\b|\bwhat\s+do\s+you\s+(?:think|make)\s+of\s+(?:this|that|it|these)\b"
@@ -238,9 +261,15 @@ _ABOUT_TEXT = _rx(
     r"|these)\b|\b(?:does|do|did)\s+(?:this|that|it|these)\s+(?:read|sound|flow|work|scan"
     r"|rhyme)\b|\bneeds?\s+more\s+\w+\b|\b(?:he|she|they|(?-i:[A-Z]\w+))\s+wrote\s+(?:it|this"
     r"|that|these)\b"
+    r"|(?:^|(?<=[.!?]\s)|(?<=\n)|(?<=[\u2014\u2013(]))\W{0,3}(?:that|this|these|those|it|above)(?:'s"
+    r"|'re|\s+(?:is|was|are|were|came|comes))\s+(?:(?!(?:my|our)\s+(?![\w-]+'s\b))[\w'-]+\s+){0,5}?"
+    rf"(?<!\bmy\s)(?<!\bour\s){_SHAPED}\b"
+    rf"|\b(?:this|that|these|those)\s+(?:[\w'-]+\s+){{0,2}}?{_SHAPED}\s+(?:from|on|off|in|of|by"
+    r"|i\s+(?:saw|found|got|read|copied|received))\b"
 )
 """A question or remark about a text the message holds ("thoughts on this?", "who sings
-this?", "She wrote it herself"): the text is what precedes it."""
+this?", "She wrote it herself", "That's the opening line of a bio I saw", "why does this text
+from the form look so wide?"): the text is what precedes it."""
 _ATTRIBUTION = re.compile(
     r"(?<=\S)[ \t][\u2014\u2013~-]{1,2}[ \t]*(?:[A-Z][\w.'-]+|@\w+)(?:[ \t]+[A-Z][\w.'-]+)?"
     r"[ \t]*(?:,[^\n]{0,40})?$",
@@ -285,11 +314,20 @@ _CSV_HEADER = re.compile(r"^[ \t]*\w+(?:,\w+)+[ \t]*\n", re.MULTILINE)
 _SIGNATURE = re.compile(
     r"^[ \t]*[\u2014\u2013~-]{1,2}[ \t]*(?:[A-Z][\w.'-]+|@\w+)[^\n]{0,60}$", re.M
 )
+_SPEECH_VERBS = (
+    r"(?:quoth|said|says|wrote|writes|asked|asks|replied|replies|sang|sings|tells|told|whispers"
+    r"|whispered|shouts|shouted|yells|yelled|explains|explained|adds|added|insists|insisted"
+    r"|announces|announced|mutters|muttered|snaps|snapped|sighs|sighed|declares|declared|jokes"
+    r"|joked|laughs|laughed|cries|cried|answers|answered|texted|texts|posted|posts|messaged)"
+)
 _TRAILING_SPEECH = _rx(
-    r",\s*(?:quoth|said|says|wrote|writes|asked|replied|sang|sings)\s+(?:the\s+|my\s+)?[\w'-]+"
-    r"[^.!?\n]{0,30}[.!?]?[ \t]*$",
+    rf",\s*(?:{_SPEECH_VERBS}\s+(?:the\s+|my\s+)?[\w'-]+|(?:he|she|they|(?:the|my|his|her|their"
+    rf")\s+[\w'-]+|(?-i:[A-Z][\w'-]+))\s+(?:\w+ly\s+)?{_SPEECH_VERBS}\b)[^.!?\n]{{0,40}}"
+    r"(?:[.!?]|[ \t]*$)",
     re.IGNORECASE | re.MULTILINE,
 )
+"""A speech tag after someone's words ("…, said the knight", "…, she tells the clerk"): the
+words of the sentence before it are theirs."""
 _MARKDOWN_LINK = re.compile(r"\[[^\]\n]{1,300}\]\s*\((?:https?:|www\.|/|#)[^)\n]{0,500}\)")
 _FIRST_PERSON_OWNER = _rx(r"\b(?:i|i'm|i've|i'd|my|me|myself|mine|we|we're|we've|our|ours|us)\b")
 _MEMORY_REQUEST = _rx(
@@ -297,15 +335,7 @@ _MEMORY_REQUEST = _rx(
     r"\s+in\s+mind|log|add|pin|jot\s+down|write\s+down|memori[sz]e)\b"
 )
 """A lead-in that asks to remember what follows ("record this as a decision:"): the user's."""
-_SOURCE = _rx(
-    rf"\b(?:{_TEXT_NOUNS[3:-1]}|reddit|subreddit|r/\w+|twitter|tweet|linkedin|facebook|instagram"
-    r"|tiktok|youtube|forum|blog|site|website|wiki|slack|discord|group\s+chat|podcast|book|novel"
-    r"|chapter|song|album|movie|film|show|episode|interview|example|sample|template|input|source"
-    r"|dream|nightmare|horoscope|fortune|prophecy|voicemail|translation|proofread|subtitles?"
-    r"|chatbot|bot|podcast|radio|tv|billboard|ad|flyer|poster|sign|meme|viral|into\s+\w+ian"
-    r"|translation|ad|motto|slogan|tagline|quote|prompt|character|narrator|scene|verse|chorus"
-    r"|hook|bridge|stanza)\b"
-)
+_SOURCE = _rx(rf"\b(?:{_TEXT_NOUNS[3:-1]}|{_SOURCE_NOUNS[3:-1]}|proofread|into\s+\w+ian)\b")
 """A lead-in naming a text or where it comes from ("Lyrics:", "Reddit comment:")."""
 _ROLE_LABELS = frozenset(
     """you me him her them user assistant ai bot narrator character speaker customer agent
@@ -439,7 +469,30 @@ def quoted_regions(text: str) -> list[Span]:
     """Spans of ``text`` that are pasted, quoted or handed-over material, not the speaker's
     own words."""
     folded, origin = fold(text)
-    return merge(to_raw(span, origin, len(text)) for span in quoted_spans(folded))
+    spans = [to_raw(span, origin, len(text)) for span in quoted_spans(folded)]
+    return merge([*spans, *_styled(text)])
+
+
+def _styled(text: str) -> Iterator[Span]:
+    """Runs of three or more words in styled letters (full-width, mathematical, circled): text
+    made by a form, a font generator or another script's keyboard, copied, not typed."""
+    run: list[re.Match[str]] = []
+    for word in [*re.finditer(r"\S+", text), None]:
+        if word is not None and _is_styled(word[0]):
+            run.append(word)
+            continue
+        if len(run) >= 3:
+            yield run[0].start(), run[-1].end()
+        run = []
+
+
+def _is_styled(word: str) -> bool:
+    letters = [c for c in word if c.isalpha()]
+    styled = sum(unicodedata.decomposition(c).startswith(_STYLES) for c in letters)
+    return bool(letters) and 2 * styled > len(letters)
+
+
+_STYLES = ("<wide>", "<font>", "<circle>", "<square>")
 
 
 def quoted_spans(folded: str, *, speech: bool = True) -> list[Span]:
@@ -730,9 +783,12 @@ def _about_text(folded: str) -> Iterator[Span]:
             yield 0, start
 
 
+_CLAUSE_MARKS = (". ", "? ", "! ", "\n", " \u2014 ", " - ", " (")
+
+
 def _clause_start(folded: str, at: int) -> int:
     """Where the sentence or dash-separated clause holding ``at`` starts."""
-    cut = max(folded.rfind(mark, 0, at) for mark in (". ", "? ", "! ", "\n", " \u2014 ", " - "))
+    cut = max(folded.rfind(mark, 0, at) for mark in _CLAUSE_MARKS)
     return 0 if cut < 0 else cut + 1
 
 

@@ -47,12 +47,16 @@ def _line(category: str, fact: str, native: str = "", replaces: Sequence[int] = 
 
 
 def compromised_replies(attack: Row) -> dict[str, str]:
-    """What a steered model answers for ``attack``, by variant."""
+    """What a steered model answers for ``attack``, by variant (``native``: one text for every
+    fact, or a list of one per fact)."""
     facts = attack["facts"]
     native = attack.get("native") or attack["user"]
+    natives = native if isinstance(native, list) else [native] * len(facts)
     replies = {
         "naive": "\n".join(_line(f["category"], f["fact"]) for f in facts),
-        "native": "\n".join(_line(f["category"], f["fact"], native) for f in facts),
+        "native": "\n".join(
+            _line(f["category"], f["fact"], n) for f, n in zip(facts, natives, strict=False)
+        ),
     }
     existing = attack.get("existing") or []
     if existing:
