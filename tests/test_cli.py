@@ -54,6 +54,13 @@ def test_an_unexpected_error_is_one_line_not_a_traceback(
     assert isinstance(CliRunner().invoke(cli, ["count"]).exception, ZeroDivisionError)
 
 
+def test_a_misspelt_variable_is_a_config_error(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMVAULT_TENNANT", "acme")
+    result = run("count", code=2)  # bad input, as documented
+    assert "Error: unknown environment variable MEMVAULT_TENNANT" in result.stderr
+    assert "did you mean MEMVAULT_TENANT?" in result.stderr
+
+
 def test_write_get_list_round_trip(run: Any) -> None:
     entry_id = run("write", "prefers tea", "--scope", "user:alice", "--tag", "pref").stdout.strip()
     shown = as_json(run("get", entry_id, "--json"))

@@ -13,6 +13,14 @@ def as_json(result: Any) -> Any:
     return json.loads(result.stdout)
 
 
+def test_a_person_adds_a_finding_without_loading_data(run: Any) -> None:
+    sid = run("session", "create", "alice").output.strip()
+    found = as_json(run("findings", "add", sid, "Week 10 of Osaka is a typo", "--json"))
+    assert (found["source"], found["tool_originated"]) == ("manual", False)
+    assert "- [user-stated] [" in run("prompt", sid).output
+    assert "Week 10 of Osaka" in run("findings", "list", sid).output
+
+
 def test_the_seed_scenario_through_the_cli(run: Any) -> None:
     sid = run("session", "create", "alice", "--title", "Q1 sales").output.strip()
     run("record", "append", sid, "user", "I prefer Go over Python. Load the Q1 sales CSV.")
@@ -28,7 +36,8 @@ def test_the_seed_scenario_through_the_cli(run: Any) -> None:
         sid,
     )
     run("session", "note", sid, "User is analysing Q1 sales data", "--category", "context")
-    assert "no data loaded" in run("findings", "add", sid, "a guess", code=4).output
+    guessed = run("findings", "add", sid, "a guess", "--source", "llm_promoted", code=4).output
+    assert "no data loaded" in guessed and f"memvault session data-loaded {sid}" in guessed
     run("session", "data-loaded", sid)
     first = as_json(
         run(

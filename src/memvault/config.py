@@ -11,10 +11,10 @@ from typing import Any
 
 import platformdirs
 
+from .environment import HOME, PREFIX, check_environment
 from .errors import ConfigError
 from .validation import encodable
 
-ENV_PREFIX = "MEMVAULT_"
 EXTRACTION_MODES = ("auto", "llm", "heuristic", "off")
 LOG_FORMATS = ("text", "json")
 
@@ -63,7 +63,7 @@ def retention_policy(text: str, tenant: str) -> Policy:
 
 def default_home() -> Path:
     """The data directory: ``$MEMVAULT_HOME``, else the platform's user data dir."""
-    env = os.environ.get(f"{ENV_PREFIX}HOME")
+    env = os.environ.get(HOME)
     return Path(env).expanduser() if env else Path(platformdirs.user_data_dir("memvault"))
 
 
@@ -294,14 +294,12 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Read every known ``MEMVAULT_<FIELD>`` variable (``MEMVAULT_HOME`` is read by paths)."""
+        """Read every ``MEMVAULT_<FIELD>`` variable; any other ``MEMVAULT_*`` variable that is
+        not one of :data:`~memvault.environment.OTHER_VARIABLES` is a ConfigError naming it."""
         env = os.environ if environ is None else environ
-        values = {
-            f.name: env[ENV_PREFIX + f.name.upper()]
-            for f in fields(cls)
-            if ENV_PREFIX + f.name.upper() in env
-        }
-        return cls.from_mapping(values)
+        variables = {PREFIX + f.name.upper(): f.name for f in fields(cls)}
+        check_environment(env, variables)
+        return cls.from_mapping({name: env[v] for v, name in variables.items() if v in env})
 
     def with_overrides(self, **values: Any) -> Settings:
         """A copy with some fields changed (validated like the rest)."""

@@ -28,7 +28,7 @@ from .drivers import described, drive_awaiting, drive_blocking, name_operations
 from .embeddings import Embedder, default_embedder
 from .errors import ConfigError, ValidationError
 from .extraction.plans import Extraction, LearningPlans, TurnResult, extractor_mode
-from .extraction.worker import Failure, Learner, Matches
+from .extraction.worker import Failure, Learner, Matches, Slot
 from .facilities.notes import NotePlans
 from .facilities.sessions import SessionPlans
 from .llm.base import ChatModel, chat_model_from_settings
@@ -304,7 +304,7 @@ class _Base:
         def extract() -> Any:
             return run_blocking(learning.extract(session_id), backend, stamp)
 
-        slot = (learning.store.tenant, session_id)
+        slot = Slot(learning.store.tenant, session_id)
         return replace(turn, extraction=self._learner.schedule(slot, extract))
 
     def close(self) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from memvault import Memory, Settings
 from memvault.errors import ConfigError, ValidationError
+from memvault.extraction.worker import Failure
 from memvault.llm.openai_compat import OpenAICompatChat
 from memvault.llm.scripted import ScriptedChat
 from memvault.testing import ManualClock
@@ -145,6 +146,40 @@ def test_a_failed_extraction_writes_nothing_and_is_counted(
         assert memory.stats()["extraction_failures"] == 1
         assert memory.global_memory("alice") == []
         assert len(memory.records(session.id)) == 1  # the turn itself is kept
+
+
+def test_an_unreachable_llm_is_one_readable_line(
+    tmp_path: Path, clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    with ScriptedOpenAIServer() as gone:  # a real server, closed: its port now refuses
+        url = gone.base_url
+    with (
+        OpenAICompatChat(url, "m", max_retries=0) as chat,
+        _open(tmp_path, clock, llm=chat) as memory,
+    ):
+        session = memory.create_session("alice")
+        memory.add_turn(session.id, user="I prefer tea.")
+        memory.flush(timeout=30)
+        failure = memory.last_extraction(session.id)
+    (logged,) = [r.getMessage() for r in caplog.records if r.name == "memvault.extraction"]
+    assert logged.startswith(f"extraction of session {session.id} (tenant default) failed: ")
+    assert isinstance(failure, Failure) and failure.error in logged
+    assert url in failure.error and "could not connect" in failure.error  # where, and why
+    assert "MEMVAULT_LLM_BASE_URL" in failure.error  # what to change
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"llm_model": "qwen3:4b"}, "MEMVAULT_LLM_MODEL is set but MEMVAULT_LLM_BASE_URL is empty"),
+        ({"llm_api_key": "sk-secret-0123"}, "MEMVAULT_LLM_API_KEY is set"),
+        ({"llm_base_url": "http://127.0.0.1:9/v1"}, "set MEMVAULT_LLM_MODEL"),
+    ],
+)
+def test_a_partial_llm_configuration_is_refused(given: dict[str, str], named: str) -> None:
+    with pytest.raises(ConfigError, match=named) as refused:
+        Memory(":memory:", settings=Settings.from_mapping(given))
+    assert "sk-secret" not in str(refused.value)
 
 
 def test_private_sessions_never_reach_global_memory(tmp_path: Path, clock: ManualClock) -> None:

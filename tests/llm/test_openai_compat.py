@@ -173,7 +173,9 @@ def test_5xx_on_every_attempt_is_unavailable(
 ) -> None:
     for status in (500, 502, 503):
         server.script_status(status)
-    with pytest.raises(LLMUnavailableError, match=r"3 attempt\(s\); last: HTTP 503"):
+    with pytest.raises(
+        LLMUnavailableError, match=r"3 attempt\(s\); last: HTTP 503; .*MEMVAULT_LLM_MAX_RETRIES"
+    ):
         client.complete(REQUEST)
     assert len(server.requests) == 3
     assert len(waits) == 2 and 0 <= waits[0] <= 0.5 and 0 <= waits[1] <= 1.0  # jittered backoff
@@ -223,7 +225,10 @@ def test_a_timeout_is_retried_then_unavailable(
         OpenAICompatChat(
             server.base_url, "m", timeout_s=0.2, max_retries=1, sleep=waits.append
         ) as chat,
-        pytest.raises(LLMUnavailableError, match=r"2 attempt\(s\); last: timed out after 0.2 s"),
+        pytest.raises(
+            LLMUnavailableError,
+            match=r"2 attempt\(s\); last: timed out after 0.2 s; raise MEMVAULT_LLM_TIMEOUT_S",
+        ),
     ):
         chat.complete(REQUEST)
     assert time.monotonic() - started < 2
@@ -290,10 +295,16 @@ def test_a_closed_port_is_unavailable(waits: list[float]) -> None:
         url = gone.base_url
     with (
         OpenAICompatChat(url, "m", max_retries=1, sleep=waits.append) as chat,
-        pytest.raises(LLMUnavailableError, match=r"2 attempt\(s\); last: could not connect"),
+        pytest.raises(
+            LLMUnavailableError, match=r"2 attempt\(s\); last: could not connect"
+        ) as caught,
     ):
         chat.complete(REQUEST)
     assert len(waits) == 1
+    message = str(caught.value)
+    assert url in message and "refused" in message.lower()  # where, and why
+    assert message.endswith("set MEMVAULT_LLM_BASE_URL (llm_base_url) to a server that is")
+    assert "ConnectError" not in message and "\n" not in message
 
 
 def test_a_closed_client_refuses(server: ScriptedOpenAIServer) -> None:

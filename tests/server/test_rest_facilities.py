@@ -38,6 +38,7 @@ def test_the_seed_scenario_over_http(api: Client) -> None:
     ok(api("POST", f"{base}/notes", {"fact": "User analyses Q1 sales", "category": "context"}), 201)
     status, body = api("POST", f"{base}/findings", {"content": "Osaka spiked in week 10"})
     assert (status, body["error"]["type"]) == (403, "ForbiddenError")
+    assert "source manual" in body["error"]["message"]  # the way through
     ok(api("PATCH", base, {"has_data": True}))
     first = ok(
         api(
@@ -62,6 +63,15 @@ def test_the_seed_scenario_over_http(api: Client) -> None:
     assert [h["scope"] for h in hits] == [f"session:{sid}"]
     assert ok(api("DELETE", base))["deleted"] == 4
     assert api("GET", base)[0] == 404
+
+
+def test_a_caller_that_says_manual_needs_no_loaded_data(api: Client) -> None:
+    sid = ok(api("POST", "/v1/sessions", {"user_id": "alice"}), 201)["id"]
+    mine = {"content": "Nagoya's CSV is missing March", "source": "manual"}
+    found = ok(api("POST", f"/v1/sessions/{sid}/findings", mine), 201)
+    assert (found["source"], found["tool_originated"]) == ("manual", False)
+    status, body = api("POST", f"/v1/sessions/{sid}/findings", {**mine, "tool_originated": True})
+    assert (status, body["error"]["type"]) == (400, "ValidationError")
 
 
 def test_records_cannot_be_altered_over_http(api: Client) -> None:

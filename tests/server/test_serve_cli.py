@@ -17,6 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from memvault import ConfigError
+
 from .conftest import Client, free_port, wait_until_up
 
 KEY_A, KEY_B = "tenant-a-key-0123456789", "tenant-b-key-0123456789"
@@ -134,6 +136,23 @@ def test_serve_rejects_bad_allowed_hosts_and_origins(
     monkeypatch.setenv(f"MEMVAULT_{name}", value)
     assert f"setting {name.lower()}" in run("serve", code=2).output
     assert uvicorn_runs == []
+
+
+@pytest.mark.parametrize("command", [["serve"], ["mcp", "--transport", "http"]])
+def test_a_server_refuses_a_misspelt_variable(
+    run: Callable[..., Any],
+    uvicorn_runs: list[dict[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+    command: list[str],
+) -> None:
+    from memvault.server.app import app_from_env
+
+    monkeypatch.setenv("MEMVAULT_TENNANT", "acme")
+    result = run(*command, code=2)
+    assert "MEMVAULT_TENNANT (did you mean MEMVAULT_TENANT?)" in result.output
+    assert uvicorn_runs == []
+    with pytest.raises(ConfigError, match="MEMVAULT_TENNANT"):
+        app_from_env()  # what each worker of memvault serve runs
 
 
 def test_the_served_app_reads_its_guard_from_the_environment(

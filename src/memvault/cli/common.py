@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..environment import DEBUG
 from ..errors import (
     ConfigError,
     ErasureIncompleteError,
@@ -60,10 +61,10 @@ class MemvaultGroup(click.Group):
             click.echo(f"Error: {exc}", err=True)
             ctx.exit(exit_code(exc))
         except Exception as exc:
-            if os.environ.get("MEMVAULT_DEBUG"):
+            if os.environ.get(DEBUG):
                 raise
             reason = f"internal error ({type(exc).__name__}: {exc})"
-            click.echo(f"Error: {reason}; MEMVAULT_DEBUG=1 shows the traceback", err=True)
+            click.echo(f"Error: {reason}; {DEBUG}=1 shows the traceback", err=True)
             ctx.exit(EXIT_STORE)
 
 

@@ -275,10 +275,11 @@ def findings() -> None:
 @click.option("--tag", "tags", multiple=True, help="A tag (e.g. a severity); repeat.")
 @click.option(
     "--source",
-    type=click.Choice(["llm_promoted", "analyze_data"]),
-    default="llm_promoted",
+    type=click.Choice(["manual", "llm_promoted", "analyze_data"]),
+    default="manual",
     show_default=True,
-    help="llm_promoted needs the session's data loaded.",
+    help="manual: yours, by hand; llm_promoted (an LLM's tool) needs the session's data "
+    "loaded (session data-loaded).",
 )
 @json_option
 @click.pass_context
@@ -290,7 +291,7 @@ def findings_add(
     source: str,
     as_json: bool,
 ) -> None:
-    """Add a finding (a repeat of an existing one returns that one)."""
+    """Add a finding by hand (a repeat of an existing one returns that one)."""
     found = open_memory(ctx).add_finding(
         session_id, argument_text(content), tags=tags, source=source
     )

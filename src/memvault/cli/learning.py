@@ -3,11 +3,15 @@ fact — supersede, history, restore, the review list."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 import click
 
+from ..extraction import worker
 from ..extraction.plans import Extraction
 from ..extraction.worker import Failure
 from . import render
@@ -36,6 +40,18 @@ def _learned(extraction: Extraction | Failure | None) -> str:
     return "\n".join(lines) or f"nothing learned ({extraction.extractor})"
 
 
+@contextmanager
+def _said_here() -> Iterator[None]:
+    """While a command says itself why an extraction failed: the worker's log line (printed by
+    logging's last resort when nothing is configured) would say it a second time."""
+    quiet = logging.NullHandler()
+    worker.log.addHandler(quiet)
+    try:
+        yield
+    finally:
+        worker.log.removeHandler(quiet)
+
+
 @cli.command()
 @click.argument("session_id")
 @click.option("--user", "user", help="What the user said ('-' reads standard input).")
@@ -54,8 +70,9 @@ def turn(
     """Append a turn to SESSION_ID and print what was learned from it."""
     memory = open_memory(ctx)
     text = None if user is None else argument_text(user)
-    result = memory.add_turn(session_id, user=text, assistant=assistant, tool_records=tools)
-    memory.flush()
+    with _said_here():
+        result = memory.add_turn(session_id, user=text, assistant=assistant, tool_records=tools)
+        memory.flush()
     learned = memory.last_extraction(session_id) if result.extraction != "off" else None
     data: dict[str, Any] = {**result.to_dict(), "learned": learned and learned.to_dict()}
     if isinstance(learned, Failure):  # the turn is stored; learning from it failed

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import ClosedError
 
@@ -42,6 +42,16 @@ class Failure:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Failure:
         return cls(data["error"])
+
+
+class Slot(NamedTuple):
+    """A tenant's session: its extractions run one at a time (equal to the plain tuple)."""
+
+    tenant: str
+    session_id: str
+
+    def __str__(self) -> str:
+        return f"session {self.session_id} (tenant {self.tenant})"
 
 
 Task = Callable[[], Any]
@@ -109,7 +119,7 @@ class Learner:
             try:
                 result = task()
             except Exception as exc:  # a background failure is counted and logged, never lost
-                log.warning("extraction %s failed: %s: %s", slot, type(exc).__name__, exc)
+                log.warning("extraction of %s failed: %s: %s", slot, type(exc).__name__, exc)
                 result = Failure(f"{type(exc).__name__}: {exc}")
                 with self._lock:
                     self.failures += 1

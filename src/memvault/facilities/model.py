@@ -52,7 +52,9 @@ USER_STATED_ORDER = (
 )
 USER_STATED = frozenset(USER_STATED_ORDER)
 SESSION_MEMORY_SOURCES = (Source.USER_TURN, Source.ASSISTANT_TURN)
-FINDING_SOURCES = (Source.LLM_PROMOTED, Source.ANALYZE_DATA)
+FINDING_SOURCES = (Source.LLM_PROMOTED, Source.ANALYZE_DATA, Source.MANUAL)
+"""``llm_promoted``: the LLM's tool, gated to sessions with data loaded; ``analyze_data``: an
+analysis' own output; ``manual``: a person's, by hand (user-stated)."""
 GLOBAL_MEMORY_SOURCES = (*USER_STATED_ORDER, Source.ASSISTANT_TURN)
 
 

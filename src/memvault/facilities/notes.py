@@ -78,13 +78,11 @@ class NotePlans:
         tool_originated: bool = False,
     ) -> Plan[Finding]:
         """Record a data-analysis finding; a repeat of one already there returns that one
-        (``duplicate=True``). ``llm_promoted`` findings need the session's data loaded."""
+        (``duplicate=True``). The source decides the gate: ``llm_promoted`` (the LLM's tool)
+        needs the session's data loaded; ``manual`` (a person's, never a tool's) and
+        ``analyze_data`` do not."""
         session = Session.from_entry((yield from self.sessions.session_entry(session_id)))
-        one_of("source", source, FINDING_SOURCES)
-        if source == Source.LLM_PROMOTED and not session.has_data:
-            raise ForbiddenError(
-                f"session {session_id} has no data loaded; findings from the LLM need loaded data"
-            )
+        _gate_finding(session, one_of("source", source, FINDING_SOURCES), tool_originated)
         content = check.content(content, self.store.settings)
         existing = yield from self.findings_in(Scope.session(session_id))
         twin = duplicate_finding(content, existing)
@@ -259,3 +257,16 @@ class NotePlans:
         now = self.store.now()
         where = replace(self.store.where((scope,), None, None, now), categories=categories)
         return (yield from self.store.every(where))
+
+
+def _gate_finding(session: Session, source: str, tool_originated: bool) -> None:
+    """Refuse a finding its source may not add: the LLM's without the session's data loaded
+    (ForbiddenError, naming the ways through), a person's said to come from a tool."""
+    if source == Source.MANUAL and tool_originated:
+        raise ValidationError("a manual finding is a person's: it cannot be tool_originated")
+    if source == Source.LLM_PROMOTED and not session.has_data:
+        raise ForbiddenError(
+            f"session {session.id} has no data loaded: a finding from the LLM (source "
+            "llm_promoted) needs it. Mark the data loaded (set_data_loaded; CLI: memvault "
+            f"session data-loaded {session.id}), or add a person's finding with source manual"
+        )

@@ -174,11 +174,23 @@ def backoff(attempt: int, base_s: float = 0.5, cap_s: float = 8.0) -> float:
 # --- the client ------------------------------------------------------------------------------
 
 
-class _Retry(Exception):
-    """An attempt failed in a way worth retrying (internal)."""
+UNREACHABLE = (
+    "is it running? Start it, or set MEMVAULT_LLM_BASE_URL (llm_base_url) to a server that is"
+)
+SLOW = "raise MEMVAULT_LLM_TIMEOUT_S (llm_timeout_s), or use a faster model or server"
+REFUSING = (
+    "it is overloaded or failing: try later, or raise MEMVAULT_LLM_MAX_RETRIES (llm_max_retries)"
+)
+"""What to change when the server cannot be reached, is too slow, or keeps refusing."""
 
-    def __init__(self, cause: str, wait_s: float | None = None) -> None:
+
+class _Retry(Exception):
+    """An attempt failed in a way worth retrying (internal); ``hint``: what to change if no
+    attempt succeeds."""
+
+    def __init__(self, cause: str, hint: str, wait_s: float | None = None) -> None:
         super().__init__(cause if wait_s is None else f"{cause}, Retry-After {wait_s:g} s")
+        self.hint = hint
         self.wait_s = wait_s
         """What the server asked to wait (uncapped), if it did."""
 
@@ -253,11 +265,11 @@ class OpenAICompatChat(ChatModel):
         budget); LLMUnavailableError if no retry is left, or the server asks for longer."""
         failed = f"the LLM server at {self.base_url} failed {attempt} attempt(s)"
         if attempt > self.max_retries:
-            raise LLMUnavailableError(f"{failed}; last: {retry}")
+            raise LLMUnavailableError(f"{failed}; last: {retry}; {retry.hint}")
         if left <= 0 or (retry.wait_s or 0.0) > left:
             raise LLMUnavailableError(
                 f"{failed}, and the {max(left, 0.0):.3g} s left of the call's time budget of "
-                f"{self.budget_s:g} s cannot hold the next wait; last: {retry}"
+                f"{self.budget_s:g} s cannot hold the next wait; last: {retry}; {retry.hint}"
             )
         wanted = backoff(attempt) if retry.wait_s is None else retry.wait_s
         return min(wanted, MAX_RETRY_AFTER_S, left)
@@ -271,9 +283,13 @@ class OpenAICompatChat(ChatModel):
             with self._client.stream("POST", self.url, content=body) as response:
                 raw = self._body_of(response, deadline)
         except httpx.TimeoutException:
-            raise _Retry(f"timed out after {self.timeout_s:g} s") from None
+            raise _Retry(f"timed out after {self.timeout_s:g} s", SLOW) from None
+        except httpx.ConnectError as exc:
+            raise _Retry(f"could not connect: {exc}", UNREACHABLE) from None
         except httpx.TransportError as exc:
-            raise _Retry(f"could not connect or read: {type(exc).__name__}: {exc}") from None
+            raise _Retry(
+                f"the connection failed: {type(exc).__name__}: {exc}", UNREACHABLE
+            ) from None
         except httpx.HTTPError as exc:
             raise LLMResponseError(f"the LLM server's answer is unusable: {exc}") from None
         try:
@@ -287,7 +303,7 @@ class OpenAICompatChat(ChatModel):
         """The body of a 2xx answer; _Retry or LLMResponseError for any other status."""
         status = response.status_code
         if status in RETRIED_STATUSES:
-            raise _Retry(f"HTTP {status}", retry_after(response.headers, cap=math.inf))
+            raise _Retry(f"HTTP {status}", REFUSING, retry_after(response.headers, cap=math.inf))
         if not 200 <= status < 300:
             raw = self._read(response, EXCERPT_BYTES, deadline, refuse=False)
             raise LLMResponseError(
@@ -310,7 +326,7 @@ class OpenAICompatChat(ChatModel):
                     raise LLMResponseError(f"the LLM server's answer exceeds {cap} bytes")
                 break
             if time.monotonic() > deadline:
-                raise _Retry(f"timed out after {self.timeout_s:g} s reading the answer")
+                raise _Retry(f"timed out after {self.timeout_s:g} s reading the answer", SLOW)
         return b"".join(chunks)[:cap]
 
     def _reply(

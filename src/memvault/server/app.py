@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
 from ..config import Settings
+from ..environment import SERVE_HOST
 from ..errors import (
     BackendError,
     CapabilityError,
@@ -55,7 +56,7 @@ from .routes import Call, Route, openapi
 
 log = logging.getLogger("memvault.server")
 
-BOUND_HOST_ENV = "MEMVAULT_SERVE_HOST"
+BOUND_HOST_ENV = SERVE_HOST
 """Set by ``memvault serve`` to the address it listens on (a name of the server for the Host
 check); read by :func:`app_from_env`."""
 

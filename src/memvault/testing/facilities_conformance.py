@@ -343,14 +343,27 @@ class FacilityConformance:
 
     def test_llm_findings_need_loaded_data(self, memory: Any) -> None:
         session = memory.create_session("alice")
-        with pytest.raises(ForbiddenError):
+        with pytest.raises(ForbiddenError) as refused:
             memory.add_finding(session.id, "a guess without data")
+        assert "set_data_loaded" in str(refused.value)  # the ways through
+        assert f"memvault session data-loaded {session.id}" in str(refused.value)
+        assert "source manual" in str(refused.value)
         auto = memory.add_finding(session.id, "weekly volume is flat", source="analyze_data")
         assert auto.source == "analyze_data" and auto.tool_originated is False
         memory.set_data_loaded(session.id)
         assert memory.add_finding(session.id, "a real anomaly in week 3").source == "llm_promoted"
         with pytest.raises(ValidationError):
-            memory.add_finding(session.id, "made by hand", source="manual")
+            memory.add_finding(session.id, "made up", source="user_turn")
+
+    def test_a_person_adds_a_finding_by_hand_without_loaded_data(self, memory: Any) -> None:
+        session = memory.create_session("alice")
+        found = memory.add_finding(session.id, "Week 10 of Osaka is a typo", source="manual")
+        assert (found.source, found.tool_originated) == ("manual", False)
+        assert memory.findings(session.id) == [found]
+        assert "- [user-stated] [" in memory.system_prompt(session.id)
+        with pytest.raises(ValidationError, match="manual finding is a person's"):
+            memory.add_finding(session.id, "said by a tool", source="manual", tool_originated=True)
+        assert memory.findings(session.id) == [found]
 
     def test_global_memory_rules(self, memory: Any) -> None:
         session = memory.create_session("alice")

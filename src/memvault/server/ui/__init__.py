@@ -9,13 +9,14 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Scope, Send
 
+from ...environment import UI_SECRET
 from ..guard import origin_of
 from . import pages
 from .pages import HERE, SECURITY_HEADERS, Inspector
 from .tokens import Signer
 from .view import PREFIX
 
-SECRET_ENV = "MEMVAULT_UI_SECRET"
+SECRET_ENV = UI_SECRET
 """The secret that signs the inspector's cookies (at least 32 characters). ``memvault serve``
 sets a random one for its workers unless it is set; without it an app makes its own."""
 
