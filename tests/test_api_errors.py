@@ -143,3 +143,16 @@ def test_an_error_never_echoes_a_huge_argument(memory: Memory, call: Any) -> Non
     with pytest.raises(MemvaultError) as caught:
         call(memory, "q" * 5_000)
     assert len(str(caught.value)) < 400, str(caught.value)[:200]
+
+
+def test_a_mapping_item_with_an_unknown_key_names_it_not_python_internals() -> None:
+    with Memory(":memory:", embedder=HashEmbedder()) as memory:
+        report = memory.write_many(
+            [{"content": "x", "scope": "user:a", "tgas": ["a"]}, {"scope": "user:a"}]
+        )
+    reasons = [item.reason for item in report.items]
+    assert reasons == [
+        "unknown field(s): tgas; accepted: category, content, context, created_at, expires_at, "
+        "metadata, provenance, scope, tags",
+        "missing required field(s): content",
+    ]

@@ -114,9 +114,11 @@ def test_update_promote_count_delete(run: Any) -> None:
     assert run("count").stdout.strip() == "0"
 
 
-def test_delete_scope_asks_first(run: Any) -> None:
+def test_delete_scope_asks_first(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     run("write", "x", "--scope", "user:a")
-    run("delete-scope", "user:a", input="n\n", code=1)
+    monkeypatch.setattr("memvault.cli.common.interactive", lambda: True)  # a person answers
+    declined = run("delete-scope", "user:a", input="n\n", code=6)
+    assert "aborted: nothing was changed" in declined.stderr
     assert run("count").stdout.strip() == "1"
     run("delete-scope", "user:a", input="y\n")
     assert run("count").stdout.strip() == "0"
@@ -172,9 +174,9 @@ def test_the_shell_example_twice_keeps_one_copy(run: Any) -> None:
     assert [h["content"] for h in hits] == ["User prefers dark mode"]
 
 
-def test_forbidden_promotion_is_a_store_error(run: Any) -> None:
+def test_a_narrowing_promotion_is_bad_input(run: Any) -> None:
     entry_id = run("write", "x", "--scope", "org:o").stdout.strip()
-    result = run("promote", entry_id, "--to", "user:a", code=1)
+    result = run("promote", entry_id, "--to", "user:a", code=2)
     assert "cannot promote from org:o to user:a" in result.stderr
 
 
@@ -204,7 +206,7 @@ def test_backup_and_restore_a_backup(run: Any, tmp_path: Path) -> None:
     (tmp_path / "junk.db").write_bytes(b"junk" * 1000)
     assert (
         "not a memvault SQLite store"
-        in run("restore-backup", str(tmp_path / "junk.db"), "--yes", code=1).output
+        in run("restore-backup", str(tmp_path / "junk.db"), "--yes", code=2).output
     )
     assert run("count", "--scope", "user:a").output.strip() == "1"
 
@@ -227,7 +229,7 @@ def test_audit_lists_who_changed_what_never_content(run: Any) -> None:
     assert f"changed  {entry_id} user:bob  update by local" in listed
     assert f"created  {entry_id} user:bob  write by ops-bot" in listed
     assert "recipe" not in listed
-    page = json.loads(run("audit", "--actor", "ops-bot", "--json").output)
+    page = json.loads(run("audit", "--by", "ops-bot", "--json").output)
     assert [e["change"] for e in page["events"]] == ["created"] and page["next_cursor"] is None
     first = json.loads(run("audit", "--oldest", "--limit", "1", "--json").output)
     assert first["events"][0]["operation"] == "write" and first["next_cursor"]

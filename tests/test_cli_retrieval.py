@@ -157,11 +157,13 @@ def test_bench_locomo(tmp_path: Path) -> None:
     data, out = tmp_path / "tiny.json", tmp_path / "result.json"
     _tiny_locomo(data)
     result = CliRunner().invoke(
-        cli, ["bench", "locomo", "--data", str(data), "--k", "1,5", "--json", str(out)]
+        cli, ["bench", "locomo", "--data", str(data), "--k", "1,5", "--out", str(out)]
     )
     assert result.exit_code == 0, result.output
     assert "memvault" in result.stdout and "bm25" in result.stdout
     report = json.loads(out.read_text())
+    printed = CliRunner().invoke(cli, ["bench", "locomo", "--data", str(data), "--json"])
+    assert json.loads(printed.stdout)["questions"] == 3  # --json: the results, not the table
     assert {"answerable", "all", "by_category", "baselines", "ingest_s", "search_ms_p50"} <= set(
         report
     )

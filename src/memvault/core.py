@@ -709,10 +709,7 @@ class Planner:
         check.arguments({"": item})
         if not isinstance(item, NewEntry | Mapping):
             raise ValidationError(f"expected a NewEntry or a mapping, got {type(item).__name__}")
-        try:
-            request = item if isinstance(item, NewEntry) else NewEntry(**item)
-        except TypeError as exc:
-            raise ValidationError(str(exc)) from exc
+        request = item if isinstance(item, NewEntry) else NewEntry.from_mapping(item)
         entry = self.editable(self.new_entry(request, now))
         self.admit(entry.content)
         return entry

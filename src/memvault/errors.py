@@ -14,6 +14,7 @@ these *types* (never their message text) into HTTP statuses and CLI messages::
     ├── CompactionError            a compaction callback or summariser failed; nothing was changed
     ├── ConflictError              a concurrent change won; retry the operation
     ├── ClosedError                the Memory was closed
+    ├── AbortedError               the person declined to go on (a CLI confirmation)
     ├── GuardError                 untrusted text could not be wrapped safely; nothing was sent
     ├── LLMError                   the language model could not be used
     │   ├── LLMUnavailableError    unreachable, timed out, or refused after every retry
@@ -100,6 +101,11 @@ class CompactionError(MemvaultError):
 
 class ConflictError(MemvaultError):
     """Another writer changed or removed the entry first; re-read and retry."""
+
+
+class AbortedError(MemvaultError):
+    """The person asked declined to go on (a confirmation answered no, or interrupted); nothing
+    was changed."""
 
 
 class GuardError(MemvaultError):

@@ -9,6 +9,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
+from . import validation as check
 from .errors import InvalidScopeError, ValidationError, shown
 
 MAX_SCOPE_ID_CHARS = 256
@@ -296,6 +297,13 @@ class NewEntry:
     provenance: Provenance | Mapping[str, Any] | None = None
     context: str | None = None
     created_at: datetime | None = None
+
+    @classmethod
+    def from_mapping(cls, item: Mapping[str, Any]) -> NewEntry:
+        """The request a mapping of its fields makes; a key it has no field for, or no
+        ``content`` or ``scope``, is a ValidationError naming it."""
+        accepted = [f.name for f in fields(cls)]
+        return cls(**check.known_fields(item, accepted, ("content", "scope")))
 
 
 @dataclass(frozen=True, slots=True)

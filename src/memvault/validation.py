@@ -372,3 +372,19 @@ def context(value: object, settings: Settings) -> str:
             f"context must be at most {settings.max_content_chars:,} characters, without NUL"
         )
     return value
+
+
+def known_fields(
+    given: Mapping[str, Any], accepted: Iterable[str], required: Iterable[str] = ()
+) -> Mapping[str, Any]:
+    """``given`` if it names only ``accepted`` fields and gives every ``required`` one (None is
+    not given); else a ValidationError naming the unknown or missing ones, never a TypeError."""
+    accepted = sorted(accepted)
+    unknown = sorted(str(name) for name in set(given) - set(accepted))
+    if unknown:
+        named = ", ".join(name if len(name) <= 80 else shown(name) for name in unknown[:10])
+        raise ValidationError(f"unknown field(s): {named}; accepted: {', '.join(accepted)}")
+    missing = [name for name in required if given.get(name) is None]
+    if missing:
+        raise ValidationError(f"missing required field(s): {', '.join(missing)}")
+    return given

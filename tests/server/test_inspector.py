@@ -280,3 +280,16 @@ def test_long_lists_say_what_they_do_not_show(
     assert "Only the newest 1 are shown" not in ui.get("/ui?limit=50").text
     page = ui.get(f"/ui/sessions/{seeded.session}").text
     assert "Only the newest 0 of each scope" in page
+
+
+def test_an_empty_list_names_the_tenant_and_how_to_see_another(
+    open_app: Callable[..., TestClient],
+) -> None:
+    ui = open_app()
+    log_in(ui)
+    page = ui.get("/ui?user=nobody").text
+    assert "No sessions of nobody in tenant <b>acme</b>." in page
+    assert "log in with a key of that tenant" in page
+    keyless = open_app(api_keys="").get("/ui?user=nobody").text
+    assert "No sessions of nobody in tenant <b>acme</b>." in keyless
+    assert "memvault serve --tenant NAME" in keyless

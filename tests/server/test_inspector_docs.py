@@ -23,7 +23,15 @@ def readme_block() -> str:
     return block[1]
 
 
+def readme_python(section: str) -> str:
+    found = re.search(rf"## {section}.*?```python\n(.*?)```", README.read_text("utf-8"), re.S)
+    assert found, f"README has no python example under {section}"
+    return found[1]
+
+
 def test_the_readme_opens_the_inspector(isolated_environment: Path) -> None:
+    """The walk-through is one story: the inspector shows what the earlier examples wrote."""
+    exec(compile(readme_python("Sessions, Records"), "README facilities example", "exec"), {})
     port = free_port()
     script = readme_block().replace("memvault serve", f"exec memvault serve --port {port}")
     assert "exec memvault serve" in script
@@ -41,13 +49,15 @@ def test_the_readme_opens_the_inspector(isolated_environment: Path) -> None:
             assert len(key) >= 16
             base = f"http://127.0.0.1:{port}"
             wait_until_up(base, alive=lambda: server.poll() is None)
-            log_in(base, key)
+            cookie = log_in(base, key, tenant="default")
+            with httpx.Client(base_url=base, cookies={"memvault_ui": cookie}) as browser:
+                assert "Q1 sales" in browser.get("/ui").text  # the facilities example's session
         finally:
             server.terminate()
 
 
-def log_in(base: str, key: str) -> str:
-    """Log in to ``/ui`` with ``key``; the visit's cookie."""
+def log_in(base: str, key: str, tenant: str = "acme") -> str:
+    """Log in to ``/ui`` with ``key`` (of ``tenant``); the visit's cookie."""
     with httpx.Client(base_url=base, headers={"Origin": base}) as browser:
         assert browser.get("/ui").headers["location"] == "/ui/login"
         found = re.search(r'name="csrf" value="([^"]+)"', browser.get("/ui/login").text)
@@ -55,7 +65,7 @@ def log_in(base: str, key: str) -> str:
         answer = browser.post("/ui/login", data={"csrf": found[1], "key": key})
         assert (answer.status_code, answer.headers["location"]) == (303, "/ui")
         page = browser.get("/ui")
-        assert page.status_code == 200 and "tenant <b>acme</b>" in page.text
+        assert page.status_code == 200 and f"tenant <b>{tenant}</b>" in page.text
         return str(browser.cookies["memvault_ui"])
 
 

@@ -13,7 +13,7 @@ from ..agents.failures import FailureMatch
 from ..agents.model import Execution, Suggestion
 from ..agents.stats import StrategyStats
 from .app import cli
-from .common import datetime_option, emit, json_object, json_option, open_memory
+from .common import datetime_option, emit, json_object, open_memory
 
 
 def _json_objects(
@@ -92,14 +92,11 @@ def stats() -> None:
 @stats.command("strategies")
 @click.option("--kind", help="Only this kind of request.")
 @scope_flag
-@json_option
 @click.pass_context
-def stats_strategies(
-    ctx: click.Context, kind: str | None, scope: str | None, as_json: bool
-) -> None:
+def stats_strategies(ctx: click.Context, kind: str | None, scope: str | None) -> None:
     """Each strategy's runs, success rate, mean and p95 tokens and duration."""
     rows = open_memory(ctx).strategy_stats(kind=kind, scope=scope)
-    emit(as_json, [row.to_dict() for row in rows], strategy_table(rows))
+    emit(ctx, [row.to_dict() for row in rows], strategy_table(rows))
 
 
 @cli.group()
@@ -135,12 +132,11 @@ def agents() -> None:
 @click.option("--session", "session_id", help="The session whose request it served.")
 @click.option("--user", "user_id", help="The user whose request it served.")
 @scope_flag
-@json_option
 @click.pass_context
-def record(ctx: click.Context, /, input_text: str, as_json: bool, **fields: Any) -> None:
+def record(ctx: click.Context, /, input_text: str, **fields: Any) -> None:
     """Record one run of an agent or a tool; print its id."""
     execution = open_memory(ctx).record_execution(input=input_text, **fields)
-    emit(as_json, execution.to_dict(), execution.id)
+    emit(ctx, execution.to_dict(), execution.id)
 
 
 @agents.command("executions")
@@ -154,13 +150,12 @@ def record(ctx: click.Context, /, input_text: str, as_json: bool, **fields: Any)
 @datetime_option("--until", help="Recorded before.")
 @click.option("--limit", type=int, default=20, show_default=True, help="Most to show.")
 @scope_flag
-@json_option
 @click.pass_context
-def executions(ctx: click.Context, /, as_json: bool, **filters: Any) -> None:
+def executions(ctx: click.Context, /, **filters: Any) -> None:
     """Recorded executions, newest first."""
     found = open_memory(ctx).executions(**filters)
     text = "\n".join(execution_line(e) for e in found) or "no executions"
-    emit(as_json, [e.to_dict() for e in found], text)
+    emit(ctx, [e.to_dict() for e in found], text)
 
 
 @agents.command("search")
@@ -170,13 +165,12 @@ def executions(ctx: click.Context, /, as_json: bool, **filters: Any) -> None:
 @click.option("--workflow", "workflow_id", help="Only this workflow's.")
 @click.option("--success/--failure", default=None, help="Only those that worked (or failed).")
 @scope_flag
-@json_option
 @click.pass_context
-def search(ctx: click.Context, /, query: str, as_json: bool, **options: Any) -> None:
+def search(ctx: click.Context, /, query: str, **options: Any) -> None:
     """Past executions like QUERY: have we answered something like this before?"""
     found = open_memory(ctx).search_executions(query, **options)
     text = "\n".join(f"{score:.3f}  {execution_line(e)}" for e, score in found)
-    emit(as_json, [{"score": s, **e.to_dict()} for e, s in found], text or "nothing like it")
+    emit(ctx, [{"score": s, **e.to_dict()} for e, s in found], text or "nothing like it")
 
 
 @agents.command("choose")
@@ -199,14 +193,11 @@ def search(ctx: click.Context, /, query: str, as_json: bool, **options: Any) -> 
 )
 @click.option("--seed", type=int, help="Make the random draw repeatable.")
 @scope_flag
-@json_option
 @click.pass_context
-def choose(
-    ctx: click.Context, /, candidates: tuple[str, ...], as_json: bool, **options: Any
-) -> None:
+def choose(ctx: click.Context, /, candidates: tuple[str, ...], **options: Any) -> None:
     """Which of CANDIDATES to run (epsilon-greedy on their record), and why."""
     choice = open_memory(ctx).choose_strategy(list(candidates), **options)
-    emit(as_json, choice.to_dict(), f"{choice.strategy}\n{choice.explanation}")
+    emit(ctx, choice.to_dict(), f"{choice.strategy}\n{choice.explanation}")
 
 
 @agents.command("decompose")
@@ -219,14 +210,11 @@ def choose(
 @click.option("--session", "session_id", help="The session whose request it was.")
 @click.option("--user", "user_id", help="The user whose request it was.")
 @scope_flag
-@json_option
 @click.pass_context
-def decompose(
-    ctx: click.Context, /, query: str, subtasks: tuple[str, ...], as_json: bool, **options: Any
-) -> None:
+def decompose(ctx: click.Context, /, query: str, subtasks: tuple[str, ...], **options: Any) -> None:
     """Record that QUERY was broken into SUBTASKS (and how that went)."""
     found = open_memory(ctx).record_decomposition(query, list(subtasks), **options)
-    emit(as_json, found.to_dict(), f"{found.id}: {found.successes}/{found.runs} succeeded")
+    emit(ctx, found.to_dict(), f"{found.id}: {found.successes}/{found.runs} succeeded")
 
 
 @agents.command("suggest")
@@ -240,38 +228,33 @@ def decompose(
     help="Least cosine between QUERY and a past request.",
 )
 @scope_flag
-@json_option
 @click.pass_context
-def suggest(ctx: click.Context, /, query: str, as_json: bool, **options: Any) -> None:
+def suggest(ctx: click.Context, /, query: str, **options: Any) -> None:
     """Past decompositions that worked for requests like QUERY."""
     found = open_memory(ctx).suggest_decomposition(query, **options)
     text = "\n".join(suggestion_block(s) for s in found) or "no similar request was decomposed"
-    emit(as_json, [s.to_dict() for s in found], text)
+    emit(ctx, [s.to_dict() for s in found], text)
 
 
 @agents.command("failures")
 @scope_flag
-@json_option
 @click.pass_context
-def failures(ctx: click.Context, scope: str | None, as_json: bool) -> None:
+def failures(ctx: click.Context, scope: str | None) -> None:
     """The failure patterns: built in, then learned from recorded failures."""
     patterns = open_memory(ctx).failure_patterns(scope=scope)
     text = "\n".join(
         f"{p.name}{f' ({p.occurrences}x)' if p.learned else ''}: {p.description}" for p in patterns
     )
-    emit(as_json, [p.to_dict() for p in patterns], text)
+    emit(ctx, [p.to_dict() for p in patterns], text)
 
 
 @agents.command("check")
 @click.argument("query")
 @click.option("--plan", "steps", multiple=True, help="A step of the plan (repeat for more).")
 @scope_flag
-@json_option
 @click.pass_context
-def check(
-    ctx: click.Context, query: str, steps: tuple[str, ...], scope: str | None, as_json: bool
-) -> None:
+def check(ctx: click.Context, query: str, steps: tuple[str, ...], scope: str | None) -> None:
     """The failure patterns QUERY (and its plan) shows signs of, with their mitigations."""
     found = open_memory(ctx).check_failures(query, list(steps) or None, scope=scope)
     text = "\n".join(match_block(m) for m in found) or "no known failure pattern"
-    emit(as_json, [m.to_dict() for m in found], text)
+    emit(ctx, [m.to_dict() for m in found], text)

@@ -1,4 +1,4 @@
-"""The ``memvault`` group and the commands of the scoped store. Each accepts ``--json``."""
+"""The ``memvault`` group and the commands of the scoped store."""
 
 from __future__ import annotations
 
@@ -10,60 +10,49 @@ from typing import Any
 import click
 
 from .. import validation as check
-from ..config import Settings
 from ..core import UNSET
 from ..errors import MemvaultError, NotFoundError, ValidationError, restated
 from ..memory import Memory
+from ..rest import endpoints as api
+from ..rest.fields import fields
 from ..types import ItemResult, NewEntry, Outcome, Provenance, Scope, WriteReport
-from . import render
+from . import global_options, render
 from .common import (
     EXIT_INPUT,
     MemvaultGroup,
     as_of_option,
+    confirm,
     datetime_option,
     emit,
     emit_written,
     json_object_option,
-    json_option,
     open_memory,
     parse_scope,
+    progress,
     scope_option,
     since_option,
     superseded_option,
     tag_option,
+    yes_option,
 )
 
 
-@click.group(cls=MemvaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--store",
-    envvar="MEMVAULT_STORE",
-    help="Store URL or path (default: $MEMVAULT_HOME/memvault.db). E.g. sqlite:///m.db, :memory:.",
-)
-@click.option("--tenant", envvar="MEMVAULT_TENANT", help="Tenant to act in (default: 'default').")
-@click.option(
-    "--actor",
-    envvar="MEMVAULT_ACTOR",
-    help="Who the audit log says made the changes (default: 'local').",
+@click.group(
+    cls=MemvaultGroup,
+    params=global_options.options(),
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option(package_name="memvault")
-@click.pass_context
-def cli(ctx: click.Context, store: str | None, tenant: str | None, actor: str | None) -> None:
+def cli() -> None:
     """memvault: long-term memory for LLM agents.
 
     Scopes are written kind:id — session:ID, user:ID, workspace:ID, org:ID or object:TYPE:ID.
-    Exit codes: 0 ok, 1 store error, 2 bad input, 3 entry not found, 4 not allowed.
+
+    --store, --tenant, --actor and --json go before or after any command.
+
+    Exit codes: 0 ok, 1 store error, 2 bad input, 3 not found, 4 not allowed, 5 an erasure
+    pending, 6 aborted by the user (a confirmation declined).
     """
-
-    ctx.meta["memvault.store"], ctx.meta["memvault.tenant"] = store, tenant
-
-    def opener(**options: Any) -> Memory:
-        settings = Settings.from_env()
-        return Memory(
-            store or settings.store_url(), tenant=tenant, settings=settings, actor=actor, **options
-        )
-
-    ctx.obj = opener
 
 
 @cli.command()
@@ -77,7 +66,6 @@ def cli(ctx: click.Context, store: str | None, tenant: str | None, actor: str | 
 @click.option("--source", help="Provenance: which process wrote it.")
 @click.option("--agent-id", help="Provenance: which agent wrote it.")
 @click.option("--confidence", type=click.FloatRange(0, 1), help="Provenance: confidence 0..1.")
-@json_option
 @click.pass_context
 def write(
     ctx: click.Context,
@@ -91,7 +79,6 @@ def write(
     source: str | None,
     agent_id: str | None,
     confidence: float | None,
-    as_json: bool,
 ) -> None:
     """Store CONTENT in a scope ('-' reads it from standard input)."""
     if content == "-":
@@ -107,19 +94,18 @@ def write(
         metadata=metadata,
         provenance=provenance,
     )
-    emit_written(as_json, entry)
+    emit_written(ctx, entry)
 
 
 @cli.command()
 @click.argument("entry_id")
-@json_option
 @click.pass_context
-def get(ctx: click.Context, entry_id: str, as_json: bool) -> None:
+def get(ctx: click.Context, entry_id: str) -> None:
     """Show one entry in full (exit 3 if it does not exist or has expired)."""
     entry = open_memory(ctx).get(entry_id)
     if entry is None:
         raise NotFoundError(entry_id)
-    emit(as_json, entry.to_dict(), render.entry_block(entry))
+    emit(ctx, entry.to_dict(), render.entry_block(entry))
 
 
 @cli.command("list")
@@ -133,7 +119,6 @@ def get(ctx: click.Context, entry_id: str, as_json: bool) -> None:
 @click.option("--cursor", help="Continue after a previous page (its next_cursor).")
 @click.option("--include-expired", is_flag=True, help="Show expired entries too.")
 @superseded_option
-@json_option
 @click.pass_context
 def list_(
     ctx: click.Context,
@@ -145,7 +130,6 @@ def list_(
     cursor: str | None,
     include_expired: bool,
     include_superseded: bool,
-    as_json: bool,
 ) -> None:
     """List entries, newest first, one page at a time."""
     page = open_memory(ctx).list(
@@ -162,7 +146,7 @@ def list_(
     text = render.entry_lines(page.entries) or "(no entries)"
     if page.next_cursor:
         text += f"\n(more: --cursor {page.next_cursor})"
-    emit(as_json, data, text)
+    emit(ctx, data, text)
 
 
 @cli.command()
@@ -173,7 +157,6 @@ def list_(
 @datetime_option("--expires-at", help="New expiry instant.")
 @click.option("--no-expiry", is_flag=True, help="Remove the expiry.")
 @json_object_option("--metadata", help="Replace the metadata with this JSON object.")
-@json_option
 @click.pass_context
 def update(
     ctx: click.Context,
@@ -184,7 +167,6 @@ def update(
     expires_at: datetime | None,
     no_expiry: bool,
     metadata: dict[str, Any] | None,
-    as_json: bool,
 ) -> None:
     """Change an entry's content, tags, expiry or metadata (scope never changes)."""
     if tags and clear_tags:
@@ -202,30 +184,27 @@ def update(
     if all(value is UNSET for value in changes.values()):
         raise click.UsageError("nothing to change: give --content, --tag, --expires-at, ...")
     entry = open_memory(ctx).update(entry_id, **changes)
-    emit(as_json, entry.to_dict(), render.entry_block(entry))
+    emit(ctx, entry.to_dict(), render.entry_block(entry))
 
 
 @cli.command()
 @click.argument("entry_id")
-@json_option
 @click.pass_context
-def delete(ctx: click.Context, entry_id: str, as_json: bool) -> None:
+def delete(ctx: click.Context, entry_id: str) -> None:
     """Delete one entry (succeeds even if it was already gone)."""
     deleted = open_memory(ctx).delete(entry_id)
-    emit(as_json, {"id": entry_id, "deleted": deleted}, "deleted" if deleted else "not present")
+    emit(ctx, {"id": entry_id, "deleted": deleted}, "deleted" if deleted else "not present")
 
 
 @cli.command("delete-scope")
 @click.argument("scope", callback=parse_scope, metavar="SCOPE")
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@json_option
+@yes_option
 @click.pass_context
-def delete_scope(ctx: click.Context, scope: Scope, yes: bool, as_json: bool) -> None:
+def delete_scope(ctx: click.Context, scope: Scope, yes: bool) -> None:
     """Delete every entry of exactly one SCOPE (other scopes are untouched)."""
-    if not yes:
-        click.confirm(f"Delete every entry of {scope}?", abort=True)
+    confirm(f"Delete every entry of {scope}?", yes)
     count = open_memory(ctx).delete_by_scope(scope)
-    emit(as_json, {"scope": str(scope), "deleted": count}, f"deleted {count}")
+    emit(ctx, {"scope": str(scope), "deleted": count}, f"deleted {count}")
 
 
 @cli.command()
@@ -234,7 +213,6 @@ def delete_scope(ctx: click.Context, scope: Scope, yes: bool, as_json: bool) -> 
 @click.option("--delete-original", is_flag=True, help="Remove the source entry.")
 @click.option("--content", help="Override the content of the promoted entry.")
 @tag_option
-@json_option
 @click.pass_context
 def promote(
     ctx: click.Context,
@@ -243,13 +221,12 @@ def promote(
     delete_original: bool,
     content: str | None,
     tags: tuple[str, ...],
-    as_json: bool,
 ) -> None:
     """Copy an entry into a broader scope (session → user → workspace → org)."""
     entry = open_memory(ctx).promote(
         entry_id, target, delete_original=delete_original, content=content, tags=tags or None
     )
-    emit_written(as_json, entry)
+    emit_written(ctx, entry)
 
 
 @cli.command()
@@ -260,7 +237,6 @@ def promote(
 @click.option("--session", "session_id", help="The session --include-narrower adds.")
 @as_of_option
 @superseded_option
-@json_option
 @click.pass_context
 def count(
     ctx: click.Context,
@@ -271,7 +247,6 @@ def count(
     session_id: str | None,
     as_of: datetime | None,
     include_superseded: bool,
-    as_json: bool,
 ) -> None:
     """Count unexpired current entries."""
     if scope is None and (include_narrower or session_id):
@@ -285,16 +260,15 @@ def count(
         as_of=as_of,
         include_superseded=include_superseded,
     )
-    emit(as_json, {"count": total}, str(total))
+    emit(ctx, {"count": total}, str(total))
 
 
 @cli.command("purge-expired")
-@json_option
 @click.pass_context
-def purge_expired(ctx: click.Context, as_json: bool) -> None:
+def purge_expired(ctx: click.Context) -> None:
     """Really delete expired entries (they are already hidden from every read)."""
     purged = open_memory(ctx).purge_expired()
-    emit(as_json, {"purged": purged}, f"purged {purged}")
+    emit(ctx, {"purged": purged}, f"purged {purged}")
 
 
 @cli.command()
@@ -307,7 +281,12 @@ def purge_expired(ctx: click.Context, as_json: bool) -> None:
 @datetime_option("--until", help="Only entries created before.")
 @click.option("--recency", type=float, default=0.0, help="Weight of recency in the score.")
 @click.option("--diversity", type=click.FloatRange(0, 1), help="MMR diversity, 0..1.")
-@click.option("--min-score", type=float, help="Drop hits scoring below this.")
+@click.option(
+    "--min-score",
+    type=float,
+    help="Drop hits scoring below this (the score fuses BM25 and cosine; an unrelated "
+    "entry scores near 0).",
+)
 @click.option("--conversational", is_flag=True, help="Entries are conversation turns.")
 @click.option("--rerank", is_flag=True, help="Reorder the best 50 with the SPLADE model.")
 @click.option(
@@ -318,7 +297,6 @@ def purge_expired(ctx: click.Context, as_json: bool) -> None:
 )
 @as_of_option
 @superseded_option
-@json_option
 @click.pass_context
 def search(
     ctx: click.Context,
@@ -337,7 +315,6 @@ def search(
     time_weight: float,
     as_of: datetime | None,
     include_superseded: bool,
-    as_json: bool,
 ) -> None:
     """Hybrid (lexical + semantic) search within one scope, best first."""
     hits = open_memory(ctx).search(
@@ -357,8 +334,7 @@ def search(
         as_of=as_of,
         include_superseded=include_superseded,
     )
-    text = "\n".join(f"{hit.score:6.3f}  {render.entry_line(hit.entry)}" for hit in hits)
-    emit(as_json, [hit.to_dict() for hit in hits], text or "(no hits)")
+    emit(ctx, [hit.to_dict() for hit in hits], render.hit_lines(hits))
 
 
 @cli.command("import")
@@ -372,15 +348,13 @@ def search(
     help="Entries written per transaction.",
 )
 @click.option("--strict", is_flag=True, help="Stop at the first refused line.")
-@json_option
 @click.pass_context
-def import_(
-    ctx: click.Context, source: Any, scope: Scope | None, batch: int, strict: bool, as_json: bool
-) -> None:
+def import_(ctx: click.Context, source: Any, scope: Scope | None, batch: int, strict: bool) -> None:
     """Bulk-write JSON Lines from SOURCE ('-' for standard input).
 
     Each line is an object with "content" and optionally "scope", "tags", "category",
-    "metadata", "provenance", "context", "created_at" (ISO-8601) and "expires_at".
+    "metadata", "provenance", "context", "created_at" and "expires_at" (ISO-8601 with a
+    timezone); a line with any other key is refused, naming it.
     Reports how many lines were stored, merged into an entry already there (with its id) and
     refused (with the reason); the exit code is 2 if any line was refused. With --strict the
     first refused line stops the import; batches already written stay written.
@@ -388,14 +362,14 @@ def import_(
     lines = [(n, line) for n, line in enumerate(source.read().splitlines(), 1) if line.strip()]
     results: list[ItemResult] = []
     memory = open_memory(ctx)
-    with click.progressbar(length=len(lines), label="importing", file=sys.stderr) as bar:
+    with progress("importing", len(lines)) as step:
         for start in range(0, len(lines), batch):
             chunk = lines[start : start + batch]
             results += _import_batch(memory, chunk, scope, strict)
-            bar.update(len(chunk))
+            step(start + len(chunk))
     report = WriteReport(tuple(results))
     emit(
-        as_json,
+        ctx,
         report.to_dict() | {"items": [_import_line(i) for i in results]},
         render.import_summary(report),
     )
@@ -436,22 +410,19 @@ def _import_line(result: ItemResult) -> dict[str, Any]:
 
 
 def _import_item(line: bytes, scope: Scope | None) -> NewEntry:
+    """One JSON line as an entry to write: an object with the fields of a REST batch item,
+    checked as the server checks them (an unknown field is named, each type and time too)."""
     try:
         data = json.loads(line)
-        if not isinstance(data, dict):
-            raise ValidationError("not a JSON object")
-        if data.get("scope") is None:  # null is "not given", as over REST
-            data["scope"] = scope and str(scope)
-        if data["scope"] is None:
-            raise ValidationError("no scope (give one per line or --scope)")
-        for key in ("created_at", "expires_at"):
-            if isinstance(data.get(key), str):
-                data[key] = datetime.fromisoformat(data[key])
-        return NewEntry(**data)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # also: not UTF-8, too many digits
         raise ValidationError(f"not a JSON line: {exc}") from None
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(str(exc)) from None
+    if not isinstance(data, dict):
+        raise ValidationError(f"not a JSON object but a JSON {type(data).__name__}")
+    if data.get("scope") is None:  # null is "not given", as over REST
+        if scope is None:
+            raise ValidationError("no scope (give one per line or --scope)")
+        data["scope"] = str(scope)
+    return NewEntry(**fields(data, api.ENTRY, api.ENTRY_REQUIRED))
 
 
 @cli.command()
@@ -462,26 +433,21 @@ def _import_item(line: bytes, scope: Scope | None) -> NewEntry:
     show_default=True,
     help="Chunks embedded per transaction.",
 )
-@json_option
 @click.pass_context
-def reembed(ctx: click.Context, batch: int, as_json: bool) -> None:
+def reembed(ctx: click.Context, batch: int) -> None:
     """Re-embed every entry of the store with the current embedding model.
 
     Needed after changing the model (memvault refuses to mix vectors of two models).
     Safe to interrupt and run again.
     """
     memory = open_memory(ctx, check_embedding=False)
-    done = memory.reembed(batch_size=batch, progress=_progress_line)
-    click.echo("", err=True)
+    with progress("re-embedded chunks") as report:
+        done = memory.reembed(batch_size=batch, progress=report)
     emit(
-        as_json,
+        ctx,
         {"reembedded_chunks": done, "model": memory.embedder.name},
         f"re-embedded {done} chunks with {memory.embedder.name}",
     )
-
-
-def _progress_line(done: int) -> None:
-    click.echo(f"\r{done} chunks", nl=False, err=True)
 
 
 @cli.group()
@@ -500,10 +466,12 @@ def bench() -> None:
     "--k", "ks", default="1,5,10,25", show_default=True, help="Cut-offs, comma-separated."
 )
 @click.option(
-    "--json", "json_out", type=click.Path(dir_okay=False), help="Also write results here."
+    "--out", type=click.Path(dir_okay=False), help="Also write the results, as JSON, here."
 )
-def bench_locomo(data: str, ks: str, json_out: str | None) -> None:
-    """Retrieval quality on LoCoMo: turn_recall@k and session_any@k against baselines."""
+@click.pass_context
+def bench_locomo(ctx: click.Context, data: str, ks: str, out: str | None) -> None:
+    """Retrieval quality on LoCoMo: turn_recall@k and session_any@k against baselines
+    (--json prints the results as JSON instead of the table)."""
     from pathlib import Path
 
     from ..bench import locomo
@@ -515,9 +483,9 @@ def bench_locomo(data: str, ks: str, json_out: str | None) -> None:
     if not cutoffs or min(cutoffs) < 1:
         raise click.BadParameter("--k values must be at least 1")
     result = locomo.run(Path(data), cutoffs, progress=lambda m: click.echo(m, err=True))
-    if json_out:
-        Path(json_out).write_text(render.as_json(result) + "\n", encoding="utf-8")
-    click.echo(locomo.table(result, cutoffs))
+    if out:
+        Path(out).write_text(render.as_json(result) + "\n", encoding="utf-8")
+    emit(ctx, result, locomo.table(result, cutoffs))
 
 
 def main() -> None:

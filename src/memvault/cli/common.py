@@ -1,11 +1,12 @@
 """What every command of the CLI shares: the group that turns errors into one line and an exit
-code, the options, opening the store, and printing.
+code, the options, opening the store, asking for confirmation, and printing.
 
-Exit codes: 0 success, 1 store or backend error, 2 bad input, 3 entry not found, 4 not allowed,
-5 an erasure is pending (its purge left traces: ``memvault erase --finish``).
-A command never prints a traceback: memvault errors are translated once, in
-:class:`MemvaultGroup`; anything else is reported as an internal error (``MEMVAULT_DEBUG=1``
-shows its traceback).
+Exit codes (:data:`EXIT_BY_ERROR`, by the error's type): 0 success, 1 store or backend error,
+2 bad input (also: a usage error, a confirmation needed where no one can answer), 3 not found,
+4 not allowed, 5 an erasure is pending (its purge left traces: ``memvault erase --finish``),
+6 aborted by the user (a confirmation declined). A command never prints a traceback: memvault
+errors are translated once, in :class:`MemvaultGroup`; anything else is reported as an internal
+error (``MEMVAULT_DEBUG=1`` shows its traceback).
 """
 
 from __future__ import annotations
@@ -14,43 +15,58 @@ import json
 import os
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 
 import click
 
+from ..config import Settings
 from ..environment import DEBUG
 from ..errors import (
+    AbortedError,
     ConfigError,
     ErasureIncompleteError,
     ForbiddenError,
+    InvalidScopePromotionError,
     MemvaultError,
     NotFoundError,
     ValidationError,
 )
 from ..memory import Memory
 from ..types import MemoryEntry, Scope
-from . import render
+from . import global_options, render
 
 Command = TypeVar("Command", bound=Callable[..., Any])
-EXIT_STORE, EXIT_INPUT, EXIT_NOT_FOUND, EXIT_FORBIDDEN, EXIT_PENDING = 1, 2, 3, 4, 5
+EXIT_STORE, EXIT_INPUT, EXIT_NOT_FOUND, EXIT_FORBIDDEN, EXIT_PENDING, EXIT_ABORTED = range(1, 7)
+
+EXIT_BY_ERROR: tuple[tuple[type[MemvaultError], int], ...] = (
+    (ErasureIncompleteError, EXIT_PENDING),
+    (NotFoundError, EXIT_NOT_FOUND),
+    (ForbiddenError, EXIT_FORBIDDEN),
+    (ValidationError, EXIT_INPUT),
+    (InvalidScopePromotionError, EXIT_INPUT),
+    (ConfigError, EXIT_INPUT),
+    (AbortedError, EXIT_ABORTED),
+)
+"""The exit code of each kind of error, the first that matches (as the REST server's statuses);
+any other memvault error is a store error (1)."""
 
 
 def exit_code(error: MemvaultError) -> int:
-    if isinstance(error, ErasureIncompleteError):
-        return EXIT_PENDING
-    if isinstance(error, NotFoundError):
-        return EXIT_NOT_FOUND
-    if isinstance(error, ForbiddenError):
-        return EXIT_FORBIDDEN
-    if isinstance(error, ValidationError | ConfigError):
-        return EXIT_INPUT
-    return EXIT_STORE
+    return next((code for kind, code in EXIT_BY_ERROR if isinstance(error, kind)), EXIT_STORE)
 
 
 class MemvaultGroup(click.Group):
-    """A command group whose commands' errors become one line on stderr and an exit code."""
+    """A command group whose commands' errors become one line on stderr and an exit code, and
+    whose every command (its groups' too) takes the global options (:mod:`.global_options`)."""
+
+    group_class = type  # its groups are MemvaultGroups
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        global_options.add_to(cmd)
+        super().add_command(cmd, name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -115,7 +131,10 @@ def _parsed_option(
 scope_option = _parsed_option(parse_scope, "SCOPE")
 datetime_option = _parsed_option(_datetime, "DATETIME")
 json_object_option = _parsed_option(json_object, "JSON")
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+yes_option = click.option(
+    "--yes", is_flag=True, help="Do not ask for confirmation (a script must give it)."
+)
+"""The consent of a command that asks first (see :func:`confirm`)."""
 allow_anonymous_option = click.option(
     "--allow-anonymous",
     is_flag=True,
@@ -146,12 +165,19 @@ superseded_option = click.option(
 
 
 def open_memory(ctx: click.Context, **options: Any) -> Memory:
-    """Open the store the group's options name (``options`` go to Memory), closed on exit.
+    """Open the store the global options name (``options`` go to Memory), closed on exit.
 
     A command ends with its process, so a store that does not outlive it (``memory://``,
     ``:memory:``) is refused rather than silently forgotten."""
-    opener: Callable[..., Memory] = ctx.obj
-    memory = opener(**options)
+    given = global_options.given(ctx)
+    settings = Settings.from_env()
+    memory = Memory(
+        given.store or settings.store_url(),
+        tenant=given.tenant,
+        settings=settings,
+        actor=given.actor,
+        **options,
+    )
     ctx.call_on_close(memory.close)
     if not memory.backend.capabilities.persistent:
         raise ConfigError(
@@ -161,20 +187,70 @@ def open_memory(ctx: click.Context, **options: Any) -> Memory:
     return memory
 
 
+def confirm(question: str, yes: bool) -> None:
+    """Go on if ``yes`` (the command's ``--yes``) or the person at the terminal agrees.
+
+    Nobody can answer a script (standard input is not a terminal): it fails at once, naming
+    ``--yes``, instead of waiting or reading its input as the answer (ValidationError, exit 2).
+    Declining, or interrupting the question, is :class:`AbortedError` (exit 6)."""
+    if yes:
+        return
+    if not interactive():
+        raise ValidationError(
+            f"{question} — this asks for confirmation and standard input is not a terminal: "
+            "add --yes to go on without asking"
+        )
+    try:
+        agreed = click.confirm(question)
+    except click.Abort:  # Ctrl-C or end of input at the question
+        agreed = False
+    if not agreed:
+        raise AbortedError("aborted: nothing was changed")
+
+
+def interactive() -> bool:
+    """Whether a person can answer a question: standard input is a terminal."""
+    return sys.stdin.isatty()
+
+
 def argument_text(value: str) -> str:
     """An argument's value, or standard input for '-'."""
     return sys.stdin.read() if value == "-" else value
 
 
-def emit(as_json: bool, data: Any, text: str) -> None:
-    click.echo(render.as_json(data) if as_json else text)
+def wants_json(ctx: click.Context) -> bool:
+    """Whether ``--json`` was given, before or after the command."""
+    return global_options.given(ctx).as_json
 
 
-def emit_written(as_json: bool, entry: MemoryEntry) -> None:
+def emit(ctx: click.Context, data: Any, text: str) -> None:
+    """Print a result: ``data`` as JSON with ``--json``, else ``text``."""
+    click.echo(render.as_json(data) if wants_json(ctx) else text)
+
+
+def emit_written(ctx: click.Context, entry: MemoryEntry) -> None:
     """A written entry's id (or JSON); a merge is said on stderr and as ``"duplicate"``."""
-    if entry.duplicate and not as_json:
+    if entry.duplicate and not wants_json(ctx):
         click.echo(f"already stored as {entry.id}: the same fact; nothing new written", err=True)
-    emit(as_json, {**entry.to_dict(), "duplicate": entry.duplicate}, entry.id)
+    emit(ctx, {**entry.to_dict(), "duplicate": entry.duplicate}, entry.id)
+
+
+@contextmanager
+def progress(label: str, total: int | None = None) -> Iterator[Callable[[int], None]]:
+    """A ``report(done)`` that shows ``label: done[/total]`` on stderr at a terminal (else
+    nothing: a log keeps no progress lines), its line erased at the end, before the result."""
+    shown = sys.stderr.isatty()
+    out_of = "" if total is None else f"/{total:,}"
+
+    def report(done: int) -> None:
+        if shown:
+            click.echo(f"\r{label}: {done:,}{out_of}", nl=False, err=True)
+
+    try:
+        yield report
+    finally:
+        if shown:
+            click.echo("\r\033[K", nl=False, err=True)
 
 
 def listenable(host: str, port: int) -> None:

@@ -11,7 +11,16 @@ import click
 from ..facilities.model import GLOBAL_MEMORY, ROLES, SESSION_MEMORY, Record
 from . import render
 from .app import cli
-from .common import argument_text, emit, emit_written, json_object_option, json_option, open_memory
+from .common import (
+    argument_text,
+    confirm,
+    emit,
+    emit_written,
+    json_object_option,
+    open_memory,
+    wants_json,
+    yes_option,
+)
 
 
 def _zone(ctx: click.Context, param: click.Parameter, value: str) -> ZoneInfo:
@@ -36,7 +45,6 @@ def session() -> None:
 @click.option("--profile", help="The LLM profile the session uses.")
 @json_object_option("--metadata", help="A JSON object of extra fields.")
 @click.option("--id", "session_id", help="Choose the id (default: a new s-… id).")
-@json_option
 @click.pass_context
 def session_create(
     ctx: click.Context,
@@ -46,7 +54,6 @@ def session_create(
     profile: str | None,
     metadata: dict[str, Any] | None,
     session_id: str | None,
-    as_json: bool,
 ) -> None:
     """Start a session for USER_ID."""
     made = open_memory(ctx).create_session(
@@ -57,19 +64,18 @@ def session_create(
         metadata=metadata,
         session_id=session_id,
     )
-    emit(as_json, made.to_dict(), made.id)
+    emit(ctx, made.to_dict(), made.id)
 
 
 @session.command("list")
 @click.option("--user", "user_id", help="Only this user's sessions.")
 @click.option("--limit", type=int, default=100, show_default=True, help="Most sessions to show.")
-@json_option
 @click.pass_context
-def session_list(ctx: click.Context, user_id: str | None, limit: int, as_json: bool) -> None:
+def session_list(ctx: click.Context, user_id: str | None, limit: int) -> None:
     """List sessions, newest first."""
     found = open_memory(ctx).list_sessions(user_id, limit=limit)
     text = "\n".join(render.session_line(s) for s in found) or "(no sessions)"
-    emit(as_json, [s.to_dict() for s in found], text)
+    emit(ctx, [s.to_dict() for s in found], text)
 
 
 @session.command("search")
@@ -77,65 +83,57 @@ def session_list(ctx: click.Context, user_id: str | None, limit: int, as_json: b
 @click.option("--user", "user_id", required=True, help="Search this user's shared sessions.")
 @click.option("--limit", type=int, default=5, show_default=True, help="Most sessions to return.")
 @click.option("--turns", type=int, default=3, show_default=True, help="Best records per session.")
-@json_option
 @click.pass_context
-def session_search(
-    ctx: click.Context, query: str, user_id: str, limit: int, turns: int, as_json: bool
-) -> None:
+def session_search(ctx: click.Context, query: str, user_id: str, limit: int, turns: int) -> None:
     """A user's non-private sessions that best answer QUERY, ranked by their best record."""
     found = open_memory(ctx).search_sessions(query, user_id=user_id, limit=limit, turns=turns)
     lines = []
     for hit in found:
         lines.append(f"{hit.score:.3f}  {render.session_line(hit.session)}")
         lines += [f"    {render.record_line(Record.from_entry(t.entry))}" for t in hit.turns]
-    emit(as_json, [s.to_dict() for s in found], "\n".join(lines) or "(no sessions)")
+    emit(ctx, [s.to_dict() for s in found], "\n".join(lines) or "(no sessions)")
 
 
 @session.command("show")
 @click.argument("session_id")
-@json_option
 @click.pass_context
-def session_show(ctx: click.Context, session_id: str, as_json: bool) -> None:
+def session_show(ctx: click.Context, session_id: str) -> None:
     """Show a session and its log."""
     memory = open_memory(ctx)
     found, records = memory.get_session(session_id), memory.records(session_id)
     text = "\n".join([render.session_line(found), *(render.record_line(r) for r in records)])
-    emit(as_json, {**found.to_dict(), "records": [r.to_dict() for r in records]}, text)
+    emit(ctx, {**found.to_dict(), "records": [r.to_dict() for r in records]}, text)
 
 
 @session.command("rename")
 @click.argument("session_id")
 @click.argument("title")
-@json_option
 @click.pass_context
-def session_rename(ctx: click.Context, session_id: str, title: str, as_json: bool) -> None:
+def session_rename(ctx: click.Context, session_id: str, title: str) -> None:
     """Give a session a new TITLE."""
     renamed = open_memory(ctx).rename_session(session_id, title)
-    emit(as_json, renamed.to_dict(), render.session_line(renamed))
+    emit(ctx, renamed.to_dict(), render.session_line(renamed))
 
 
 @session.command("data-loaded")
 @click.argument("session_id")
 @click.option("--off", is_flag=True, help="Say the session has no data loaded.")
-@json_option
 @click.pass_context
-def session_data_loaded(ctx: click.Context, session_id: str, off: bool, as_json: bool) -> None:
+def session_data_loaded(ctx: click.Context, session_id: str, off: bool) -> None:
     """Mark a session as having data loaded (LLM-created findings need it)."""
     changed = open_memory(ctx).set_data_loaded(session_id, not off)
-    emit(as_json, changed.to_dict(), render.session_line(changed))
+    emit(ctx, changed.to_dict(), render.session_line(changed))
 
 
 @session.command("delete")
 @click.argument("session_id")
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@json_option
+@yes_option
 @click.pass_context
-def session_delete(ctx: click.Context, session_id: str, yes: bool, as_json: bool) -> None:
+def session_delete(ctx: click.Context, session_id: str, yes: bool) -> None:
     """Delete a session with its records, notes, findings and objects (Global Memory stays)."""
-    if not yes:
-        click.confirm(f"Delete session {session_id} and everything in it?", abort=True)
+    confirm(f"Delete session {session_id} and everything in it?", yes)
     count = open_memory(ctx).delete_session(session_id)
-    emit(as_json, {"session_id": session_id, "deleted": count}, f"deleted {count}")
+    emit(ctx, {"session_id": session_id, "deleted": count}, f"deleted {count}")
 
 
 @session.command("note")
@@ -156,7 +154,6 @@ def session_delete(ctx: click.Context, session_id: str, yes: bool, as_json: bool
     help="Who said it.",
 )
 @click.option("--native", help="The fact in the user's own language.")
-@json_option
 @click.pass_context
 def session_note(
     ctx: click.Context,
@@ -165,24 +162,22 @@ def session_note(
     category: str,
     source: str,
     native: str | None,
-    as_json: bool,
 ) -> None:
     """Add FACT to the session's Session Memory."""
     entry = open_memory(ctx).add_session_memory(
         session_id, argument_text(fact), category=category, source=source, native=native
     )
-    emit_written(as_json, entry)
+    emit_written(ctx, entry)
 
 
 @session.command("notes")
 @click.argument("session_id")
-@json_option
 @click.pass_context
-def session_notes(ctx: click.Context, session_id: str, as_json: bool) -> None:
+def session_notes(ctx: click.Context, session_id: str) -> None:
     """List the session's Session Memory, newest first."""
     notes = open_memory(ctx).session_memory(session_id)
     text = "\n".join(render.note_line(e) for e in notes) or "(no notes)"
-    emit(as_json, [e.to_dict() for e in notes], text)
+    emit(ctx, [e.to_dict() for e in notes], text)
 
 
 # -- records ----------------------------------------------------------------------------------
@@ -200,7 +195,6 @@ def record() -> None:
 @click.option("--tool-name", help="The tool that produced it (tool records).")
 @click.option("--call-id", help="The tool call it answers.")
 @click.option("--object-id", "object_ids", multiple=True, help="An object it refers to; repeat.")
-@json_option
 @click.pass_context
 def record_append(
     ctx: click.Context,
@@ -210,7 +204,6 @@ def record_append(
     tool_name: str | None,
     call_id: str | None,
     object_ids: tuple[str, ...],
-    as_json: bool,
 ) -> None:
     """Append a ROLE record with CONTENT ('-' reads standard input)."""
     added = open_memory(ctx).append_record(
@@ -221,18 +214,17 @@ def record_append(
         call_id=call_id,
         object_ids=object_ids,
     )
-    emit(as_json, added.to_dict(), added.id)
+    emit(ctx, added.to_dict(), added.id)
 
 
 @record.command("list")
 @click.argument("session_id")
-@json_option
 @click.pass_context
-def record_list(ctx: click.Context, session_id: str, as_json: bool) -> None:
+def record_list(ctx: click.Context, session_id: str) -> None:
     """The session's records, oldest first."""
     records = open_memory(ctx).records(session_id)
     text = "\n".join(render.record_line(r) for r in records) or "(no records)"
-    emit(as_json, [r.to_dict() for r in records], text)
+    emit(ctx, [r.to_dict() for r in records], text)
 
 
 @record.command("search")
@@ -240,7 +232,6 @@ def record_list(ctx: click.Context, session_id: str, as_json: bool) -> None:
 @click.option("--session", "session_id", help="Search this session's records.")
 @click.option("--user", "user_id", help="Search the records of this user's shared sessions.")
 @click.option("--limit", type=int, default=10, show_default=True, help="Most hits to return.")
-@json_option
 @click.pass_context
 def record_search(
     ctx: click.Context,
@@ -248,7 +239,6 @@ def record_search(
     session_id: str | None,
     user_id: str | None,
     limit: int,
-    as_json: bool,
 ) -> None:
     """Hybrid search over records (of --session, or of --user's non-private sessions)."""
     hits = open_memory(ctx).search_records(
@@ -258,7 +248,7 @@ def record_search(
         f"{h.score:.3f}  {h.entry.scope.id}  {render.record_line(Record.from_entry(h.entry))}"
         for h in hits
     ]
-    emit(as_json, [h.to_dict() for h in hits], "\n".join(lines) or "(no hits)")
+    emit(ctx, [h.to_dict() for h in hits], "\n".join(lines) or "(no hits)")
 
 
 # -- findings, global memory, pin, demote ----------------------------------------------------
@@ -281,7 +271,6 @@ def findings() -> None:
     help="manual: yours, by hand; llm_promoted (an LLM's tool) needs the session's data "
     "loaded (session data-loaded).",
 )
-@json_option
 @click.pass_context
 def findings_add(
     ctx: click.Context,
@@ -289,28 +278,26 @@ def findings_add(
     content: str,
     tags: tuple[str, ...],
     source: str,
-    as_json: bool,
 ) -> None:
     """Add a finding by hand (a repeat of an existing one returns that one)."""
     found = open_memory(ctx).add_finding(
         session_id, argument_text(content), tags=tags, source=source
     )
-    emit(as_json, found.to_dict(), f"duplicate of {found.id}" if found.duplicate else found.id)
+    emit(ctx, found.to_dict(), f"duplicate of {found.id}" if found.duplicate else found.id)
 
 
 @findings.command("list")
 @click.argument("session_id")
 @click.option("--tag", "tags", multiple=True, help="Only findings with ALL these tags.")
 @click.option("--text", help="Only findings containing this text.")
-@json_option
 @click.pass_context
 def findings_list(
-    ctx: click.Context, session_id: str, tags: tuple[str, ...], text: str | None, as_json: bool
+    ctx: click.Context, session_id: str, tags: tuple[str, ...], text: str | None
 ) -> None:
     """List a session's findings, newest first."""
     found = open_memory(ctx).findings(session_id, tags=tags, text=text)
     lines = "\n".join(render.finding_line(f) for f in found) or "(no findings)"
-    emit(as_json, [f.to_dict() for f in found], lines)
+    emit(ctx, [f.to_dict() for f in found], lines)
 
 
 @cli.group("global")
@@ -337,7 +324,6 @@ def global_() -> None:
 )
 @click.option("--native", help="The fact in the user's own language.")
 @click.option("--session", "session_id", help="The session it came from (never a private one).")
-@json_option
 @click.pass_context
 def global_add(
     ctx: click.Context,
@@ -347,7 +333,6 @@ def global_add(
     source: str,
     native: str | None,
     session_id: str | None,
-    as_json: bool,
 ) -> None:
     """Add FACT to USER_ID's Global Memory."""
     entry = open_memory(ctx).add_global_memory(
@@ -358,18 +343,17 @@ def global_add(
         native=native,
         session_id=session_id,
     )
-    emit_written(as_json, entry)
+    emit_written(ctx, entry)
 
 
 @global_.command("list")
 @click.argument("user_id")
-@json_option
 @click.pass_context
-def global_list(ctx: click.Context, user_id: str, as_json: bool) -> None:
+def global_list(ctx: click.Context, user_id: str) -> None:
     """List USER_ID's Global Memory, newest first."""
     entries = open_memory(ctx).global_memory(user_id)
     text = "\n".join(render.note_line(e) for e in entries) or "(no global memory)"
-    emit(as_json, [e.to_dict() for e in entries], text)
+    emit(ctx, [e.to_dict() for e in entries], text)
 
 
 @cli.command()
@@ -381,12 +365,11 @@ def global_list(ctx: click.Context, user_id: str, as_json: bool) -> None:
     show_default=True,
     help="Category in Global Memory.",
 )
-@json_option
 @click.pass_context
-def pin(ctx: click.Context, entry_id: str, category: str, as_json: bool) -> None:
+def pin(ctx: click.Context, entry_id: str, category: str) -> None:
     """Pin a Session Memory entry or a Finding (its entry id) to Global Memory."""
     entry = open_memory(ctx).pin(entry_id, category=category)
-    emit_written(as_json, entry)
+    emit_written(ctx, entry)
 
 
 @cli.command()
@@ -399,14 +382,11 @@ def pin(ctx: click.Context, entry_id: str, category: str, as_json: bool) -> None
     show_default=True,
     help="Category in Session Memory.",
 )
-@json_option
 @click.pass_context
-def demote(
-    ctx: click.Context, entry_id: str, session_id: str, category: str, as_json: bool
-) -> None:
+def demote(ctx: click.Context, entry_id: str, session_id: str, category: str) -> None:
     """Move a Global Memory entry into a session's Session Memory."""
     entry = open_memory(ctx).demote(entry_id, session_id, category=category)
-    emit_written(as_json, entry)
+    emit_written(ctx, entry)
 
 
 # -- what the LLM sees ------------------------------------------------------------------------
@@ -416,15 +396,14 @@ def demote(
 @click.argument("session_id")
 @click.option("--base", default="", help="The base system prompt.")
 @click.option("--base-file", type=click.File(encoding="utf-8"), help="Read the base prompt.")
-@json_option
 @click.pass_context
-def prompt(ctx: click.Context, session_id: str, base: str, base_file: Any, as_json: bool) -> None:
+def prompt(ctx: click.Context, session_id: str, base: str, base_file: Any) -> None:
     """Print the session's system prompt (byte-identical for the same memory state)."""
     if base_file is not None:
         base = base_file.read()
     text = open_memory(ctx).system_prompt(session_id, base=base)
-    if as_json:
-        emit(True, {"session_id": session_id, "prompt": text}, text)
+    if wants_json(ctx):
+        emit(ctx, {"session_id": session_id, "prompt": text}, text)
     else:
         click.echo(text, nl=False)
 
@@ -442,7 +421,6 @@ def prompt(ctx: click.Context, session_id: str, base: str, base_file: Any, as_js
 @click.option(
     "--tz", callback=_zone, default="UTC", show_default=True, help="Time zone of the time markers."
 )
-@json_option
 @click.pass_context
 def context(
     ctx: click.Context,
@@ -451,7 +429,6 @@ def context(
     query: str | None,
     with_recall: bool,
     tz: ZoneInfo,
-    as_json: bool,
 ) -> None:
     """Print the messages for the session's next LLM call within --budget tokens."""
     memory = open_memory(ctx)
@@ -460,4 +437,4 @@ def context(
     else:
         built = memory.build_context(session_id, budget, tz=tz)
     text = "\n\n".join(f"## {m.role}\n{m.content}" for m in built.messages) or "(no records)"
-    emit(as_json, built.to_dict(), text)
+    emit(ctx, built.to_dict(), text)

@@ -22,9 +22,9 @@ from .common import (
     datetime_option,
     emit,
     emit_written,
-    json_option,
     open_memory,
     scope_option,
+    wants_json,
 )
 
 
@@ -57,7 +57,6 @@ def _said_here() -> Iterator[None]:
 @click.option("--user", "user", help="What the user said ('-' reads standard input).")
 @click.option("--assistant", help="What the assistant answered.")
 @click.option("--tool", "tools", multiple=True, help="A tool output of the turn; repeat.")
-@json_option
 @click.pass_context
 def turn(
     ctx: click.Context,
@@ -65,7 +64,6 @@ def turn(
     user: str | None,
     assistant: str | None,
     tools: tuple[str, ...],
-    as_json: bool,
 ) -> None:
     """Append a turn to SESSION_ID and print what was learned from it."""
     memory = open_memory(ctx)
@@ -76,47 +74,43 @@ def turn(
     learned = memory.last_extraction(session_id) if result.extraction != "off" else None
     data: dict[str, Any] = {**result.to_dict(), "learned": learned and learned.to_dict()}
     if isinstance(learned, Failure):  # the turn is stored; learning from it failed
+        as_json = wants_json(ctx)
         click.echo(render.as_json(data) if as_json else _learned(learned), err=not as_json)
         ctx.exit(EXIT_STORE)
-    emit(as_json, data, _learned(learned))
+    emit(ctx, data, _learned(learned))
 
 
 @cli.command()
 @click.argument("session_id")
-@json_option
 @click.pass_context
-def extract(ctx: click.Context, session_id: str, as_json: bool) -> None:
+def extract(ctx: click.Context, session_id: str) -> None:
     """Learn from the latest turns of SESSION_ID now."""
     extraction = open_memory(ctx).extract(session_id)
-    emit(as_json, extraction.to_dict(), _learned(extraction))
+    emit(ctx, extraction.to_dict(), _learned(extraction))
 
 
 @cli.command()
 @click.argument("entry_id")
 @click.argument("content")
 @click.option("--reason", help="Why the fact changed.")
-@json_option
 @click.pass_context
-def supersede(
-    ctx: click.Context, entry_id: str, content: str, reason: str | None, as_json: bool
-) -> None:
+def supersede(ctx: click.Context, entry_id: str, content: str, reason: str | None) -> None:
     """Replace the fact ENTRY_ID by CONTENT; the old entry is kept, linked and hidden."""
     entry = open_memory(ctx).supersede(entry_id, argument_text(content), reason=reason)
-    emit_written(as_json, entry)
+    emit_written(ctx, entry)
 
 
 @cli.command()
 @click.argument("entry_id")
-@json_option
 @click.pass_context
-def history(ctx: click.Context, entry_id: str, as_json: bool) -> None:
+def history(ctx: click.Context, entry_id: str) -> None:
     """Every version of the fact ENTRY_ID, oldest first, and what the audit log says
     happened to each (who created, changed, superseded or deleted it, when)."""
     found = open_memory(ctx).history(entry_id)
     versions = [f"{render.entry_line(e)}  {_state(e)}" for e in found.versions]
     events = [render.event_line(e) for e in found.events]
     text = "\n".join([*versions, *(["events:", *events] if events else [])])
-    emit(as_json, found.to_dict(), text)
+    emit(ctx, found.to_dict(), text)
 
 
 def _state(entry: Any) -> str:
@@ -130,23 +124,19 @@ def _state(entry: Any) -> str:
 @click.option(
     "--keep-successor", is_flag=True, help="Both facts hold: keep the successor current too."
 )
-@json_option
 @click.pass_context
-def restore(ctx: click.Context, entry_id: str, keep_successor: bool, as_json: bool) -> None:
+def restore(ctx: click.Context, entry_id: str, keep_successor: bool) -> None:
     """Undo the supersession of ENTRY_ID."""
     entry = open_memory(ctx).restore(entry_id, keep_successor=keep_successor)
-    emit(as_json, entry.to_dict(), entry.id)
+    emit(ctx, entry.to_dict(), entry.id)
 
 
 @cli.command()
 @scope_option("--scope", required=True, help="The scope to review, e.g. user:alice.")
 @datetime_option("--since", help="Only supersessions at or after.")
 @click.option("--limit", default=100, show_default=True, help="Most supersessions shown.")
-@json_option
 @click.pass_context
-def superseded(
-    ctx: click.Context, scope: Any, since: datetime | None, limit: int, as_json: bool
-) -> None:
+def superseded(ctx: click.Context, scope: Any, since: datetime | None, limit: int) -> None:
     """Recent supersessions of a scope, latest first: what changed, into what, and why."""
     found = open_memory(ctx).superseded(scope, since=since, limit=limit)
     lines = [
@@ -154,4 +144,4 @@ def superseded(
         f"{s.successor.content if s.successor else '(deleted)'!r}  ({s.reason or 'no reason'})"
         for s in found
     ]
-    emit(as_json, [s.to_dict() for s in found], "\n".join(lines) or "no supersessions")
+    emit(ctx, [s.to_dict() for s in found], "\n".join(lines) or "no supersessions")

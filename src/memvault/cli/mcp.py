@@ -7,6 +7,7 @@ import click
 
 from ..config import Settings
 from ..memory import AsyncMemory
+from . import global_options
 from .app import cli
 from .common import allow_anonymous_option, listenable, log_level_option
 
@@ -28,8 +29,6 @@ from .common import allow_anonymous_option, listenable, log_level_option
     show_default=True,
     help="Port to listen on (http).",
 )
-@click.option("--store", help="Store URL or path (default: memvault's --store or MEMVAULT_STORE).")
-@click.option("--tenant", help="Tenant to act in (default: memvault's --tenant or 'default').")
 @allow_anonymous_option
 @log_level_option("warning", "on stderr")
 @click.pass_context
@@ -38,8 +37,6 @@ def mcp(
     transport: str,
     host: str,
     port: int,
-    store: str | None,
-    tenant: str | None,
     allow_anonymous: bool,
     log_level: str,
 ) -> None:
@@ -60,10 +57,12 @@ def mcp(
     if transport == "http":
         access_rules(settings, host, allow_anonymous)  # refuse before opening the store
         listenable(host, port)
+    given = global_options.given(ctx)
     memory = AsyncMemory(
-        store or ctx.meta.get("memvault.store") or settings.store_url(),
-        tenant=tenant or ctx.meta.get("memvault.tenant"),
+        given.store or settings.store_url(),
+        tenant=given.tenant,
         settings=settings,
+        actor=given.actor,
     )
     ctx.call_on_close(memory.close)  # waits for pending extractions
     if transport == "stdio":

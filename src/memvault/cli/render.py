@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..facilities.model import Finding, Record, Session, trust_tag
-from ..types import AuditEvent, MemoryEntry, WriteReport
+from ..types import AuditEvent, MemoryEntry, SearchHit, WriteReport
 
 
 def as_json(value: Any) -> str:
@@ -25,14 +25,33 @@ def import_summary(report: WriteReport) -> str:
     return "\n".join(lines)
 
 
+STAMP = "%Y-%m-%d %H:%M"
+
+
 def entry_line(entry: MemoryEntry, width: int = 60) -> str:
-    """One summary line; long or multi-line content is shortened with an ellipsis."""
+    """One summary line: id, creation, scope, ``[category]``, ``#tags``, the expiry, then the
+    content (long or multi-line content is shortened with an ellipsis)."""
     text = " ".join(entry.content.split())
     if len(text) > width:
         text = text[: width - 1] + "…"
-    tags = f" [{', '.join(entry.tags)}]" if entry.tags else ""
-    stamp = entry.created_at.strftime("%Y-%m-%d %H:%M")
-    return f"{entry.id}  {stamp}  {entry.scope}{tags}  {text}"
+    category = f" [{entry.category}]" if entry.category else ""
+    tags = "".join(f" #{tag}" for tag in entry.tags)
+    expiry = f"  expires {entry.expires_at.strftime(STAMP)}" if entry.expires_at else ""
+    stamp = entry.created_at.strftime(STAMP)
+    return f"{entry.id}  {stamp}  {entry.scope}{category}{tags}{expiry}  {text}"
+
+
+def hit_lines(hits: Sequence[SearchHit]) -> str:
+    """Search hits under a header: the score, the lexical (BM25) and dense (cosine) scores
+    behind it — 0 lexical: no word in common — then the entry's line."""
+    if not hits:
+        return "(no hits)"
+    rows = [
+        f"{hit.score:5.3f}  {hit.components.get('lexical', 0):7.2f}  "
+        f"{hit.components.get('dense', 0):5.2f}  {entry_line(hit.entry)}"
+        for hit in hits
+    ]
+    return "\n".join(["score  lexical  dense  entry", *rows])
 
 
 def _validity(entry: MemoryEntry) -> str:

@@ -10,6 +10,7 @@ import click
 from ..config import LOG_FORMATS, Settings
 from ..errors import ConfigError
 from ..memory import Memory
+from . import global_options
 from .app import cli
 from .common import EXIT_INPUT, allow_anonymous_option, listenable, log_level_option
 
@@ -80,10 +81,10 @@ def serve(
             err=True,
         )
         ctx.exit(EXIT_INPUT)
-    store, tenant = ctx.meta.get("memvault.store"), ctx.meta.get("memvault.tenant")
-    for name, value in (("STORE", store), ("TENANT", tenant)):
+    given = global_options.given(ctx)
+    for name, value in (("STORE", given.store), ("TENANT", given.tenant), ("ACTOR", given.actor)):
         if value:
-            os.environ[f"MEMVAULT_{name}"] = value
+            os.environ[f"MEMVAULT_{name}"] = value  # for the workers
     settings = Settings.from_env()
     access_rules(settings, host, allow_anonymous)  # fail here, early
     listenable(host, port)

@@ -13,7 +13,7 @@ from ..trust.erasure import ErasureReceipt, FinishReport
 from ..types import CHANGES, Scope
 from . import render
 from .app import cli
-from .common import datetime_option, emit, json_option, open_memory, scope_option
+from .common import confirm, datetime_option, emit, open_memory, scope_option, yes_option
 
 
 def _receipt_text(receipt: ErasureReceipt) -> str:
@@ -42,53 +42,54 @@ def _finish_text(report: FinishReport) -> str:
 @cli.command()
 @click.option("--user", help="Erase this user: their scope, sessions and all made from them.")
 @click.option("--scope", help="Erase this scope and all made from it.")
-@click.option("--tenant", "whole", help="Erase this whole tenant.")
+@click.option(
+    "--whole-tenant", is_flag=True, help="Erase the whole tenant acted in (--tenant NAME)."
+)
 @click.option(
     "--finish",
     is_flag=True,
     help="Purge the store again for pending erasures (exit 5 while one still is).",
 )
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@json_option
+@yes_option
 @click.pass_context
 def erase(
     ctx: click.Context,
     user: str | None,
     scope: str | None,
-    whole: str | None,
+    whole_tenant: bool,
     finish: bool,
     yes: bool,
-    as_json: bool,
 ) -> None:
     """Remove every trace of a user, a scope or a tenant, and print the receipt (counts per
     kind, a hash of the erased ids, and a scan of the store for what should be gone). Exit 5
     if the scan still finds some (another process held it): the erasure is pending, and
     --finish purges the store again for it later."""
     if finish:
-        if user or scope or whole:
-            raise ValidationError("--finish takes no --user, --scope or --tenant")
+        if user or scope or whole_tenant:
+            raise ValidationError("--finish takes no --user, --scope or --whole-tenant")
         report = open_memory(ctx).finish_erasures()
-        emit(as_json, report.to_dict(), _finish_text(report))
+        emit(ctx, report.to_dict(), _finish_text(report))
         return
-    what = next(
-        (f"{k} {v}" for k, v in (("user", user), ("scope", scope), ("tenant", whole)) if v), ""
-    )
-    if what and not yes:
-        click.confirm(f"Erase {what} for good?", abort=True)
+    if sum(map(bool, (user, scope, whole_tenant))) != 1:
+        raise ValidationError("erase what? give exactly one of --user, --scope or --whole-tenant")
+    memory = open_memory(ctx)
+    whole = memory.tenant if whole_tenant else None
+    what = next(f"{k} {v}" for k, v in (("user", user), ("scope", scope), ("tenant", whole)) if v)
+    confirm(f"Erase {what} for good?", yes)
     try:
-        receipt = open_memory(ctx).erase(user=user, scope=scope, tenant=whole)
+        receipt = memory.erase(user=user, scope=scope, tenant=whole)
     except ErasureIncompleteError as exc:
         if exc.receipt is not None:  # what was erased, then the error (exit 5)
             pending = ErasureReceipt.from_dict(exc.receipt)
-            emit(as_json, exc.receipt, _receipt_text(pending))
+            emit(ctx, exc.receipt, _receipt_text(pending))
         raise
-    emit(as_json, receipt.to_dict(), _receipt_text(receipt))
+    emit(ctx, receipt.to_dict(), _receipt_text(receipt))
 
 
 @cli.command()
 @click.option("--entry", "entry_id", help="Only the events of this entry.")
 @scope_option("--scope", help="Only the events of entries of this scope.")
-@click.option("--actor", help="Only what this actor (a key's name, an agent) did.")
+@click.option("--by", help="Only what this actor (a key's name, an agent) did.")
 @click.option("--operation", help="Only this operation (write, update, pin, erase…).")
 @click.option("--change", type=click.Choice(CHANGES), help="Only this kind of change.")
 @datetime_option("--since", help="Only events at or after.")
@@ -96,13 +97,12 @@ def erase(
 @click.option("--oldest", is_flag=True, help="Oldest first (default: newest first).")
 @click.option("--limit", type=int, default=100, show_default=True, help="Most events shown.")
 @click.option("--cursor", help="Go on from a page's next_cursor.")
-@json_option
 @click.pass_context
 def audit(
     ctx: click.Context,
     entry_id: str | None,
     scope: Scope | None,
-    actor: str | None,
+    by: str | None,
     operation: str | None,
     change: str | None,
     since: datetime | None,
@@ -110,13 +110,12 @@ def audit(
     oldest: bool,
     limit: int,
     cursor: str | None,
-    as_json: bool,
 ) -> None:
     """The audit log: who changed which entry, how and when (never what it says)."""
     page = open_memory(ctx).audit(
         entry_id=entry_id,
         scope=scope,
-        actor=actor,
+        actor=by,
         operation=operation,
         change=change,
         since=since,
@@ -127,14 +126,13 @@ def audit(
     )
     more = [f"more: --cursor {page.next_cursor}"] if page.next_cursor else []
     text = "\n".join([*(render.event_line(e) for e in page.events), *more])
-    emit(as_json, page.to_dict(), text or "no events")
+    emit(ctx, page.to_dict(), text or "no events")
 
 
 @cli.command()
 @click.argument("path", type=click.Path(dir_okay=False))
-@json_option
 @click.pass_context
-def backup(ctx: click.Context, path: str, as_json: bool) -> None:
+def backup(ctx: click.Context, path: str) -> None:
     """Write a consistent copy of the SQLite store to PATH (a new file), while writers go on;
     checked with SQLite's integrity check. For PostgreSQL use pg_dump (docs/reliability.md)."""
     memory = open_memory(ctx)
@@ -142,7 +140,7 @@ def backup(ctx: click.Context, path: str, as_json: bool) -> None:
     entries = memory.backend.batch([CountOp(Filter(memory.tenant, None))])[0]
     data = {"path": path, "bytes": size}
     emit(
-        as_json,
+        ctx,
         data,
         f"backed up to {path} ({size:,} bytes; {entries} entries of tenant {memory.tenant})",
     )
@@ -150,18 +148,16 @@ def backup(ctx: click.Context, path: str, as_json: bool) -> None:
 
 @cli.command("restore-backup")
 @click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@json_option
+@yes_option
 @click.pass_context
-def restore_backup(ctx: click.Context, path: str, yes: bool, as_json: bool) -> None:
+def restore_backup(ctx: click.Context, path: str, yes: bool) -> None:
     """Replace the SQLite store's content by the backup at PATH (checked first: a whole
     database, a memvault store of a known schema). For PostgreSQL use pg_restore. (`memvault
     restore ID` makes a superseded entry current again.)"""
     memory = open_memory(ctx)
-    if not yes:
-        click.confirm(f"Replace everything in the store by {path}?", abort=True)
+    confirm(f"Replace everything in the store by {path}?", yes)
     memory.backend.restore(path)
-    emit(as_json, {"restored": path}, f"restored from {path}")
+    emit(ctx, {"restored": path}, f"restored from {path}")
 
 
 def _bundle_text(verb: str, report: BundleReport) -> str:
@@ -181,24 +177,22 @@ def _bundle_text(verb: str, report: BundleReport) -> str:
 @cli.command("export-session")
 @click.argument("session_id")
 @click.argument("path", type=click.Path(dir_okay=False))
-@json_option
 @click.pass_context
-def export_session(ctx: click.Context, session_id: str, path: str, as_json: bool) -> None:
+def export_session(ctx: click.Context, session_id: str, path: str) -> None:
     """Write SESSION_ID with all it holds (records, summaries, Session Memory, findings, the
     objects created in it) and its audit events to a new bundle file at PATH."""
     report = open_memory(ctx).export_session(session_id, path)
-    emit(as_json, report.to_dict(), _bundle_text("exported", report))
+    emit(ctx, report.to_dict(), _bundle_text("exported", report))
 
 
 @cli.command("import-session")
 @click.argument("path", type=click.Path(dir_okay=False))
-@json_option
 @click.pass_context
-def import_session(ctx: click.Context, path: str, as_json: bool) -> None:
+def import_session(ctx: click.Context, path: str) -> None:
     """Import the bundle at PATH as a new session (fresh ids); a damaged, tampered or foreign
     bundle is refused and nothing is imported."""
     report = open_memory(ctx).import_session(path)
-    emit(as_json, report.to_dict(), _bundle_text("imported", report))
+    emit(ctx, report.to_dict(), _bundle_text("imported", report))
 
 
 @cli.group()
@@ -208,9 +202,8 @@ def retention() -> None:
 
 @retention.command("run")
 @click.option("--dry-run", is_flag=True, help="Only list what would go.")
-@json_option
 @click.pass_context
-def retention_run(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
+def retention_run(ctx: click.Context, dry_run: bool) -> None:
     """Remove what the tenant's retention policy says may go, and list it (rule, id, scope,
     category — never content); with --dry-run, only list it."""
     report = open_memory(ctx).apply_retention(dry_run=dry_run)
@@ -222,4 +215,4 @@ def retention_run(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
         lines = ["no retention policy for this tenant (MEMVAULT_RETENTION)"]
     verb = "would remove" if dry_run else "removed"
     lines.append(f"{verb} {len(report.items)}: {report.counts}")
-    emit(as_json, report.to_dict(), "\n".join(lines))
+    emit(ctx, report.to_dict(), "\n".join(lines))

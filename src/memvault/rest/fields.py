@@ -18,7 +18,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .. import validation as check
-from ..errors import ValidationError, shown
+from ..errors import ValidationError
 
 Convert = Callable[[str, Any], Any]
 _PYTHON: dict[str, type | tuple[type, ...]] = {
@@ -140,13 +140,7 @@ def fields(
     """Check ``source`` (a JSON object) against ``accepted``; the operation's keyword arguments."""
     if not isinstance(source, Mapping):
         raise ValidationError(f"the request body must be a JSON object, got {_kind(source)}")
-    unknown = sorted(set(source) - set(accepted))
-    if unknown:
-        named = ", ".join(name if len(name) <= 80 else shown(name) for name in unknown[:10])
-        raise ValidationError(f"unknown field(s): {named}; accepted: {', '.join(sorted(accepted))}")
-    missing = [name for name in required if source.get(name) is None]
-    if missing:
-        raise ValidationError(f"missing required field(s): {', '.join(missing)}")
+    check.known_fields(source, accepted, required)
     return {
         accepted[k].keyword or k: accepted[k](k, v)
         for k, v in source.items()

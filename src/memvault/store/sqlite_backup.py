@@ -31,7 +31,7 @@ def write_backup(source: Any, target: Path) -> int:
             copy.close()
         check_backup(part)
         os.replace(part, target)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, ValidationError) as exc:  # the copy just written is bad: a fault
         raise BackendError(f"cannot write the backup {target}: {exc}") from exc
     finally:
         part.unlink(missing_ok=True)
@@ -39,21 +39,21 @@ def write_backup(source: Any, target: Path) -> int:
 
 
 def check_backup(path: Path) -> None:
-    """Refuse (BackendError) a file that is not a whole SQLite database holding a memvault
-    store this version can open."""
+    """Refuse (ValidationError: the file given is bad input) a file that is not a whole SQLite
+    database holding a memvault store this version can open."""
     if not path.is_file():
         raise ValidationError(f"no backup file at {path}")
     try:
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
             problems = [row[0] for row in db.execute("PRAGMA integrity_check")]
             if problems != ["ok"]:
-                raise BackendError(f"{path} fails SQLite's integrity check: {problems[0]}")
+                raise ValidationError(f"{path} fails SQLite's integrity check: {problems[0]}")
             version = db.execute("SELECT max(version) FROM schema_migrations").fetchone()[0]
     except sqlite3.Error as exc:
-        raise BackendError(f"{path} is not a memvault SQLite store: {exc}") from None
+        raise ValidationError(f"{path} is not a memvault SQLite store: {exc}") from None
     newest = max(m.version for m in migrations.load("sqlite"))
     if not isinstance(version, int) or version > newest:
-        raise BackendError(
+        raise ValidationError(
             f"{path} is a store of schema {version}; this memvault knows up to {newest}"
         )
 
