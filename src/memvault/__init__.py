@@ -1,5 +1,6 @@
 """memvault: long-term memory for LLM agents — scoped, searchable, safe and fast, offline."""
 
+from . import telemetry  # noqa: F401  (first: dependencies' telemetry off before they load)
 from .config import Settings
 from .context.builder import ContextWindow, Message
 from .context.plans import HierarchicalContext

@@ -3,9 +3,11 @@ writer goes on, checked before they are trusted, refused whole when broken."""
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,3 +74,56 @@ def test_a_backup_never_overwrites_and_other_stores_say_what_to_use(tmp_path: Pa
         assert (tmp_path / "taken.db").read_bytes() == b"precious"
     with pytest.raises(CapabilityError, match="pg_dump"):
         InMemoryBackend().backup(tmp_path / "x.db")
+
+
+def files_in(directory: Path) -> list[str]:
+    return sorted(path.name for path in directory.iterdir())
+
+
+def test_backup_and_restore_leave_nothing_beside_the_backup(run: Any, tmp_path: Path) -> None:
+    """`memvault backup` left `.part-shm`/`.part-wal` beside the backup, and `restore-backup`
+    left `-shm`/`-wal` beside its source."""
+    run("write", "kept in the backup", "--scope", "user:a")
+    backups = tmp_path / "backups"
+    run("backup", str(backups / "copy.db"))
+    assert files_in(backups) == ["copy.db"]
+    run("restore-backup", str(backups / "copy.db"), "--yes")
+    assert files_in(backups) == ["copy.db"]
+    assert run("count", "--scope", "user:a").output.strip() == "1"
+
+
+def test_a_backup_opens_read_only_in_a_read_only_directory(tmp_path: Path) -> None:
+    with Memory(str(tmp_path / "live.db"), embedder=HashEmbedder()) as memory:
+        memory.write("a fact worth keeping", scope="user:a")
+        memory.backend.backup(tmp_path / "backup.db")
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    shutil.copy(tmp_path / "backup.db", shelf / "backup.db")
+    shelf.chmod(0o555)  # root ignores it: then the listing shows what a reader would have made
+    try:
+        with sqlite3.connect(f"{(shelf / 'backup.db').as_uri()}?mode=ro", uri=True) as db:
+            assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+            assert db.execute("SELECT count(*) FROM entries").fetchone()[0] == 1
+        db.close()
+        assert files_in(shelf) == ["backup.db"]
+    finally:
+        shelf.chmod(0o755)
+
+
+def test_an_older_wal_mode_backup_restores_without_leaving_anything_beside_it(
+    tmp_path: Path,
+) -> None:
+    old = tmp_path / "old" / "backup.db"
+    with Memory(str(tmp_path / "live.db"), embedder=HashEmbedder()) as memory:
+        kept = memory.write("a fact worth keeping", scope="user:a")
+        old.parent.mkdir()
+        with sqlite3.connect(tmp_path / "live.db") as live, sqlite3.connect(old) as copy:
+            live.backup(copy)  # as memvault wrote backups before: in the store's WAL mode
+            assert copy.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        live.close()
+        copy.close()
+        memory.delete(kept.id)
+        assert files_in(old.parent) == ["backup.db"]
+        memory.backend.restore(old)
+        assert files_in(old.parent) == ["backup.db"]
+        assert memory.get(kept.id) == kept

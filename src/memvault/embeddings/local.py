@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import telemetry
 from ..errors import ConfigError
 from .base import Embedder, Vectors, normalize_rows
 from .cache import CachedEmbedder
@@ -136,6 +137,8 @@ class LocalEmbedder(Embedder):
                 import onnxruntime as ort
                 from tokenizers import Tokenizer
 
+                if not telemetry.onnxruntime_allowed(os.environ):  # imported before memvault?
+                    ort.disable_telemetry_events()
                 model = _verified(model_path(), MODEL_SHA256, "the embedding model")
                 session = ort.InferenceSession(
                     str(model), self._session_options(), providers=["CPUExecutionProvider"]

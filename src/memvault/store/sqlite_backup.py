@@ -1,6 +1,11 @@
 """Backups of a SQLite store: SQLite's online backup API (a consistent copy, page by page, while
 other connections go on writing), checked with ``PRAGMA integrity_check`` and as a memvault
-store before it is trusted — when it is written, and again before it is restored."""
+store before it is trusted — when it is written, and again before it is restored.
+
+A backup is one file: written in rollback-journal mode (the store's WAL mode would need a
+``-shm`` beside any reader), so it opens read-only anywhere, and read without leaving a ``-wal``
+or ``-shm`` beside it.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,9 @@ import sqlean as sqlite3
 from ..errors import BackendError, ValidationError
 from . import migrations
 
+SIDECARS = ("-journal", "-wal", "-shm")
+"""The files SQLite may keep beside a database file."""
+
 
 def write_backup(source: Any, target: Path) -> int:
     """Copy the database of connection ``source`` to ``target`` (which must not exist): written
@@ -22,11 +30,12 @@ def write_backup(source: Any, target: Path) -> int:
         raise ValidationError(f"{target} exists: give a path for a new backup file")
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(f"{target.name}.part")
-    part.unlink(missing_ok=True)
+    _remove_with_sidecars(part)
     try:
         copy = sqlite3.connect(str(part))
         try:
-            source.backup(copy)
+            source.backup(copy)  # the copy is in the store's WAL mode
+            copy.execute("PRAGMA journal_mode = DELETE")  # folds the log in: one file
         finally:
             copy.close()
         check_backup(part)
@@ -34,8 +43,34 @@ def write_backup(source: Any, target: Path) -> int:
     except (sqlite3.Error, ValidationError) as exc:  # the copy just written is bad: a fault
         raise BackendError(f"cannot write the backup {target}: {exc}") from exc
     finally:
-        part.unlink(missing_ok=True)
+        _remove_with_sidecars(part)
     return target.stat().st_size
+
+
+def _remove_with_sidecars(path: Path) -> None:
+    for name in (path.name, *(f"{path.name}{suffix}" for suffix in SIDECARS)):
+        path.with_name(name).unlink(missing_ok=True)
+
+
+def read_only(path: Path) -> Any:
+    """A read-only connection to the database file ``path`` that leaves nothing beside it.
+
+    A WAL-mode file whose log is not beside it (a backup by an older memvault) is whole: it is
+    opened immutable, so SQLite makes no ``-shm``/``-wal`` for it; one with a log beside it is
+    in use, and opened as usual."""
+    whole_wal = _in_wal_mode(path) and not path.with_name(f"{path.name}-wal").exists()
+    uri = f"{path.absolute().as_uri()}?mode=ro{'&immutable=1' if whole_wal else ''}"
+    return sqlite3.connect(uri, uri=True)
+
+
+def _in_wal_mode(path: Path) -> bool:
+    """Whether the header of ``path`` says WAL (file format versions 2 at offsets 18 and 19)."""
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(20)
+    except OSError:  # SQLite says what is wrong with it
+        return False
+    return header.startswith(b"SQLite format 3\0") and header[18:20] == b"\x02\x02"
 
 
 def check_backup(path: Path) -> None:
@@ -44,7 +79,7 @@ def check_backup(path: Path) -> None:
     if not path.is_file():
         raise ValidationError(f"no backup file at {path}")
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        with contextlib.closing(read_only(path)) as db:
             problems = [row[0] for row in db.execute("PRAGMA integrity_check")]
             if problems != ["ok"]:
                 raise ValidationError(f"{path} fails SQLite's integrity check: {problems[0]}")
@@ -63,7 +98,7 @@ def restore_backup(source: Path, target: Any) -> None:
     place, through the backup API: other connections see the restored store)."""
     check_backup(source)
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as backup:
+        with contextlib.closing(read_only(source)) as backup:
             backup.backup(target)
     except sqlite3.Error as exc:
         raise BackendError(f"cannot restore {source}: {exc}") from exc
