@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from .conftest import free_port, wait_until_up
 
@@ -23,6 +24,7 @@ def readme_block() -> str:
     return block[1]
 
 
+@pytest.mark.slow
 def test_the_readme_opens_the_inspector(isolated_environment: Path) -> None:
     port = free_port()
     script = readme_block().replace("memvault serve", f"exec memvault serve --port {port}")
@@ -59,6 +61,7 @@ def log_in(base: str, key: str) -> str:
         return str(browser.cookies["memvault_ui"])
 
 
+@pytest.mark.slow
 def test_a_visit_holds_across_workers(tmp_path: Path) -> None:
     port, key = free_port(), "k" * 24
     env = {
