@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 def as_json(result: Any) -> Any:
     return json.loads(result.stdout)
@@ -109,6 +111,7 @@ def test_demote_and_global_list(run: Any) -> None:
     assert "Uses the staging cluster" in run("session", "notes", sid).output
 
 
+@pytest.mark.slow
 def test_the_prompt_is_byte_identical_after_a_restart(tmp_path: Path) -> None:
     store = str(tmp_path / "restart.db")
 

@@ -58,6 +58,7 @@ def store(tmp_path: Path) -> tuple[str, str]:
     return url, entry_id
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command", [("count",), ("list", "--scope", "user:a"), ("get", "ID"), ("--help",)]
 )
@@ -69,6 +70,7 @@ def test_commands_that_embed_nothing_never_load_the_model(
     assert cli_imports("--store", url, *args) == []
 
 
+@pytest.mark.slow
 def test_search_loads_the_model(store: tuple[str, str]) -> None:
     url, _ = store
     assert {"onnxruntime", "tokenizers"} <= set(
@@ -95,6 +97,7 @@ def test_session_options_pin_the_threads() -> None:
     assert LocalEmbedder(0).threads == LocalEmbedder().threads == automatic_threads()
 
 
+@pytest.mark.slow
 def test_one_thread_embeds_like_several() -> None:
     texts = ["The user prefers dark mode", "Stock prices fell"]
     one, several = LocalEmbedder(1).embed(texts), LocalEmbedder(2).embed(texts)

@@ -32,6 +32,16 @@ def test_readme_names_the_two_commands() -> None:
     assert "python -m pytest" in text
 
 
+def test_ci_runs_the_readmes_full_test_command() -> None:
+    """The README gives the quick inner loop and the full run; CI runs the full one."""
+    block = re.search(r"## Install and test.*?```bash\n(.*?)```", README.read_text("utf-8"), re.S)
+    assert block, "README has no install and test commands"
+    commands = [line.split("#")[0].strip() for line in block[1].splitlines()]
+    assert commands[1:] == ["python -m pytest", "python -m pytest --runslow"]
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert [line for line in ci if line.startswith("python -m pytest")] == [commands[2]]
+
+
 def test_facilities_example_runs(
     isolated_environment: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -60,6 +70,7 @@ def test_learning_example_runs(
     assert out[-1] == "The user lives in Berlin. -> The user lives in Paris."
 
 
+@pytest.mark.slow
 def test_several_processes_share_one_server(tmp_path: Path) -> None:
     """The README's two agents, each in a process of its own, on a real ``memvault serve``."""
     from .remote.conftest import memvault_serve

@@ -233,6 +233,7 @@ FAST = settings(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "make_backend",
     [InMemoryBackend, lambda: SQLiteBackend(":memory:")],

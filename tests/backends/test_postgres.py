@@ -20,6 +20,8 @@ from memvault.testing.conformance import MemoryConformance
 pytest.importorskip("psycopg")
 pytest.importorskip("psycopg_pool")
 
+pytestmark = pytest.mark.slow  # a PostgreSQL server
+
 TABLES = "entries, entry_tags, chunks, store_info, audit_log"
 
 

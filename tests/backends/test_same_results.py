@@ -26,6 +26,8 @@ from memvault.types import Scope
 
 from .builds import count_builds
 
+pytestmark = pytest.mark.slow  # every backend, PostgreSQL too, on the same data
+
 WORDS = (
     "Alice Bob visited Lisbon Berlin budget garden violin chess river code review painting "
     "recipe kitten bought studied fixed planned cooked concert trip office"

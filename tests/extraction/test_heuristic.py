@@ -418,6 +418,7 @@ _AMOUNTS = st.builds(
 )
 
 
+@pytest.mark.slow
 @given(
     _AMOUNTS,
     st.sampled_from(

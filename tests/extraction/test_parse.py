@@ -268,6 +268,7 @@ _LINE = st.builds(
 )
 
 
+@pytest.mark.slow
 @given(st.one_of(st.text(), st.lists(_LINE, max_size=8).map("\n".join)), st.integers(-2, 6))
 def test_any_reply_parses_to_valid_candidates(reply: str, window: int) -> None:
     parsed = parse_reply(reply, window=window)

@@ -28,6 +28,8 @@ from memvault.testing.adversary import (
 )
 from memvault.testing.openai_server import ScriptedOpenAIServer
 
+pytestmark = pytest.mark.slow  # its fixture runs the whole corpus (about a minute)
+
 DATA = Path(__file__).parents[1] / "data"
 BLIND = Path(__file__).parents[2] / "benchmarks" / "data"
 ATTACKS = [

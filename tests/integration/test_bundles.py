@@ -156,6 +156,7 @@ def test_a_bad_bundle_is_refused_and_nothing_is_imported(
     assert target.audit().events == ()
 
 
+@pytest.mark.slow
 def test_a_zip_bomb_stops_at_the_cap(target: Memory, tmp_path: Path) -> None:
     path = tmp_path / "bomb.zip"
     path.write_bytes(bomb())

@@ -13,6 +13,8 @@ from memvault import Memory
 from memvault.testing import HashEmbedder
 from memvault.testing.reliability import crowd_processes, kill_runs, lost
 
+pytestmark = pytest.mark.slow  # processes killed mid-work
+
 
 @pytest.mark.parametrize("mode", ["entries", "records"])
 def test_a_killed_writer_loses_no_acknowledged_write(tmp_path: Path, mode: str) -> None:

@@ -22,6 +22,7 @@ from memvault.trust.erasure import FinishReport
 SECRET = "the spare key is under the blue flowerpot"
 
 
+@pytest.mark.slow
 def test_processes_erasing_among_writers_and_searchers_leave_nothing(tmp_path: Path) -> None:
     path = str(tmp_path / "crowd.db")
     crowd = erasure_crowd(f"sqlite:///{path}", processes=3, rounds=12)

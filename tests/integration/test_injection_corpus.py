@@ -21,6 +21,8 @@ from memvault.testing import HashEmbedder
 from memvault.testing.obedient import obey
 from memvault.testing.openai_server import ScriptedOpenAIServer
 
+pytestmark = pytest.mark.slow  # its fixture runs the whole corpus
+
 CORPUS = [
     json.loads(line)
     for line in (Path(__file__).parents[1] / "data" / "injection_corpus.jsonl")

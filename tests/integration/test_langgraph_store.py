@@ -76,7 +76,7 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
 def memory(request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock) -> Iterator[Memory]:
     if request.param == "sqlite":
         opened = Memory(str(tmp_path / "langgraph.db"), clock=clock)
@@ -608,6 +608,7 @@ def test_non_ascii_text(store: MemvaultStore) -> None:
         assert store.search(("user_123", "memories"), query=text)[0].key == str(key)
 
 
+@pytest.mark.slow
 def test_concurrent_searches_with_filters(store: MemvaultStore) -> None:
     colors = ["red", "blue", "green", "yellow", "purple"]
     things = ["apple", "car", "house", "book", "phone"]

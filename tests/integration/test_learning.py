@@ -391,6 +391,7 @@ def test_tool_records_of_another_type_are_refused(
             memory.add_turn(session.id, user="Hi.", tool_records=tools)
 
 
+@pytest.mark.slow
 def test_a_window_too_big_for_one_request_is_cut_to_fit(
     tmp_path: Path, clock: ManualClock, server: ScriptedOpenAIServer, chat: OpenAICompatChat
 ) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a fresh interpreter per case
+
 BLOCKED = "import sys\nfor name in {blocked!r}:\n    sys.modules[name] = None\n"
 CLI = "import sys\nfrom memvault.cli import main\nsys.argv = ['memvault', *{args!r}]\nmain()\n"
 

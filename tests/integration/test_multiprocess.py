@@ -5,7 +5,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memvault import Memory, NewEntry
+
+pytestmark = pytest.mark.slow  # several processes on one file
 
 PROCESSES = 4
 SINGLE_WRITES = 100

@@ -22,6 +22,8 @@ import pytest
 
 from memvault import telemetry
 
+pytestmark = pytest.mark.slow  # a process tree running the README's examples
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 STORES = ("memory.db", "agent.db")  # the stores the examples name (in their working directory)
 EXAMPLES = [  # (section, language, which block of that language)

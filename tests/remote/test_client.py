@@ -183,6 +183,7 @@ def test_an_async_memory_serves_one_event_loop_after_another(serve: Callable[...
     asyncio.run(memory.aclose())
 
 
+@pytest.mark.slow
 def test_an_async_memory_serves_loops_of_several_threads_at_once(
     serve: Callable[..., str],
 ) -> None:
@@ -313,6 +314,7 @@ def flaky() -> Iterator[str]:
     server.server_close()
 
 
+@pytest.mark.slow
 def test_only_idempotent_requests_are_sent_again(flaky: str) -> None:
     with Memory(flaky, retries=2, api_key="k" * 16) as memory:
         _Flaky.seen.clear()

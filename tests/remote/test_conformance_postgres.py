@@ -13,6 +13,8 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("psycopg")
 pytest.importorskip("psycopg_pool")
 
+pytestmark = pytest.mark.slow  # the whole suite through a server process, on PostgreSQL
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, postgres_dsn: str) -> Iterator[ServerProcess]:

@@ -11,6 +11,8 @@ from memvault.testing.remote import RemoteConformance, ServerProcess
 
 pytest.importorskip("uvicorn")
 
+pytestmark = pytest.mark.slow  # the whole suite through a server process
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:

@@ -16,6 +16,8 @@ from memvault.trust import erasure
 
 from .conftest import ACME, memvault_serve
 
+pytestmark = pytest.mark.slow  # several server processes
+
 SECRET = "the spare key is under the blue flowerpot"
 
 

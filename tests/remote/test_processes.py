@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .conftest import memvault_serve
+
+pytestmark = pytest.mark.slow  # server and client processes
 
 KEY = "shared-key-0123456789abcdef"
 WRITER = """

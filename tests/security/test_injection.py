@@ -298,6 +298,7 @@ def test_scan_never_raises_and_spans_are_sound(text: str, voice: bool) -> None:
     assert all(b < c for (_, b), (c, _) in pairwise(regions))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "unit",
     [

@@ -43,10 +43,13 @@ ARTIFACTS = (
     / "inspector"
 )
 
-pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).is_file(),
-    reason="no Chromium: install Debian's 'chromium' package (.ci/run does) to run these",
-)
+pytestmark = [
+    pytest.mark.slow,  # a real browser
+    pytest.mark.skipif(
+        not Path(CHROMIUM).is_file(),
+        reason="no Chromium: install Debian's 'chromium' package (.ci/run does) to run these",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

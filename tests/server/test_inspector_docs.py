@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from .conftest import free_port, wait_until_up
 
@@ -29,6 +30,7 @@ def readme_python(section: str) -> str:
     return found[1]
 
 
+@pytest.mark.slow
 def test_the_readme_opens_the_inspector(isolated_environment: Path) -> None:
     """The walk-through is one story: the inspector shows what the earlier examples wrote."""
     exec(compile(readme_python("Sessions, Records"), "README facilities example", "exec"), {})
@@ -69,6 +71,7 @@ def log_in(base: str, key: str, tenant: str = "acme") -> str:
         return str(browser.cookies["memvault_ui"])
 
 
+@pytest.mark.slow
 def test_a_visit_holds_across_workers(tmp_path: Path) -> None:
     port, key = free_port(), "k" * 24
     env = {

@@ -84,6 +84,7 @@ def test_the_openapi_document_lists_every_route(api: Client) -> None:
     assert schema["properties"]["ttl"]["anyOf"][0] == {"type": "number", "exclusiveMinimum": 0}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", ROUTES, ids=route_id)
 def test_no_request_makes_the_server_fail(api: Client, route: Any) -> None:
     names = [*(route.body or route.query or {}), "unexpected"]

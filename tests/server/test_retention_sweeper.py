@@ -8,11 +8,14 @@ import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from memvault import AsyncMemory, Settings
 from memvault.server.retention import sweep_retention
 from memvault.testing import HashEmbedder, ManualClock
 
 
+@pytest.mark.slow
 def test_the_sweeper_applies_each_tenants_policy(tmp_path: Path) -> None:
     clock = ManualClock()
 

@@ -28,6 +28,7 @@ print(vectors.shape[0], vectors.shape[1], round(float((vectors[0] ** 2).sum()), 
 """
 
 
+@pytest.mark.slow
 def test_default_model_loads_and_embeds_with_the_network_disabled() -> None:
     done = subprocess.run(
         [sys.executable, "-c", OFFLINE],
@@ -54,6 +55,7 @@ def test_similar_texts_are_closer() -> None:
     assert np.allclose(np.linalg.norm([a, b, c], axis=1), 1, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_long_texts_are_embedded_whole() -> None:
     model = local.LocalEmbedder()
     head = " ".join(["gardening tomatoes compost soil"] * 80)

@@ -36,6 +36,7 @@ def _clustered(count: int, seed: int, dimension: int = 384) -> np.ndarray:
     return unit
 
 
+@pytest.mark.slow
 def test_the_coarse_pass_keeps_most_of_the_exact_nearest() -> None:
     """Synthetic vectors; on a text model's it keeps them all (tests/integration, benchmarks)."""
     matrix = _clustered(30_000, 1)
@@ -74,6 +75,7 @@ def _table(count: int, seed: int) -> ChunkTable:
     return ChunkTable.from_rows(rows, 384).with_coarse_pass(least=1_000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("conversational", [False, True])
 def test_candidates_rank_as_an_exhaustive_ranking_does(
     monkeypatch: pytest.MonkeyPatch, conversational: bool

@@ -43,6 +43,7 @@ def test_relative_expressions_follow_the_instant_asked_about() -> None:
     assert [a.date().isoformat() for a, _ in windows("last month", later)] == ["2023-12-01"]
 
 
+@pytest.mark.slow
 def test_entries_inside_a_window_gain_in_proportion_to_their_relevance() -> None:
     created = np.array([to_micros(datetime(2023, m, 15, tzinfo=UTC)) for m in (3, 5, 5, 7)])
     c = Candidates(
