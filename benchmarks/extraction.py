@@ -8,7 +8,8 @@ rules were tuned on it) or ``holdout`` (written before the extractor, never look
 tuning):
 
 - turns ``{"id", "kind", "text", "expected": [{"category", "fact_contains", "optional"?}],
-  "before"?}``: one user turn (after the user turns in ``before``, if any). A candidate from that
+  "before"? | "context"?}``: one user turn (after the user turns in ``before``, or the user and
+  assistant turns in ``context``: ``[{"role", "text"}]``). A candidate from that
   turn matches an expected fact when the categories agree and every ``fact_contains`` string is
   in the candidate's fact (case-insensitive); matching is one-to-one. Matched candidates are true
   positives, unmatched ones false positives, unmatched expected facts false negatives;
@@ -18,7 +19,13 @@ tuning):
   says "supersedes" when a later fact's slot conflicts with an earlier one's.
 
 Per category, a true positive or false negative counts under the expected category, a false
-positive under the candidate's.
+positive under the candidate's; per kind (``kind`` of the line) likewise.
+
+With ``--learned`` the figures are of what memvault *stores* from the turn, not of what the
+heuristic extractor proposes: its candidates go through the same decisions as in ``add_turn``
+(whose words, grounding, routing), and a stored fact's category is where it went —
+``identity`` for a fact about who the user is, stored in Global Memory. The labelled sets of
+issue 29 (``extraction_train.jsonl``, ``extraction_blind2.jsonl``) use these categories.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from typing import Any
 
 from conditions import load_average, machine
 
+from memvault.extraction import pipeline
 from memvault.extraction.facts import Candidate, FactCategory, Turn
 from memvault.extraction.heuristic import extract
 from memvault.extraction.slots import conflicts, slot_of
@@ -46,20 +54,36 @@ def load(path: Path = DATA) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+CATEGORIES = (*(c.value for c in FactCategory), pipeline.IDENTITY)
+
+
 def window(row: dict[str, Any]) -> list[Turn]:
-    texts = [*row.get("before", []), row["text"]]
-    return [Turn(n, "user", text) for n, text in enumerate(texts, 1)]
+    said = [("user", text) for text in row.get("before", [])]
+    said += [(t["role"], t["text"]) for t in row.get("context", [])]
+    said.append(("user", row["text"]))
+    return [Turn(n, role, text) for n, (role, text) in enumerate(said, 1)]  # type: ignore[arg-type]
 
 
-def candidates(row: dict[str, Any]) -> list[Candidate]:
-    """What the extractor proposes from the row's own (last) turn."""
+def candidates(row: dict[str, Any], *, learned: bool = False) -> list[Candidate]:
+    """What the extractor proposes from the row's own (last) turn — or, ``LEARNED``, what is
+    stored from it: as what (its category, ``identity`` for Global Memory) and in which words."""
     turns = window(row)
-    return [c for c in extract(turns) if c.turn == turns[-1].number]
+    found = [c for c in extract(turns) if c.turn == turns[-1].number]
+    if not learned:
+        return found
+    where = pipeline.situation(pipeline.Window(tuple(turns), (), tuple(range(len(turns)))), [],
+                               private=False)  # fmt: skip
+    return [
+        Candidate(d.category or c.category, d.content, turn=c.turn)
+        for c, d in zip(found, pipeline.decide(found, where), strict=True)
+        if d.stored
+    ]
 
 
 def _fits(candidate: Candidate, expected: dict[str, Any]) -> bool:
     fact = candidate.fact.casefold()
-    return candidate.category == expected["category"] and all(
+    category = expected["category"]
+    return category in (None, candidate.category) and all(
         word.casefold() in fact for word in expected["fact_contains"]
     )
 
@@ -99,17 +123,22 @@ def _ratios(tp: int, fp: int, fn: int) -> dict[str, Any]:
     }
 
 
-def score_turns(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Precision, recall and F1, overall and per category, plus the misses."""
+def score_turns(rows: Sequence[dict[str, Any]], *, learned: bool = False) -> dict[str, Any]:
+    """Precision, recall and F1, overall, per category and per kind, plus the misses; recall
+    also ignoring the category."""
     counts: dict[str, Counter[str]] = {k: Counter() for k in ("tp", "fp", "fn")}
+    kinds: dict[str, Counter[str]] = {k: Counter() for k in ("tp", "fp", "fn")}
     misses: list[dict[str, Any]] = []
-    clean_negatives = 0
+    clean_negatives = any_category = 0
     for row in rows:
-        found = candidates(row)
+        found = candidates(row, learned=learned)
         result = matched(found, row["expected"])
         counts["tp"].update(e["category"] for e in result["tp"])
         counts["fp"].update(c.category for c in result["fp"])
         counts["fn"].update(e["category"] for e in result["fn"])
+        for key, items in result.items():
+            kinds[key][row.get("kind", "-")] += len(items)
+        any_category += len(matched(found, _any_category(row["expected"]))["tp"])
         clean_negatives += not row["expected"] and not found
         if result["fp"] or result["fn"]:
             misses.append(_miss(row, found, result))
@@ -120,12 +149,26 @@ def score_turns(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "negatives": negatives,
         **_ratios(total["tp"], total["fp"], total["fn"]),
         "negatives_clean": round(clean_negatives / negatives, 3) if negatives else None,
+        "recall_any_category": _share(any_category, total["tp"] + total["fn"]),
         "per_category": {
-            c.value: _ratios(counts["tp"][c], counts["fp"][c], counts["fn"][c])
-            for c in FactCategory
+            c: _ratios(counts["tp"][c], counts["fp"][c], counts["fn"][c])
+            for c in CATEGORIES
+            if counts["tp"][c] + counts["fp"][c] + counts["fn"][c]
+        },
+        "per_kind": {
+            k: _ratios(kinds["tp"][k], kinds["fp"][k], kinds["fn"][k])
+            for k in sorted(set().union(*kinds.values()))
         },
         "misses": misses,
     }
+
+
+def _any_category(expected: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**e, "category": None} for e in expected]
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
 
 
 def _miss(
@@ -141,14 +184,14 @@ def _miss(
     }
 
 
-def _facts(text: str, form: str) -> list[str]:
+def _facts(text: str, form: str = "turn") -> list[str]:
     return [c.fact for c in extract([Turn(1, "user", text)])] if form == "turn" else [text]
 
 
 def supersedes(pair: dict[str, Any]) -> bool:
     """The slot rule's decision: does a fact of ``later`` supersede one of ``earlier``?"""
-    earlier = [slot_of(f) for f in _facts(pair["earlier"], pair["form"])]
-    later = [slot_of(f) for f in _facts(pair["later"], pair["form"])]
+    earlier = [slot_of(f) for f in _facts(pair["earlier"], pair.get("form", "turn"))]
+    later = [slot_of(f) for f in _facts(pair["later"], pair.get("form", "turn"))]
     return any(new and old and conflicts(new, old) for new in later for old in earlier)
 
 
@@ -172,12 +215,14 @@ def ms_per_turn(rows: Sequence[dict[str, Any]], repeat: int = 20) -> float:
     return round((time.perf_counter() - started) * 1000 / (repeat * max(len(rows), 1)), 3)
 
 
-def evaluate(rows: Sequence[dict[str, Any]], split: str) -> dict[str, Any]:
+def evaluate(
+    rows: Sequence[dict[str, Any]], split: str, *, learned: bool = False
+) -> dict[str, Any]:
     """Every figure for one split of the labelled set."""
     turns = [r for r in rows if r["split"] == split and "text" in r]
     pairs = [r for r in rows if r["split"] == split and "earlier" in r]
     return {
-        "extraction": score_turns(turns),
+        "extraction": score_turns(turns, learned=learned),
         "slots": score_pairs(pairs),
         "ms_per_turn": ms_per_turn(turns),
     }
@@ -190,8 +235,13 @@ def _summary(name: str, result: dict[str, Any], verbose: bool) -> None:
         f"{ex['precision']}, recall {ex['recall']}, F1 {ex['f1']} (tp {ex['tp']}, fp {ex['fp']}, "
         f"fn {ex['fn']}); negatives with nothing extracted {ex['negatives_clean']}"
     )
-    for category, r in ex["per_category"].items():
-        print(f"  {category:<11} precision {r['precision']}  recall {r['recall']}  F1 {r['f1']}")
+    print(f"  recall ignoring the category {ex['recall_any_category']}")
+    for label, table in (("category", ex["per_category"]), ("kind", ex["per_kind"])):
+        for key, r in table.items():
+            print(
+                f"  {label} {key:<20} precision {r['precision']}  recall {r['recall']}  "
+                f"(tp {r['tp']}, fp {r['fp']}, fn {r['fn']})"
+            )
     print(f"  slot pairs: {slots['pairs']}, accuracy {slots['accuracy']}")
     print(f"  {result['ms_per_turn']} ms per turn")
     if verbose:
@@ -206,15 +256,20 @@ def _summary(name: str, result: dict[str, Any], verbose: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", help="Only this split (default: every split of the data).")
-    parser.add_argument("--data", type=Path, default=DATA, help="Another labelled set (JSONL).")
+    parser.add_argument(
+        "--data", type=Path, nargs="+", default=[DATA], help="Other labelled sets (JSONL)."
+    )
     parser.add_argument("--verbose", action="store_true", help="List every miss.")
     parser.add_argument("--json", help="Also write the results to this file.")
+    parser.add_argument(
+        "--learned", action="store_true", help="Score what is stored, not what is proposed."
+    )
     args = parser.parse_args()
-    rows = load(args.data)
+    rows = [row for path in args.data for row in load(path)]
     splits = list(dict.fromkeys(r["split"] for r in rows))
     result: dict[str, Any] = {"machine": machine(), "load_average_before": load_average()}
     for split in [args.split] if args.split else splits:
-        result[split] = evaluate(rows, split)
+        result[split] = evaluate(rows, split, learned=args.learned)
         _summary(split, result[split], args.verbose)
     result["load_average_after"] = load_average()
     print(f"load average {result['load_average_before']} → {result['load_average_after']}")
