@@ -28,13 +28,19 @@ def test_processes_erasing_among_writers_and_searchers_leave_nothing(tmp_path: P
     crowd = erasure_crowd(f"sqlite:///{path}", processes=3, rounds=12)
     assert [w.errors for w in crowd] == [[], [], []]
     residues = [r for w in crowd for r in w.residues]
-    assert len(residues) == 36 and set(residues) == {0}
+    assert len(residues) == 36
+    # Under load a purge can stay pending (another process's snapshot holds the log): the
+    # erasure then raised ErasureIncompleteError with its residue, and finishing it clears it.
+    pending = sum(bool(r) for r in residues)
     ids = [i for w in crowd for i in w.ids]
     contents = [c for w in crowd for c in w.contents]
-    assert len(ids) == 3 * 36 and left_on_disk(path, ids, contents) == 0  # every process closed
+    assert len(ids) == 3 * 36
     with Memory(path, embedder=HashEmbedder()) as memory:
         assert [memory.count(f"user:w{n}") for n in range(3)] == [12, 12, 12]
+        report = memory.finish_erasures()
+        assert len(report.finished) <= pending and report.pending == () and report.residue == 0
         assert memory.finish_erasures() == FinishReport()
+    assert left_on_disk(path, ids, contents) == 0  # every process closed
 
 
 @pytest.fixture
