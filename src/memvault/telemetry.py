@@ -11,7 +11,8 @@ them. A variable you set yourself is left as it is: that is the documented way t
 - huggingface_hub (a dependency of tokenizers; memvault loads its tokenizers from files and never
   calls the Hub) sends usage pings on downloads unless ``HF_HUB_DISABLE_TELEMETRY=1``.
 
-httpx, the MCP SDK (OpenTelemetry API only: spans go nowhere unless your application installs
+spaCy (the offline learner's parser) loads its pipeline from the installed package and sends
+nothing. httpx, the MCP SDK (OpenTelemetry API only: spans go nowhere unless your application installs
 an exporter) and LangGraph/LangSmith (tracing only when ``LANGSMITH_TRACING`` is set) send
 nothing on their own.
 """

@@ -8,7 +8,6 @@ dimension are class attributes).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ import numpy as np
 
 from .. import telemetry
 from ..errors import ConfigError
+from ..shipped import verified
 from .base import Embedder, Vectors, normalize_rows
 from .cache import CachedEmbedder
 
@@ -29,24 +29,6 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MAX_TOKENS = 256
 CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _verified(path: Path, expected: str, what: str) -> Path:
-    actual = _sha256(path)
-    if actual != expected:
-        raise ConfigError(
-            f"{what} at {path} has sha256 {actual}, expected {expected}; "
-            "reinstall memvault (python -m pip install --force-reinstall -e .)"
-        )
-    return path
 
 
 def model_path() -> Path:
@@ -139,11 +121,11 @@ class LocalEmbedder(Embedder):
 
                 if not telemetry.onnxruntime_allowed(os.environ):  # imported before memvault?
                     ort.disable_telemetry_events()
-                model = _verified(model_path(), MODEL_SHA256, "the embedding model")
+                model = verified(model_path(), MODEL_SHA256, "the embedding model")
                 session = ort.InferenceSession(
                     str(model), self._session_options(), providers=["CPUExecutionProvider"]
                 )
-                path = _verified(tokenizer_path(), TOKENIZER_SHA256, "the tokenizer")
+                path = verified(tokenizer_path(), TOKENIZER_SHA256, "the tokenizer")
                 batching = Tokenizer.from_file(str(path))
                 batching.enable_truncation(MAX_TOKENS)
                 batching.enable_padding()

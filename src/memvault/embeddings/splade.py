@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .local import _verified
+from ..shipped import verified
 
 MODEL_SHA256 = "96e1dd8dbbc82439cf50677a15bcb9141172b289d20b41c9c28b621a0451a02a"
 TOKENIZER_SHA256 = "91f1def9b9391fdabe028cd3f3fcc4efd34e5d1f08c3bf2de513ebb5911a1854"
@@ -113,11 +113,11 @@ class SpladeEncoder:
 
                 folder = model_dir()
                 weights = read_safetensors(
-                    _verified(folder / "model.safetensors", MODEL_SHA256, "the SPLADE model")
+                    verified(folder / "model.safetensors", MODEL_SHA256, "the SPLADE model")
                 )
                 tokenizer = Tokenizer.from_file(
                     str(
-                        _verified(
+                        verified(
                             folder / "tokenizer.json", TOKENIZER_SHA256, "the SPLADE tokenizer"
                         )
                     )
