@@ -263,6 +263,16 @@ def test_a_person_who_declines_aborts_with_its_own_code(
     assert run("count").stdout == before
 
 
+def test_a_bad_backup_is_refused_before_anyone_is_asked(
+    run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("memvault.cli.common.interactive", lambda: True)
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database")
+    refused = run("restore-backup", str(text), input="", code=INPUT)
+    assert "not a memvault SQLite store" in refused.stderr and "Replace" not in refused.stdout
+
+
 def test_erase_in_a_script_fails_at_once_instead_of_waiting(tmp_path: Path) -> None:
     store = str(tmp_path / "script.db")
     env = {**os.environ, "MEMVAULT_HOME": str(tmp_path)}
@@ -305,6 +315,10 @@ def test_import_prints_its_summary_only_and_names_an_unknown_key(run: Any) -> No
         "content, context, created_at, expires_at, metadata, provenance, scope, tags",
         "line 3: refused (ValidationError): created_at must be an ISO-8601 string, got int",
     ]
+    again = [lines[0], lines[1], lines[0]]  # lines 1 and 3 merge into the stored entry
+    mixed = run("import", "-", input="\n".join(map(json.dumps, again)) + "\n", code=2)
+    told = [line.split(":")[0] for line in mixed.stdout.splitlines()[1:]]
+    assert told == ["line 1", "line 2", "line 3"]  # merged and refused, in the input's order
     strict = run("import", "-", "--strict", input=json.dumps(lines[1]) + "\n", code=2)
     assert "line 1: unknown field(s): catgory" in strict.stderr and "__init__" not in strict.stderr
 

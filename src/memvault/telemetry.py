@@ -12,9 +12,9 @@ them. A variable you set yourself is left as it is: that is the documented way t
   calls the Hub) sends usage pings on downloads unless ``HF_HUB_DISABLE_TELEMETRY=1``.
 
 spaCy (the offline learner's parser) loads its pipeline from the installed package and sends
-nothing. httpx, the MCP SDK (OpenTelemetry API only: spans go nowhere unless your application installs
-an exporter) and LangGraph/LangSmith (tracing only when ``LANGSMITH_TRACING`` is set) send
-nothing on their own.
+nothing. httpx, the MCP SDK (OpenTelemetry API only: spans go nowhere unless your application
+installs an exporter) and LangGraph/LangSmith (tracing only when ``LANGSMITH_TRACING`` is set)
+send nothing on their own.
 """
 
 from __future__ import annotations

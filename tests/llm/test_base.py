@@ -146,7 +146,7 @@ def test_no_base_url_no_model() -> None:
 @pytest.mark.parametrize(
     ("url", "model", "reason"),
     [
-        ("http://localhost:11434/v1", "", "llm_model is empty"),
+        ("http://localhost:11434/v1", "", "MEMVAULT_LLM_MODEL is empty"),
         ("localhost:11434", "m", "http"),
         ("ftp://example.com/v1", "m", "http"),
         ("http:///v1", "m", "with a host"),

@@ -303,7 +303,7 @@ def test_a_closed_port_is_unavailable(waits: list[float]) -> None:
     assert len(waits) == 1
     message = str(caught.value)
     assert url in message and "refused" in message.lower()  # where, and why
-    assert message.endswith("set MEMVAULT_LLM_BASE_URL (llm_base_url) to a server that is")
+    assert message.endswith("set MEMVAULT_LLM_BASE_URL (llm_base_url) to a server that is running")
     assert "ConnectError" not in message and "\n" not in message
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..facilities.model import Finding, Record, Session, trust_tag
-from ..types import AuditEvent, MemoryEntry, SearchHit, WriteReport
+from ..types import AuditEvent, MemoryEntry, Outcome, SearchHit, WriteReport
 
 
 def as_json(value: Any) -> str:
@@ -15,13 +15,15 @@ def as_json(value: Any) -> str:
 
 
 def import_summary(report: WriteReport) -> str:
-    """Counts, then one line per merged or refused line of the input (``index`` is the line)."""
+    """Counts, then one line per merged or refused line of the input, in the input's order
+    (``index`` is the line)."""
     counts = report.counts()
     lines = [f"stored {counts['stored']}, merged {counts['merged']}, refused {counts['refused']}"]
-    for item in report.merged:
-        lines.append(f"line {item.index}: merged into {item.entry and item.entry.id}")
-    for item in report.refused:
-        lines.append(f"line {item.index}: refused ({item.error}): {item.reason}")
+    for item in sorted((*report.merged, *report.refused), key=lambda item: item.index):
+        if item.outcome is Outcome.MERGED:
+            lines.append(f"line {item.index}: merged into {item.entry and item.entry.id}")
+        else:
+            lines.append(f"line {item.index}: refused ({item.error}): {item.reason}")
     return "\n".join(lines)
 
 

@@ -155,6 +155,7 @@ def restore_backup(ctx: click.Context, path: str, yes: bool) -> None:
     database, a memvault store of a known schema). For PostgreSQL use pg_restore. (`memvault
     restore ID` makes a superseded entry current again.)"""
     memory = open_memory(ctx)
+    memory.backend.check_restore(path)  # a bad file is refused before anyone is asked
     confirm(f"Replace everything in the store by {path}?", yes)
     memory.backend.restore(path)
     emit(ctx, {"restored": path}, f"restored from {path}")

@@ -175,7 +175,8 @@ def backoff(attempt: int, base_s: float = 0.5, cap_s: float = 8.0) -> float:
 
 
 UNREACHABLE = (
-    "is it running? Start it, or set MEMVAULT_LLM_BASE_URL (llm_base_url) to a server that is"
+    "is it running? Start it, or set MEMVAULT_LLM_BASE_URL (llm_base_url) to a server that is "
+    "running"
 )
 SLOW = "raise MEMVAULT_LLM_TIMEOUT_S (llm_timeout_s), or use a faster model or server"
 REFUSING = (

@@ -215,6 +215,13 @@ class Backend(ABC):
             self.name, "memvault restore (for PostgreSQL: pg_restore, docs/reliability.md)"
         )
 
+    def check_restore(self, source: str | Path) -> None:
+        """Refuse (ValidationError) a backup :meth:`restore` would refuse, changing nothing:
+        what to check before asking a person to confirm."""
+        raise CapabilityError(
+            self.name, "memvault restore (for PostgreSQL: pg_restore, docs/reliability.md)"
+        )
+
     def residue(
         self, ids: Sequence[str], contents: Sequence[str], hashed: Sequence[str] = ()
     ) -> int | None:

@@ -32,7 +32,7 @@ from .index_cache import IndexCache, ScopeKey
 from .residue import found_in, hashes_found_in
 from .scope_index import ChunkTable, search
 from .sql import SQL, Dialect, where_sql
-from .sqlite_backup import restore_backup, write_backup
+from .sqlite_backup import check_backup, restore_backup, write_backup
 from .sqlops import SqlOps
 
 SAVED_FROM_ENTRIES = 2_000
@@ -305,6 +305,9 @@ class SQLiteBackend(SqlOps, Backend):
             self._migrate()
             self.new_epoch(self._conn)
             self._forget_index_files()
+
+    def check_restore(self, source: str | Path) -> None:
+        check_backup(Path(source).expanduser())
 
     def _every_row(self) -> bytes:
         tables = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
