@@ -35,7 +35,7 @@ from ..security import injection, quoting
 from ..security.spans import outside
 from ..security.text import normalise
 from ..types import MemoryEntry
-from . import grounding, selfref, slots
+from . import about, grounding, selfref, slots
 from .facts import DURABLE, Candidate, FactCategory, Turn
 
 WINDOW = 4
@@ -386,9 +386,12 @@ def route(candidate: Candidate, may_go_global: bool) -> tuple[Destination, str]:
 
 
 def is_identity(fact: str) -> bool:
-    """A fact about who the user is for good (a durable slot of the user)."""
+    """A fact about who the user is for good: a durable slot of the user, or a sentence whose
+    shape says so (:func:`about.who_they_are`: "is a luthier", "has an axolotl named Gus")."""
     slot = slots.slot_of(fact)
-    return slot is not None and slot.subject == "user" and slot.attribute in DURABLE_ATTRIBUTES
+    if slot is not None and slot.subject == "user" and slot.attribute in DURABLE_ATTRIBUTES:
+        return True
+    return not fact.startswith(grounding.QUOTED) and about.who_they_are(fact)
 
 
 def _with_replacements(decision: Decision, where: Situation) -> Decision:

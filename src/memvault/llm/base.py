@@ -252,8 +252,8 @@ def llm_configured(settings: Settings) -> bool:
     given = [name for name in ("llm_model", "llm_api_key") if getattr(settings, name)]
     if settings.llm_base_url and not settings.llm_model:
         raise ConfigError(
-            "MEMVAULT_LLM_BASE_URL is set but MEMVAULT_LLM_MODEL is empty: set it to the model "
-            "to use, or unset MEMVAULT_LLM_BASE_URL"
+            "MEMVAULT_LLM_BASE_URL is set but MEMVAULT_LLM_MODEL is empty: set MEMVAULT_LLM_MODEL "
+            "to the model to use, or unset MEMVAULT_LLM_BASE_URL"
         )
     if not settings.llm_base_url and given:
         variables = " and ".join(f"MEMVAULT_{name.upper()}" for name in given)
