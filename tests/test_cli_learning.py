@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from memvault.testing.openai_server import ScriptedOpenAIServer
+
 
 def test_turns_teach_and_changes_supersede(run: Any) -> None:
     sid = run("session", "create", "alice").output.strip()
@@ -93,3 +95,13 @@ def test_a_model_without_a_server_is_a_config_error(
     assert "MEMVAULT_LLM_MODEL is set but MEMVAULT_LLM_BASE_URL is empty" in refused.stderr
     monkeypatch.delenv("MEMVAULT_LLM_MODEL")
     assert "I live in Berlin." not in run("record", "list", sid).output  # nothing half-done
+
+
+def test_a_reply_with_nothing_usable_is_shown(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    sid = run("session", "create", "alice").output.strip()
+    with ScriptedOpenAIServer(responder=lambda request: "Sure, noted!") as server:
+        monkeypatch.setenv("MEMVAULT_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("MEMVAULT_LLM_MODEL", "scripted")
+        taught = run("turn", sid, "--user", "I prefer green tea.").output
+    assert "unparsed reply of scripted: not JSON, though structured output asked for it" in taught
+    assert "'Sure, noted!'" in taught

@@ -28,6 +28,7 @@ from .errors import (
     NotFoundError,
     SchemaError,
     SessionNotFoundError,
+    StructuredOutputError,
     ValidationError,
 )
 from .extraction.plans import Extraction, TurnResult
@@ -116,6 +117,7 @@ __all__ = [
     "SessionNotFoundError",
     "Settings",
     "Source",
+    "StructuredOutputError",
     "Summarizer",
     "History",
     "Supersession",

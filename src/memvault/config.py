@@ -16,6 +16,7 @@ from .errors import ConfigError
 from .validation import encodable
 
 EXTRACTION_MODES = ("auto", "llm", "heuristic", "off")
+STRUCTURED_MODES = ("auto", "on", "off")
 LOG_FORMATS = ("text", "json")
 
 
@@ -217,6 +218,14 @@ class Settings:
         default=512 * 1024, metadata={"doc": "largest LLM request body sent, in bytes"}
     )
     llm_max_tokens: int = field(default=1024, metadata={"doc": "most tokens an LLM reply may have"})
+    llm_structured: str = field(
+        default="auto",
+        metadata={
+            "doc": "structured output of LLM extraction (a JSON schema in response_format): "
+            "auto (asked for; a server that refuses it gets the line format from then on), on "
+            "(a refusal fails the extraction) or off (the line format only)"
+        },
+    )
     extraction: str = field(
         default="auto",
         metadata={
@@ -267,6 +276,10 @@ class Settings:
             raise ConfigError(f"setting log_format must be one of {', '.join(LOG_FORMATS)}")
         if self.extraction not in EXTRACTION_MODES:
             raise ConfigError(f"setting extraction must be one of {', '.join(EXTRACTION_MODES)}")
+        if self.llm_structured not in STRUCTURED_MODES:
+            raise ConfigError(
+                f"setting llm_structured must be one of {', '.join(STRUCTURED_MODES)}"
+            )
         if not 0 <= self.near_duplicate_threshold <= 1:
             raise ConfigError("setting near_duplicate_threshold must be between 0 and 1")
         if not self.chunk_overlap < self.chunk_tokens:

@@ -125,6 +125,11 @@ class LLMResponseError(LLMError):
     """The LLM server answered, but not with anything usable (bad status, malformed body)."""
 
 
+class StructuredOutputError(LLMResponseError):
+    """The LLM server refused the JSON schema a request asked its reply to follow (its
+    ``response_format``); the client asks without one from then on."""
+
+
 class ClosedError(MemvaultError):
     """The Memory was closed: it takes no more work."""
 

@@ -9,7 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memvault.extraction.facts import Candidate, FactCategory
-from memvault.extraction.parse import MAX_FACT_CHARS, MAX_FACTS, ParsedReply, parse_reply
+from memvault.extraction.parse import (
+    MAX_FACT_CHARS,
+    MAX_FACTS,
+    ParsedReply,
+    excerpt,
+    parse_reply,
+)
 
 TEA = Candidate("preference", "The user prefers tea", turn=2)
 TEA_LINE = "preference|turn-2|The user prefers tea|"
@@ -279,3 +285,64 @@ def test_any_reply_parses_to_valid_candidates(reply: str, window: int) -> None:
         assert 0 < len(candidate.fact) <= MAX_FACT_CHARS
         assert candidate.turn is None or 1 <= candidate.turn <= window
         assert all(h.startswith("M") for h in candidate.replaces)
+
+
+# -- parse failures: a reply that says something and proposes nothing usable -----------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "structured", "failure"),
+    [
+        ("Sure! The user seems to like tea.", False, "neither fact lines nor JSON"),
+        ("Sure! The user seems to like tea.", True, "not JSON, though structured output asked"),
+        ("", True, "an empty reply, not JSON"),
+        ("<think>The user prefers tea, so I will", False, "a reasoning block never closed"),
+        ("opinion|turn-1|The user is cool|", False, "no usable fact in 1 line(s): unknown"),
+        ('{"facts": [{"category": "mood", "turn": 1, "fact": "x"}]}', True, "in 1 item(s)"),
+        ('{"answer": "nothing to remember"}', True, "neither a fact nor a category"),
+        ('{"facts": [{"category": "fact", "tu', True, "not JSON"),
+    ],
+)
+def test_a_reply_with_nothing_usable_is_a_parse_failure(
+    reply: str, structured: bool, failure: str
+) -> None:
+    parsed = parse_reply(reply, window=2, structured=structured)
+    assert parsed.candidates == ()
+    assert parsed.failure is not None and failure in parsed.failure
+
+
+@pytest.mark.parametrize(
+    ("reply", "structured"),
+    [
+        ("", False),
+        ("NONE", False),
+        ("- None.", True),
+        ('{"facts": []}', True),
+        ("```json\n[]\n```", True),
+        ("<think>nothing here</think>", False),
+    ],
+)
+def test_saying_there_is_nothing_is_no_failure(reply: str, structured: bool) -> None:
+    assert parse_reply(reply, window=2, structured=structured) == ParsedReply()
+
+
+def test_a_usable_reply_is_no_failure_even_in_the_line_format_under_structured_output() -> None:
+    """A server may ignore the schema (Ollama before 0.5, llama.cpp with some templates)."""
+    parsed = parse_reply(TEA_LINE + "\nopinion|turn-1|x|", window=4, structured=True)
+    assert (parsed.candidates, parsed.failure) == ((TEA,), None)
+    assert len(parsed.rejected) == 1
+
+
+def test_json_cut_off_at_the_token_limit_keeps_its_complete_facts() -> None:
+    """vLLM and llama.cpp may pad a constrained reply with whitespace until max_tokens."""
+    padded = '{"facts": [' + TEA_JSON + ",\n  " + " \n" * 300
+    cut = '{"facts": [' + TEA_JSON + ', {"category": "decision", "turn": 1, "fact": "The us'
+    for reply in (padded, cut):
+        parsed = parse_reply(reply, window=4, structured=True)
+        assert (parsed.candidates, parsed.failure) == ((TEA,), None)
+
+
+def test_an_excerpt_is_one_short_line() -> None:
+    assert excerpt("a\n\tb\x00c  d") == "a b c d"
+    long = excerpt("word " * 100, most=40)
+    assert len(long) == 40 and long.endswith("\u2026")

@@ -9,7 +9,7 @@ import time
 import httpx
 import pytest
 
-from memvault.testing.openai_server import ScriptedOpenAIServer
+from memvault.testing.openai_server import NO_JSON_SCHEMA, ScriptedOpenAIServer, structured
 
 
 def test_it_lists_its_model_and_records_every_request() -> None:
@@ -33,6 +33,19 @@ def test_a_failing_responder_is_a_500_and_kept() -> None:
         answer = http.post(server.base_url + "/chat/completions", json={"messages": []})
         assert answer.status_code == 500 and "responder bug" in answer.text
         assert [str(e) for e in server.errors] == ["responder bug"]
+
+
+def test_it_can_refuse_structured_output_like_a_server_without_it() -> None:
+    schema = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}}}
+    with ScriptedOpenAIServer() as server, httpx.Client() as http:
+        server.refuse_structured_output()
+        server.script_text("scripted")
+        refused = http.post(server.base_url + "/chat/completions", json={"response_format": schema})
+        plain = http.post(server.base_url + "/chat/completions", json={"messages": []})
+        assert refused.status_code == 400
+        assert refused.json()["error"]["message"] == NO_JSON_SCHEMA
+        assert plain.json()["choices"][0]["message"]["content"] == "scripted"  # the step waited
+        assert [structured(r) for r in server.requests] == [True, False]
 
 
 def _post_expecting_a_cut(base_url: str) -> None:

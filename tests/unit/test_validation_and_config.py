@@ -5,6 +5,7 @@ import pytest
 from memvault import ConfigError, Provenance, Settings, ValidationError
 from memvault import validation as check
 from memvault.config import default_home
+from memvault.llm.base import chat_model_from_settings
 
 
 def test_aware_converts_to_utc() -> None:
@@ -86,6 +87,22 @@ def test_settings_from_env_and_mapping(tmp_path: object) -> None:
         Settings.from_env({"MEMVAULT_SKIP_ERROR_RESPONSES": "maybe"})
     with pytest.raises(ConfigError, match="between 0 and 1"):
         Settings(near_duplicate_threshold=1.5)
+
+
+def test_structured_output_is_a_setting_that_reaches_the_client() -> None:
+    settings = Settings.from_env(
+        {
+            "MEMVAULT_LLM_STRUCTURED": "off",
+            "MEMVAULT_LLM_BASE_URL": "http://127.0.0.1:1/v1",
+            "MEMVAULT_LLM_MODEL": "m",
+        }
+    )
+    assert Settings().llm_structured == "auto" and settings.llm_structured == "off"
+    chat = chat_model_from_settings(settings)
+    assert chat is not None and not chat.structured_output
+    chat.close()
+    with pytest.raises(ConfigError, match="llm_structured must be one of auto, on, off"):
+        Settings.from_env({"MEMVAULT_LLM_STRUCTURED": "json"})
 
 
 def test_default_store_lives_under_memvault_home(monkeypatch: pytest.MonkeyPatch) -> None:

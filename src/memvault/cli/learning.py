@@ -37,6 +37,9 @@ def _learned(extraction: Extraction | Failure | None) -> str:
     lines = [render.learned_line(e) for e in (*extraction.stored, *extraction.merged)]
     lines += [f"superseded {entry_id}" for entry_id in extraction.superseded]
     lines += [f"dropped  {d.fact!r}: {d.reason}" for d in extraction.dropped]
+    lines += [
+        f"unparsed reply of {f.model}: {f.reason}: {f.reply!r}" for f in extraction.parse_failures
+    ]
     return "\n".join(lines) or f"nothing learned ({extraction.extractor})"
 
 

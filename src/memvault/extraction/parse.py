@@ -20,7 +20,9 @@ Small local models wrap their answer in many ways; this accepts:
   handles ``M<number>`` separated by commas or spaces, then optionally ``:`` (or a dash) and
   the reason; it may also stand fourth, when the native field is left out. A line with more
   fields is rejected: its pipes are ambiguous.
-- ``NONE`` (or nothing) means no facts.
+- ``NONE`` (or nothing) means no facts; so does ``{"facts": []}``.
+- JSON cut off at the token limit (vLLM and llama.cpp may pad a constrained reply with
+  whitespace until then): the complete objects of its list are read.
 
 What is kept: the category lower-cased and one of the four (else :class:`Rejected`, with the
 reason); the turn if it is within ``1..window`` (else ``None``: the pipeline grounds the fact
@@ -28,6 +30,11 @@ again); the fact with its whitespace collapsed, neither empty nor longer than
 :data:`MAX_FACT_CHARS` nor starting like a spreadsheet formula (``=``, ``@``, ``+x``, ``-x``);
 a fact said twice in one reply once (the repeat is rejected as a duplicate). At most
 :data:`MAX_FACTS` facts are kept.
+
+A reply that says something but proposes nothing usable is a *parse failure*
+(:attr:`ParsedReply.failure` says why): prose without fact lines, unusable items, a reasoning
+block never closed; with structured output (``structured=True``: the reply was asked to be
+JSON), also an empty reply or one that is not JSON.
 """
 
 from __future__ import annotations
@@ -66,6 +73,8 @@ _EMPTY_NATIVE = frozenset({"", "-", "--", "n/a", "na", "none", "null", "empty", 
 _FORMULA = re.compile(r"[=@]|[+\-]\s*[A-Za-z(]")
 """A fact that a spreadsheet would run (``=cmd|…``, ``@SUM(…)``, ``+HYPERLINK(…)``)."""
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_FACT_KEYS = ("fact", "text", "english", "content", "memory")
+_CATEGORY_KEYS = ("category", "type", "kind")
 _TABLE_RULE = re.compile(r"^[\s|:\-]+$")
 
 
@@ -79,29 +88,65 @@ class Rejected:
 
 @dataclass(frozen=True, slots=True)
 class ParsedReply:
-    """What a reply proposes: the usable candidates and the rejected proposals."""
+    """What a reply proposes: the usable candidates and the rejected proposals; ``failure``:
+    why a reply that said something proposed nothing usable (None: it proposed facts, or
+    said there were none)."""
 
     candidates: tuple[Candidate, ...] = ()
     rejected: tuple[Rejected, ...] = ()
+    failure: str | None = None
 
 
 class _Reject(Exception):
     """A proposal is unusable (internal: becomes a :class:`Rejected`)."""
 
 
-def parse_reply(text: str, *, window: int) -> ParsedReply:
-    """The candidates a model's reply proposes for a window of ``window`` turns; never raises."""
-    return _parse(text, window)
+def parse_reply(text: str, *, window: int, structured: bool = False) -> ParsedReply:
+    """The candidates a model's reply proposes for a window of ``window`` turns (``structured``:
+    the reply was asked to be JSON); never raises."""
+    return _parse(text, window, structured)
 
 
-def _parse(text: object, window: object) -> ParsedReply:
+def _parse(text: object, window: object, structured: object) -> ParsedReply:
     """:func:`parse_reply` for whatever it is given."""
     if not isinstance(text, str):
-        return ParsedReply(rejected=(Rejected(_echo(repr(text)), "the reply is not text"),))
-    body = _answer(text[:MAX_REPLY_CHARS])
+        rejected = (Rejected(_echo(repr(text)), "the reply is not text"),)
+        return ParsedReply(rejected=rejected, failure="the reply is not text")
+    raw = text[:MAX_REPLY_CHARS]
+    body = _answer(raw)
     items = _json_items(body)
     proposals = items if items is not None else _line_items(body)
-    return _collect(proposals, window if isinstance(window, int) else 0)
+    parsed = _collect(proposals, window if isinstance(window, int) else 0)
+    failure = _failure(raw, body, items, parsed, structured is True)
+    return replace(parsed, failure=failure) if failure else parsed
+
+
+def _failure(
+    raw: str, body: str, items: list[Any] | None, parsed: ParsedReply, structured: bool
+) -> str | None:
+    """Why the reply is a parse failure, if it is one."""
+    if parsed.candidates:
+        return None
+    if parsed.rejected:
+        what = "item" if items is not None else "line"
+        return f"no usable fact in {len(parsed.rejected)} {what}(s): {parsed.rejected[0].reason}"
+    if items is not None:
+        return None  # an empty list
+    if not body.strip():
+        if _THINK_OPEN.search(_THINK_BLOCK.sub("", raw)):
+            return "a reasoning block never closed: no answer after it"
+        return "an empty reply, not JSON" if structured else None
+    if any(_NOTHING.match(_BULLET.sub("", line.strip())) for line in body.splitlines()):
+        return None
+    if structured:
+        return "not JSON, though structured output asked for it"
+    return "neither fact lines nor JSON"
+
+
+def excerpt(text: str, most: int = 120) -> str:
+    """The start of a reply on one printable line, at most ``most`` characters."""
+    line = " ".join("".join(c if c.isprintable() else " " for c in text[: most * 4]).split())
+    return line if len(line) <= most else line[: most - 1] + "\u2026"
 
 
 # -- the answer inside the reply --------------------------------------------------------------
@@ -134,9 +179,26 @@ def _json_items(body: str) -> list[Any] | None:
     if value is None:
         lines = [_loads(line) for line in body[start:].splitlines() if line.strip()]
         if not lines or any(v is None for v in lines):
-            return None
+            return _salvaged(body[start:])
         return [item for v in lines for item in _unpack(v)]
     return _unpack(value)
+
+
+def _salvaged(text: str) -> list[Any] | None:
+    """The complete objects of a JSON list cut off before its end (None: there are none)."""
+    decoder, found = json.JSONDecoder(), []
+    at = text.find("[")
+    while at >= 0:
+        at = text.find("{", at + 1)
+        if at < 0:
+            break
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except (ValueError, RecursionError):
+            break
+        found.append(value)
+        at = end - 1
+    return found or None
 
 
 def _loads(text: str) -> Any:
@@ -171,7 +233,7 @@ def _unpack(value: Any) -> list[Any]:
             if isinstance(value.get(key), list):
                 return list(value[key])
         lists = [v for v in value.values() if isinstance(v, list)]
-        return lists[0] if len(lists) == 1 else []
+        return lists[0] if len(lists) == 1 else [value]
     return [value]
 
 
@@ -230,8 +292,10 @@ def _from_object(item: Any) -> Candidate | None:
         return _from_line(item) if "|" in item else None
     if not isinstance(item, dict):
         raise _Reject("a JSON item that is neither an object nor a line")
-    fact = _first(item, "fact", "text", "english", "content", "memory")
-    category = _first(item, "category", "type", "kind")
+    if not any(k in item for k in (*_FACT_KEYS, *_CATEGORY_KEYS)):
+        raise _Reject("an object with neither a fact nor a category")
+    fact = _first(item, *_FACT_KEYS)
+    category = _first(item, *_CATEGORY_KEYS)
     turn = _first(item, "turn", "source", "turn_id")
     native = _first(item, "native", "native_expression", "original")
     replaces = _handles(_first(item, "replaces", "supersedes"))

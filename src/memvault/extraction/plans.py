@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import builtins
 import itertools
+import json
+import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -15,7 +17,7 @@ from typing import Any
 from .. import validation as check
 from ..config import Settings
 from ..core import Invoke, Plan, Planner, backoff, call, run, run_all
-from ..errors import ConfigError, ConflictError, ValidationError
+from ..errors import ConfigError, ConflictError, StructuredOutputError, ValidationError
 from ..facilities.model import (
     GLOBAL_MEMORY,
     LEARNED_THROUGH,
@@ -27,7 +29,7 @@ from ..facilities.model import (
 )
 from ..facilities.notes import NotePlans
 from ..facilities.sessions import SessionPlans
-from ..llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest
+from ..llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest, ResponseSchema
 from ..security import guard
 from ..security.redact import Redactor
 from ..security.text import normalise
@@ -35,8 +37,10 @@ from ..store import duplicates
 from ..store.ops import CountOp, Filter, GetOp, ListOp, Op, PutOp, ReplaceOp, TrimOp
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
 from ..versions import MAX_CHAIN, MAX_REASON_CHARS, reason_text, retire
-from . import heuristic, parse, pipeline, prompts
+from . import heuristic, parse, pipeline, prompts, schema
 from .facts import Candidate
+
+log = logging.getLogger("memvault.extraction")
 
 PAGE = 100
 MAX_TOOL_RECORDS = 64
@@ -108,6 +112,23 @@ class Refused:
 
 
 @dataclass(frozen=True, slots=True)
+class ParseFailure:
+    """An LLM reply that said something but proposed nothing usable: the model, why, and the
+    start of the reply."""
+
+    model: str
+    reason: str
+    reply: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"model": self.model, "reason": self.reason, "reply": self.reply}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ParseFailure:
+        return cls(data["model"], data["reason"], data["reply"])
+
+
+@dataclass(frozen=True, slots=True)
 class Extraction:
     """What one extraction did: stored, merged into existing entries, superseded, dropped."""
 
@@ -127,6 +148,8 @@ class Extraction:
     refused: tuple[Refused, ...] = ()
     """What the checks refused of the facts stored: replacements the extractor proposed, native
     expressions that were not the user's words."""
+    parse_failures: tuple[ParseFailure, ...] = ()
+    """LLM replies that said something but proposed nothing usable (one per window at most)."""
 
     def __add__(self, other: Extraction) -> Extraction:
         counts = dict(self.redactions)
@@ -144,6 +167,7 @@ class Extraction:
             self.turns + other.turns,
             self.skipped + other.skipped,
             self.refused + other.refused,
+            self.parse_failures + other.parse_failures,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -159,6 +183,7 @@ class Extraction:
             "turns": self.turns,
             "skipped": self.skipped,
             "refused": [r.to_dict() for r in self.refused],
+            "parse_failures": [f.to_dict() for f in self.parse_failures],
         }
 
     @classmethod
@@ -177,6 +202,7 @@ class Extraction:
             data["turns"],
             data["skipped"],
             tuple(Refused.from_dict(r) for r in data.get("refused", ())),
+            tuple(ParseFailure.from_dict(f) for f in data.get("parse_failures", ())),
         )
 
 
@@ -285,9 +311,7 @@ class LearningPlans:
         window = replace(
             window, turns=turns, tools=tuple(self.redactor.redact(t).text for t in window.tools)
         )
-        proposed: (
-            tuple[ChatReply | None, Sequence[Candidate], tuple[pipeline.Shown, ...]] | None
-        ) = None
+        proposed: Proposal | None = None
         for attempt in range(ATTEMPTS):
             if attempt:
                 yield Invoke(time.sleep, (backoff(attempt),), blocking=True)
@@ -298,14 +322,14 @@ class LearningPlans:
             memories = pipeline.shown((yield from self._memories(session)))
             if proposed is None:
                 proposed = yield from self._propose(window, memories)
-            reply, candidates, asked = proposed
+            asked = proposed.reply is not None
             where = pipeline.situation(
                 window,
-                asked if reply is not None else memories,
+                proposed.shown if asked else memories,
                 private=session.private,
-                use_slots=reply is None,
+                use_slots=not asked,
             )
-            decisions = pipeline.decide(candidates, where)
+            decisions = pipeline.decide(proposed.candidates, where)
             # every version is read only when a fact of this window changes another of it
             history = (yield from self._history(session)) if pipeline.outdated(decisions) else []
             cursor = self._cursor_op(entry, through)
@@ -317,20 +341,24 @@ class LearningPlans:
             except ConflictError:
                 continue
             fresh = len(window.turns) - window.fresh + 1
-            replies = () if reply is None else (reply,)
-            return replace(result, replies=replies, redactions=tried, turns=fresh)
+            return replace(
+                result,
+                replies=() if proposed.reply is None else (proposed.reply,),
+                parse_failures=() if proposed.failure is None else (proposed.failure,),
+                redactions=tried,
+                turns=fresh,
+            )
         raise ConflictError(f"session {session_id} kept changing; extraction gave up")
 
     def _propose(
         self, window: pipeline.Window, memories: tuple[pipeline.Shown, ...]
-    ) -> Plan[tuple[ChatReply | None, Sequence[Candidate], tuple[pipeline.Shown, ...]]]:
+    ) -> Plan[Proposal]:
         """The extractor's candidates: the LLM's (one call, shown ``memories``), else the
         heuristic's from the window's new turns."""
         if self.mode == "llm":
-            reply, candidates = yield from self._ask(window, memories)
-            return reply, candidates, memories
+            return (yield from self._ask(window, memories))
         found = heuristic.extract([replace(t, text=normalise(t.text)) for t in window.turns])
-        return None, [c for c in found if c.turn is None or c.turn >= window.fresh], memories
+        return Proposal([c for c in found if c.turn is None or c.turn >= window.fresh], memories)
 
     def _unread(self, session: MemoryEntry) -> Plan[Unread]:
         """The end of the session's log: the records no extraction has read (at most
@@ -395,29 +423,73 @@ class LearningPlans:
             found += yield from self.store.every(where)
         return found
 
-    def _ask(
-        self, window: pipeline.Window, memories: Sequence[pipeline.Shown]
-    ) -> Plan[tuple[ChatReply, Sequence[Candidate]]]:
-        """The one LLM call of an extraction; its reply parsed (fail closed on a leaked nonce)."""
+    def _ask(self, window: pipeline.Window, memories: tuple[pipeline.Shown, ...]) -> Plan[Proposal]:
+        """The one LLM call of an extraction: for JSON with a schema when the model takes one,
+        asked again in the line format if the server refuses the schema (with
+        ``llm_structured=on`` the refusal fails the extraction)."""
+        assert self.chat is not None
+        structured = self.chat.structured_output
+        try:
+            return (yield from self._asked(window, memories, structured=structured))
+        except StructuredOutputError:
+            if not structured or self.chat.structured_output:
+                raise
+            self.store.stats.add("extraction_structured_fallbacks")
+            return (yield from self._asked(window, memories, structured=False))
+
+    def _asked(
+        self, window: pipeline.Window, memories: tuple[pipeline.Shown, ...], *, structured: bool
+    ) -> Plan[Proposal]:
+        """One LLM call and its reply parsed (fail closed on a leaked nonce)."""
         assert self.chat is not None
         nonce = guard.new_nonce()
-        budget = self.store.settings.llm_max_request_bytes - REQUEST_OVERHEAD
-        shown_window, shown = prompts.fitted(window, memories, nonce, budget)
-        request = ChatRequest(
-            (
-                ChatMessage("system", prompts.system_message(nonce)),
-                ChatMessage("user", prompts.user_message(shown_window, shown, nonce)),
-            ),
-            max_tokens=self.store.settings.llm_max_tokens,
-            purpose="extraction",
-        )
+        request = self._request(window, memories, nonce, structured=structured)
         reply: ChatReply = yield from call(self.chat.complete, request, slow=True)
         if guard.leaks(reply.text, nonce):
             self.store.stats.add("extraction_refused_leak")
-            return reply, ()
-        parsed = parse.parse_reply(reply.text, window=len(window.turns))
+            return Proposal((), memories, reply)
+        parsed = parse.parse_reply(reply.text, window=len(window.turns), structured=structured)
         self.store.stats.add("extraction_rejected_lines", len(parsed.rejected))
-        return reply, parsed.candidates
+        return Proposal(parsed.candidates, memories, reply, self._unparsed(reply, parsed))
+
+    def _request(
+        self,
+        window: pipeline.Window,
+        memories: Sequence[pipeline.Shown],
+        nonce: str,
+        *,
+        structured: bool,
+    ) -> ChatRequest:
+        """The extraction request: instructions, memories and turns, cut to fit the request
+        cap with the schema it carries (``structured``)."""
+        settings = self.store.settings
+        wanted = schema.facts_schema() if structured else None
+        budget = settings.llm_max_request_bytes - REQUEST_OVERHEAD - _bytes(wanted)
+        shown_window, shown = prompts.fitted(window, memories, nonce, budget, structured=structured)
+        messages = (
+            ChatMessage("system", prompts.system_message(nonce, structured=structured)),
+            ChatMessage("user", prompts.user_message(shown_window, shown, nonce)),
+        )
+        return ChatRequest(
+            messages, max_tokens=settings.llm_max_tokens, purpose="extraction", schema=wanted
+        )
+
+    def _unparsed(self, reply: ChatReply, parsed: parse.ParsedReply) -> ParseFailure | None:
+        """The parse failure of a reply, counted and logged (None: the reply was usable)."""
+        if parsed.failure is None:
+            return None
+        reason = parsed.failure
+        if reply.finish_reason == "length":
+            reason += "; the reply was cut at llm_max_tokens (MEMVAULT_LLM_MAX_TOKENS)"
+        failure = ParseFailure(reply.model, reason, parse.excerpt(reply.text))
+        self.store.stats.add("extraction_parse_failures")
+        log.warning(
+            "nothing learned from the reply of model %s: %s; it began %r",
+            failure.model,
+            reason,
+            failure.reply,
+        )
+        return failure
 
     def _redacted(self, text: str, counts: dict[str, int]) -> str:
         redaction = self.redactor.redact(text)
@@ -580,6 +652,22 @@ class LearningPlans:
             where = Filter(self.store.tenant, (scope,), categories=categories, superseded="hide")
             trims[scope] = TrimOp(where, keep)
         return trims
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """What the extractor proposed for a window: candidates, the memories it was shown, and
+    the LLM's reply (None: the heuristic extractor), unusable as a whole if ``failure``."""
+
+    candidates: Sequence[Candidate]
+    shown: tuple[pipeline.Shown, ...]
+    reply: ChatReply | None = None
+    failure: ParseFailure | None = None
+
+
+def _bytes(wanted: ResponseSchema | None) -> int:
+    """Bytes a request's schema takes (0 without one)."""
+    return 0 if wanted is None else len(json.dumps(dict(wanted.schema)).encode())
 
 
 @dataclass(frozen=True, slots=True)

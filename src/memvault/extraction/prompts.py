@@ -33,16 +33,37 @@ preferences or decisions.
 - Write each fact in English, in the third person ("The user lives in Paris."). If the user \
 did not write in English, add their own words as the native expression.
 - Known memories are listed with handles (M1, M2...). When a new fact changes one of them \
-(the user moved, changed their mind), add "replaces M2: <reason>". A fact that only repeats a \
+(the user moved, changed their mind), {replaces}. A fact that only repeats a \
 known memory is not new: leave it out.
 
+{answer}"""
+
+LINE_REPLACES = 'add "replaces M2: <reason>"'
+LINE_ANSWER = """\
 Answer with one line per fact and nothing else:
 category|turn-N|fact in English|native expression (or empty)|replaces Mk: reason (or empty)
 If there is nothing worth remembering, answer NONE."""
 
+JSON_REPLACES = 'list its handle in "replaces" and say why in "reason"'
+JSON_ANSWER = """\
+Answer with one JSON object and nothing else, one object per fact, its keys in this order:
+{"facts": [{"category": "category", "turn": N, "fact": "fact in English", \
+"native": "native expression", "replaces": ["Mk"], "reason": "reason"}]}
+- category: preference, decision, fact or context; turn: N of the turn-N it comes from;
+- native: "" when there is none; replaces: [] and reason: "" when it replaces nothing.
+If there is nothing worth remembering, answer {"facts": []}."""
+"""The answer format with structured output. The servers do not show the schema to the model
+(llama.cpp's server and Ollama only constrain the sampling with it; a server may also ignore
+it), so the prompt describes every key."""
 
-def system_message(nonce: str) -> str:
-    return INSTRUCTIONS.format(notice=guard.data_notice(nonce))
+
+def system_message(nonce: str, *, structured: bool = False) -> str:
+    """The instructions, asking for JSON (``structured``) or for the line format."""
+    return INSTRUCTIONS.format(
+        notice=guard.data_notice(nonce),
+        replaces=JSON_REPLACES if structured else LINE_REPLACES,
+        answer=JSON_ANSWER if structured else LINE_ANSWER,
+    )
 
 
 def user_message(window: Window, memories: Sequence[Shown], nonce: str) -> str:
@@ -66,12 +87,13 @@ SHORTEST_CUT = 200
 
 
 def fitted(
-    window: Window, memories: Sequence[Shown], nonce: str, budget: int
+    window: Window, memories: Sequence[Shown], nonce: str, budget: int, *, structured: bool = False
 ) -> tuple[Window, tuple[Shown, ...]]:
     """The window and memories with their longest texts cut (the middle left out, and said
     so) until both messages fit in ``budget`` bytes of JSON."""
     texts = [t.text for t in window.turns] + [m.entry.content for m in memories]
-    while _size(window, memories, texts, nonce) > budget:
+    system = system_message(nonce, structured=structured)
+    while _size(window, memories, texts, nonce, system) > budget:
         longest = max(range(len(texts)), key=lambda i: len(texts[i]), default=None)
         if longest is None or len(texts[longest]) <= SHORTEST_CUT:
             break
@@ -84,9 +106,11 @@ def _cut(text: str) -> str:
     return text[:keep] + OMITTED.format(len(text) - 2 * keep) + text[-keep:]
 
 
-def _size(window: Window, memories: Sequence[Shown], texts: list[str], nonce: str) -> int:
+def _size(
+    window: Window, memories: Sequence[Shown], texts: list[str], nonce: str, system: str
+) -> int:
     shorter, notes = _with_texts(window, memories, texts)
-    both = system_message(nonce) + user_message(shorter, notes, nonce)
+    both = system + user_message(shorter, notes, nonce)
     return len(json.dumps(both).encode("utf-8"))
 
 

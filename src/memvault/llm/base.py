@@ -34,15 +34,28 @@ class ChatMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class ResponseSchema:
+    """A JSON schema the reply must follow (structured output), named; ``strict``: no key
+    besides those it declares."""
+
+    name: str
+    schema: Mapping[str, Any]
+    strict: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class ChatRequest:
     """One chat completion to ask for. ``max_tokens`` None: the model's default cap;
-    ``purpose`` labels its accounting (``extraction``, ``summary``, ``compaction``…)."""
+    ``purpose`` labels its accounting (``extraction``, ``summary``, ``compaction``…);
+    ``schema``: the JSON schema the reply must follow, sent when the model takes one
+    (:attr:`ChatModel.structured_output`)."""
 
     messages: tuple[ChatMessage, ...]
     _: KW_ONLY
     max_tokens: int | None = None
     temperature: float = 0.0
     purpose: str = "chat"
+    schema: ResponseSchema | None = None
 
     def __post_init__(self) -> None:
         if not self.messages:
@@ -186,6 +199,12 @@ class ChatModel(Closing, ABC):
     def __init__(self) -> None:
         self.usage = Usage()
 
+    @property
+    def structured_output(self) -> bool:
+        """Whether a request's ``schema`` is sent to the model now (structured output); a
+        caller that asks with one writes its prompt for JSON. Off by default."""
+        return False
+
     @abstractmethod
     def complete(self, request: ChatRequest) -> ChatReply:
         """Answer one request, or raise an :class:`~memvault.errors.LLMError`."""
@@ -243,6 +262,7 @@ def chat_model_from_settings(settings: Settings) -> ChatModel | None:
         max_retries=settings.llm_max_retries,
         max_request_bytes=settings.llm_max_request_bytes,
         max_tokens=settings.llm_max_tokens,
+        structured=settings.llm_structured,
     )
 
 

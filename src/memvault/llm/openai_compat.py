@@ -9,13 +9,24 @@ cap), retried with jittered exponential backoff on 429, 5xx, connection failures
 left, and a ``Retry-After`` longer than that fails the call at once. The pure protocol logic
 (the body, the answer's fields, the waits) comes first; :class:`OpenAICompatChat` only does the
 I/O.
+
+Structured output: a request with a ``schema`` carries it as OpenAI's ``response_format``
+``{"type": "json_schema", "json_schema": {"name", "strict", "schema"}}`` — the form Ollama,
+vLLM, llama.cpp's server and LM Studio read (LM Studio refuses ``json_object``; llama.cpp reads
+the schema only nested in ``json_schema``; Ollama ignores ``name`` and ``strict``). A server
+that refuses it (400/422 naming the schema, ``response_format``, a grammar or "unsupported"; a
+500 naming the schema or grammar) raises :class:`~memvault.errors.StructuredOutputError`, and
+with ``structured="auto"`` the client sends no schema from then on.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import random
+import re
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -25,11 +36,19 @@ from typing import Any
 
 import httpx
 
-from ..errors import ConfigError, LLMError, LLMResponseError, LLMUnavailableError
+from ..config import STRUCTURED_MODES
+from ..errors import (
+    ConfigError,
+    LLMError,
+    LLMResponseError,
+    LLMUnavailableError,
+    StructuredOutputError,
+)
 from .base import (
     ChatModel,
     ChatReply,
     ChatRequest,
+    ResponseSchema,
     check_base_url,
     estimate_prompt_tokens,
     estimate_tokens,
@@ -40,13 +59,30 @@ MAX_RETRY_AFTER_S = 30.0
 EXCERPT_CHARS = 200
 EXCERPT_BYTES = 1024
 UNUSABLE_FINISH = frozenset({"length", "content_filter"})
+SCHEMA_NAMED = re.compile(
+    r"response_format|json_schema|json schema|grammar|guided|structured output|xgrammar", re.I
+)
+UNSUPPORTED = re.compile(r"unsupported|not supported|not implemented|unknown parameter", re.I)
+"""What a server's refusal of a schema says (vLLM: "…JSON schema contains features not supported
+by xgrammar"; llama.cpp: "response_format type must be one of…", "…empty grammar stack…";
+LM Studio: "'response_format.type' must be…")."""
+
+log = logging.getLogger("memvault.llm")
 
 
 # --- the protocol, without I/O ---------------------------------------------------------------
 
 
-def request_body(request: ChatRequest, model: str, max_tokens: int | None, limit: int) -> bytes:
-    """The JSON body asking ``model`` for ``request``; LLMError past ``limit`` bytes."""
+def request_body(
+    request: ChatRequest,
+    model: str,
+    max_tokens: int | None,
+    limit: int,
+    *,
+    structured: bool = False,
+) -> bytes:
+    """The JSON body asking ``model`` for ``request`` (with its schema if ``structured``);
+    LLMError past ``limit`` bytes."""
     payload: dict[str, Any] = {
         "model": model,
         "messages": [{"role": m.role, "content": m.content} for m in request.messages],
@@ -56,6 +92,8 @@ def request_body(request: ChatRequest, model: str, max_tokens: int | None, limit
     cap = request.max_tokens if request.max_tokens is not None else max_tokens
     if cap is not None:
         payload["max_tokens"] = cap
+    if structured and request.schema is not None:
+        payload["response_format"] = response_format(request.schema)
     body = json.dumps(payload, ensure_ascii=False).encode()
     if len(body) > limit:
         raise LLMError(
@@ -63,6 +101,21 @@ def request_body(request: ChatRequest, model: str, max_tokens: int | None, limit
             "nothing was sent"
         )
     return body
+
+
+def response_format(schema: ResponseSchema) -> dict[str, Any]:
+    """OpenAI's ``response_format`` asking for a reply that follows ``schema``."""
+    inner = {"name": schema.name, "strict": schema.strict, "schema": dict(schema.schema)}
+    return {"type": "json_schema", "json_schema": inner}
+
+
+def refuses_schema(status: int, raw: bytes) -> bool:
+    """Whether an error answer to a request with a schema refuses the schema itself: a 400 or
+    422 that names it (or says unsupported), a 500 or 501 that names it."""
+    text = raw.decode("utf-8", "replace")
+    if status in (400, 422):
+        return bool(SCHEMA_NAMED.search(text) or UNSUPPORTED.search(text))
+    return status in (500, 501) and bool(SCHEMA_NAMED.search(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +255,8 @@ class OpenAICompatChat(ChatModel):
     Thread-safe (one pooled connection client); close it, or use it as a context manager.
     ``transport`` is for injection only; ``sleep`` waits between attempts, within the call's
     time budget :attr:`budget_s`. The API key is sent as a bearer token and appears in no
-    message or repr.
+    message or repr. ``structured``: a request's schema is sent (``on``), never (``off``), or
+    until the server refuses one (``auto``: it is remembered, and logged once).
     """
 
     def __init__(
@@ -216,6 +270,7 @@ class OpenAICompatChat(ChatModel):
         max_request_bytes: int = 512 * 1024,
         max_response_bytes: int = 4 * 1024 * 1024,
         max_tokens: int | None = 1024,
+        structured: str = "auto",
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -223,6 +278,9 @@ class OpenAICompatChat(ChatModel):
         _check_limits(
             model, timeout_s, max_retries, max_tokens, (max_request_bytes, max_response_bytes)
         )
+        if structured not in STRUCTURED_MODES:
+            raise ConfigError(f"structured must be one of {', '.join(STRUCTURED_MODES)}")
+        self.structured, self._refused, self._refusing = structured, False, threading.Lock()
         self.name, self.base_url = model, check_base_url(base_url)
         self.url = self.base_url + "/chat/completions"
         self.timeout_s, self.max_retries, self.max_tokens = timeout_s, max_retries, max_tokens
@@ -238,6 +296,10 @@ class OpenAICompatChat(ChatModel):
     def __repr__(self) -> str:
         return f"OpenAICompatChat({self.base_url!r}, model={self.name!r})"
 
+    @property
+    def structured_output(self) -> bool:
+        return self.structured == "on" or (self.structured == "auto" and not self._refused)
+
     def complete(self, request: ChatRequest) -> ChatReply:
         return self._accounted(request, lambda: self._complete(request))
 
@@ -246,13 +308,16 @@ class OpenAICompatChat(ChatModel):
         self._client.close()
 
     def _complete(self, request: ChatRequest) -> ChatReply:
-        body = request_body(request, self.name, self.max_tokens, self.max_request_bytes)
+        schema = self.structured_output and request.schema is not None
+        body = request_body(
+            request, self.name, self.max_tokens, self.max_request_bytes, structured=schema
+        )
         started, attempt, spent = time.perf_counter(), 0, 0.0
         while True:
             attempt += 1
             began = time.perf_counter()
             try:
-                answer = parse_answer(self._attempt(body), self._secret)
+                answer = parse_answer(self._attempt(body, schema), self._secret)
             except _Retry as retry:
                 spent += time.perf_counter() - began
                 wait = self._wait(retry, attempt, self.budget_s - spent)
@@ -275,14 +340,14 @@ class OpenAICompatChat(ChatModel):
         wanted = backoff(attempt) if retry.wait_s is None else retry.wait_s
         return min(wanted, MAX_RETRY_AFTER_S, left)
 
-    def _attempt(self, body: bytes) -> Any:
-        """One POST: the decoded answer, _Retry, or LLMError."""
+    def _attempt(self, body: bytes, schema: bool) -> Any:
+        """One POST (``schema``: it carries one): the decoded answer, _Retry, or LLMError."""
         if self._closed:
             raise LLMError("the LLM client was closed")
         deadline = time.monotonic() + self.timeout_s
         try:
             with self._client.stream("POST", self.url, content=body) as response:
-                raw = self._body_of(response, deadline)
+                raw = self._body_of(response, deadline, schema)
         except httpx.TimeoutException:
             raise _Retry(f"timed out after {self.timeout_s:g} s", SLOW) from None
         except httpx.ConnectError as exc:
@@ -300,17 +365,39 @@ class OpenAICompatChat(ChatModel):
                 f"the LLM server's answer is not JSON: {excerpt(raw, self._secret)}"
             ) from None
 
-    def _body_of(self, response: httpx.Response, deadline: float) -> bytes:
-        """The body of a 2xx answer; _Retry or LLMResponseError for any other status."""
+    def _body_of(self, response: httpx.Response, deadline: float, schema: bool) -> bytes:
+        """The body of a 2xx answer; _Retry, StructuredOutputError (``schema``: the request
+        carried one) or LLMResponseError for any other status."""
         status = response.status_code
-        if status in RETRIED_STATUSES:
-            raise _Retry(f"HTTP {status}", REFUSING, retry_after(response.headers, cap=math.inf))
+        examined = schema and status == 500  # it may be the schema's refusal: read it first
+        if status in RETRIED_STATUSES and not examined:
+            raise _retried(response)
         if not 200 <= status < 300:
             raw = self._read(response, EXCERPT_BYTES, deadline, refuse=False)
+            if schema and refuses_schema(status, raw):
+                raise self._refusal(status, raw)
+            if examined:
+                raise _retried(response)
             raise LLMResponseError(
                 f"the LLM server answered HTTP {status}: {excerpt(raw, self._secret)}"
             )
         return self._read(response, self.max_response_bytes, deadline, refuse=True)
+
+    def _refusal(self, status: int, raw: bytes) -> StructuredOutputError:
+        """The error of a server refusing a request's schema; with ``auto``, remembered (no
+        schema is sent from now on) and logged once."""
+        said = f"HTTP {status}: {excerpt(raw, self._secret)}"
+        refused = f"the LLM server at {self.base_url} refused structured output for {self.name}"
+        if self.structured == "on":
+            return StructuredOutputError(
+                f"{refused} ({said}); set MEMVAULT_LLM_STRUCTURED (llm_structured) to auto to "
+                "fall back to the line format, or to off"
+            )
+        with self._refusing:
+            first, self._refused = not self._refused, True
+        if first:
+            log.warning("%s (%s); asking without a schema from now on", refused, said)
+        return StructuredOutputError(f"{refused} ({said}); asking without a schema from now on")
 
     def _read(self, response: httpx.Response, cap: int, deadline: float, *, refuse: bool) -> bytes:
         """At most ``cap`` bytes of the body (past it: LLMResponseError if ``refuse``, else
@@ -344,6 +431,12 @@ class OpenAICompatChat(ChatModel):
             estimated_tokens=prompt is None or completion is None,
             finish_reason=answer.finish_reason,
         )
+
+
+def _retried(response: httpx.Response) -> _Retry:
+    """The retry a 429 or 5xx answer asks for."""
+    wait = retry_after(response.headers, cap=math.inf)
+    return _Retry(f"HTTP {response.status_code}", REFUSING, wait)
 
 
 def _check_limits(

@@ -59,6 +59,11 @@ COUNTERS = (
         "LLM replies refused by the leak check.",
         "extraction_refused_leak",
     ),
+    (
+        "memvault_extraction_parse_failures",
+        "LLM replies extraction could not parse (nothing usable in them).",
+        "extraction_parse_failures",
+    ),
     ("memvault_executions", "Agent and tool executions recorded.", "executions"),
     (
         "memvault_executions_dropped",

@@ -9,7 +9,10 @@ Tests start it on 127.0.0.1 (an ephemeral port) and point a client at ``server.b
         server.requests  # every request received: {"method", "path", "headers", "body"}
 
 Queued steps answer the next requests in order; once the queue is empty, ``responder``
-(request → text) answers. It serves ``POST /v1/chat/completions`` and ``GET /v1/models``.
+(request → text) answers. ``server.refuse_structured_output()`` makes it answer every request
+carrying a ``response_format`` with a 400, like a server without structured output (an old
+llama.cpp server's words by default). It serves ``POST /v1/chat/completions`` and
+``GET /v1/models``.
 Leaving the ``with`` block cuts delayed answers and open connections, and joins every handler
 thread.
 """
@@ -68,6 +71,14 @@ def completion(text: str | None, usage: Mapping[str, int] | None = None, model: 
 
 
 NOT_FOUND = Step(status=404, body=b'{"error": {"message": "not found"}}')
+NO_JSON_SCHEMA = 'response_format type must be one of "text" or "json_object", but got: json_schema'
+"""What llama.cpp's server answered a JSON schema before it took one."""
+
+
+def structured(request: Request) -> bool:
+    """Whether a request received asked for structured output (carried a ``response_format``)."""
+    body = request.get("body")
+    return isinstance(body, dict) and "response_format" in body
 
 
 class ScriptedOpenAIServer:
@@ -82,6 +93,7 @@ class ScriptedOpenAIServer:
         """Exceptions the responder raised (each answered with a 500)."""
         self._requests: list[Request] = []
         self._steps: list[Step] = []
+        self._refusal: Step | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
@@ -126,6 +138,13 @@ class ScriptedOpenAIServer:
         headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
         error = {"error": {"message": f"scripted {status}", "type": "scripted"}}
         self.script(Step(status=status, body=body or json.dumps(error).encode(), headers=headers))
+
+    def refuse_structured_output(self, status: int = 400, message: str = NO_JSON_SCHEMA) -> None:
+        """From now on, answer every request carrying a ``response_format`` with ``status`` and
+        an OpenAI-style error saying ``message`` (scripted steps wait for the next request)."""
+        error = {"error": {"code": status, "message": message, "type": "invalid_request_error"}}
+        with self._lock:
+            self._refusal = Step(status=status, body=json.dumps(error).encode())
 
     def script_delay(self, delay_s: float, text: str = "late") -> None:
         """The next answer comes after ``delay_s`` seconds (to make a client time out)."""
@@ -172,6 +191,8 @@ class ScriptedOpenAIServer:
         """Record a chat request; the step that answers it."""
         with self._lock:
             self._requests.append(request)
+            if self._refusal is not None and structured(request):
+                return self._refusal
             if self._steps:
                 return self._steps.pop(0)
         try:
