@@ -56,9 +56,9 @@ def test_import_reports_stored_merged_and_refused_lines(run: Any) -> None:
     ids = {e["content"]: e["id"] for e in json.loads(first)["entries"]}
     assert result.stdout.splitlines()[:3] == [
         "stored 3, merged 1, refused 4",
-        f"line 5: merged into {ids['Grace bought green tea downtown on Monday.']}",
         "line 2: refused (ValidationError): not a JSON line: Expecting value: line 1 column 1 "
         "(char 0)",
+        f"line 5: merged into {ids['Grace bought green tea downtown on Monday.']}",
     ]
     assert "line 6: refused (ValidationError): content is not valid Unicode" in (result.stdout)
     assert "line 7: refused (ValidationError): no scope" in result.stdout
