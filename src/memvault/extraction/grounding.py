@@ -35,8 +35,9 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from ..retrieval.text import STOPWORDS, stems
 from ..security.text import fold, mixes_scripts, normalise
@@ -286,14 +287,9 @@ def retires(old: str, own: str) -> bool:
     was raised to 100 mg"), or that they now prefer another kind of the same thing ("I prefer
     detailed answers now" ends "prefers short answers")."""
     wanted = [w for w in _content(learned_text(old), native=False).words if w not in _COMMON]
-    if not wanted or _SARCASM.search(own):
+    if not wanted:
         return False
-    for clause in _clauses(learned_text_lines(own)):
-        if not _of_the_user(clause) or _asked_or_supposed("", clause):
-            continue
-        if negations(fold(_ENDED.sub(" ", clause))[0]):
-            continue  # "I never left Berlin"
-        have = _keys(clause)
+    for clause, have in _stated_clauses(own):
         found = [w for w in wanted if _matched(w, have, native=False)]
         most = 2 * len(found) > len(wanted)
         now = bool(_NOWADAYS.search(clause))
@@ -305,6 +301,22 @@ def retires(old: str, own: str) -> bool:
         if names and _ENDED.search(clause) and all(_matched(n, have, native=False) for n in names):
             return True
     return False
+
+
+@lru_cache(maxsize=32)
+def _stated_clauses(own: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The clauses of ``own`` that may retire a memory, with their words (read once for every
+    memory a turn is held against): the user's own, stated, not sarcastic, not negated but for
+    the ending itself ("I never left Berlin" ends nothing)."""
+    if _SARCASM.search(own):
+        return ()
+    return tuple(
+        (clause, frozenset(_keys(clause)))
+        for clause in _clauses(learned_text_lines(own))
+        if _of_the_user(clause)
+        and not _asked_or_supposed("", clause)
+        and not negations(fold(_ENDED.sub(" ", clause))[0])
+    )
 
 
 def _of_the_user(clause: str) -> bool:
@@ -336,7 +348,7 @@ def _amounts(text: str) -> set[tuple[str, str]]:
     return found
 
 
-def _restated(old: str, have: set[str], clause: str) -> bool:
+def _restated(old: str, have: frozenset[str], clause: str) -> bool:
     """A preference for the same kind of thing, another way ("short answers" → "detailed
     answers", "terse commit messages" → "descriptive commit messages"): the clause holds the
     fact's last words (what it is about), not the first (what kind)."""
@@ -644,7 +656,7 @@ def _keys(clause: str) -> set[str]:
 _IRREGULAR = {"goes": "go", "went": "go", "does": "do", "did": "do", "has": "have", "had": "have"}
 
 
-def _matched(word: str, have: set[str], *, native: bool) -> bool:
+def _matched(word: str, have: AbstractSet[str], *, native: bool) -> bool:
     if word in have:
         return True
     if word[0].isdigit() or word[0] in "$€£¥₹₩₽":
