@@ -19,12 +19,22 @@ def fresh_parser() -> Iterator[None]:
     nlp.parser.cache_clear()
 
 
+def _subjects(doc: object) -> dict[str, str]:
+    return {t.text: t.head.lemma_ for t in doc if t.dep_ == "nsubj"}  # type: ignore[attr-defined]
+
+
 def test_it_reads_who_does_what() -> None:
-    doc = nlp.parse("Marco and I rent a flat in Ghent, but my sister lives in Lyon.")
-    subjects = {t.text: t.head.lemma_ for t in doc if t.dep_ == "nsubj"}
+    subjects = nlp.read("Marco and I rent a flat in Ghent, but my sister lives in Lyon.", _subjects)
     assert subjects["I"] == "rent"
     assert subjects["sister"] == "live"
-    assert any(t.dep_ == "neg" for t in nlp.parse("I don't eat meat."))
+    assert nlp.read("I don't eat meat.", lambda doc: any(t.dep_ == "neg" for t in doc))
+
+
+def test_no_word_of_what_it_read_stays_behind() -> None:
+    """Erasure forgets every copy: the parser's string store keeps none of a user's words."""
+    word = "Zorblaxianquux"
+    assert nlp.read(f"I adopted a cat called {word}.", lambda doc: doc[-2].text) == word
+    assert word not in nlp.parser().vocab.strings
 
 
 def test_importing_memvault_does_not_load_it() -> None:

@@ -47,7 +47,10 @@ _CONDITION = re.compile(
 
 def who_they_are(fact: str) -> bool:
     """Whether ``fact`` ("The user …", "The user's …") says who the user is."""
-    doc = nlp.parse(fact)
+    return nlp.read(fact, _says_who)
+
+
+def _says_who(doc: Any) -> bool:
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
     if root is None:
         return False

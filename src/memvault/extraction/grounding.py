@@ -37,7 +37,7 @@ from collections import Counter
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 
 from ..retrieval.text import STOPWORDS, stems
 from ..security.text import fold, mixes_scripts, normalise
@@ -286,10 +286,20 @@ def retires(old: str, own: str) -> bool:
     before it ("numbered lists over bullet points now"), that its amount changed ("my dose
     was raised to 100 mg"), or that they now prefer another kind of the same thing ("I prefer
     detailed answers now" ends "prefers short answers")."""
+    return retired([old], own)[0]
+
+
+def retired(olds: Sequence[str], own: str) -> list[bool]:
+    """:func:`retires` for each of ``olds`` (the user's words read once)."""
+    clauses = _stated_clauses(own)
+    return [_ends(old, clauses) for old in olds]
+
+
+def _ends(old: str, clauses: Sequence[tuple[str, frozenset[str]]]) -> bool:
     wanted = [w for w in _content(learned_text(old), native=False).words if w not in _COMMON]
     if not wanted:
         return False
-    for clause, have in _stated_clauses(own):
+    for clause, have in clauses:
         found = [w for w in wanted if _matched(w, have, native=False)]
         most = 2 * len(found) > len(wanted)
         now = bool(_NOWADAYS.search(clause))
@@ -303,11 +313,10 @@ def retires(old: str, own: str) -> bool:
     return False
 
 
-@lru_cache(maxsize=32)
 def _stated_clauses(own: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    """The clauses of ``own`` that may retire a memory, with their words (read once for every
-    memory a turn is held against): the user's own, stated, not sarcastic, not negated but for
-    the ending itself ("I never left Berlin" ends nothing)."""
+    """The clauses of ``own`` that may retire a memory, with their words: the user's own,
+    stated, not sarcastic, not negated but for the ending itself ("I never left Berlin" ends
+    nothing)."""
     if _SARCASM.search(own):
         return ()
     return tuple(

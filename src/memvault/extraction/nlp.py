@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import ConfigError
 from ..shipped import verified
@@ -25,6 +26,7 @@ MODEL_SHA256 = "e73cbc4677bb9db306a3310c1f3bbf8273645a44022b311216decabc6f7ea4de
 LEFT_OUT = ("ner",)
 
 _lock = threading.Lock()
+T = TypeVar("T")
 
 
 def model_dir() -> Path:
@@ -48,8 +50,11 @@ def parser() -> Any:
     return spacy.load(folder, exclude=list(LEFT_OUT))
 
 
-def parse(text: str) -> Any:
-    """``text`` parsed (a spaCy ``Doc``); one parse at a time per process."""
+def read(text: str, reader: Callable[[Any], T]) -> T:
+    """What ``reader`` finds in ``text`` parsed (a spaCy ``Doc``, valid only inside the call);
+    one parse at a time per process. The parse runs in a memory zone: the words it met leave
+    the parser's string store with it, so no copy of what a user wrote outlives the call
+    (erasure forgets every copy)."""
     nlp = parser()
-    with _lock:
-        return nlp(text)
+    with _lock, nlp.memory_zone():
+        return reader(nlp(text))

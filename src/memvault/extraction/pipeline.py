@@ -400,17 +400,27 @@ def _with_replacements(decision: Decision, where: Situation) -> Decision:
     slot it changes; at most ``MAX_REPLACED_PER_FACT``. A stated fact bound for Session Memory
     that retires a Global Memory goes there itself: it updates something durable (a context,
     which holds for a while, never does)."""
-    said = own_text(decision.turn, where) if decision.turn and decision.stated else ""
-    decision = _kept_replacements(decision, where, said)
+    ended = _ended(decision, where)
+    decision = _kept_replacements(decision, where, ended)
     if decision.category == FactCategory.FACT and decision.stated and not where.private:
         promoted = replace(decision, destination=Destination.GLOBAL, category=IDENTITY)
-        promoted = _kept_replacements(promoted, where, said)
+        promoted = _kept_replacements(promoted, where, ended)
         if promoted.replaces:
             return promoted
     return decision
 
 
-def _kept_replacements(decision: Decision, where: Situation, said: str) -> Decision:
+def _ended(decision: Decision, where: Situation) -> frozenset[str]:
+    """Ids of the shown memories the user's own words in the decision's turn end."""
+    if decision.turn is None or not decision.stated:
+        return frozenset()
+    entries = [s.entry for s in where.memories]
+    said = own_text(decision.turn, where)
+    flags = grounding.retired([e.content for e in entries], said) if said else []
+    return frozenset(e.id for e, flag in zip(entries, flags, strict=False) if flag)
+
+
+def _kept_replacements(decision: Decision, where: Situation, ended: frozenset[str]) -> Decision:
     scope_kind = "user" if decision.destination is Destination.GLOBAL else "session"
     same_place = [s for s in where.memories if str(s.entry.scope.kind) == scope_kind]
     named = set(decision.candidate.replaces)
@@ -419,14 +429,13 @@ def _kept_replacements(decision: Decision, where: Situation, said: str) -> Decis
     elif where.use_slots:
         by_id = {s.entry.id: s.entry for s in same_place}
         changed = replaced_by_slot(decision.content, list(by_id.values()))
-        ended = [i for i, e in by_id.items() if said and grounding.retires(e.content, said)]
-        proposed = [by_id[i] for i in dict.fromkeys([*changed, *ended])]
+        proposed = [by_id[i] for i in dict.fromkeys([*changed, *(i for i in by_id if i in ended)])]
     else:
         proposed = []
     kept: list[str] = []
     refused = list(decision.refused)
     for old in proposed:
-        why = replacement_refusal(decision, old, said)
+        why = replacement_refusal(decision, old, ended=old.id in ended)
         if why is None and len(kept) >= MAX_REPLACED_PER_FACT:
             why = f"a fact retires at most {MAX_REPLACED_PER_FACT} memories"
         if why is None:
@@ -436,16 +445,17 @@ def _kept_replacements(decision: Decision, where: Situation, said: str) -> Decis
     return replace(decision, replaces=tuple(kept), refused=tuple(refused))
 
 
-def replacement_refusal(decision: Decision, old: MemoryEntry, said: str = "") -> str | None:
+def replacement_refusal(decision: Decision, old: MemoryEntry, *, ended: bool = False) -> str | None:
     """Why a fact may not retire ``old`` (None: it may). Only a statement of the user retires
-    what the user stated, and only a memory about the same thing: one the user's own words
-    ``said`` end ("I'm no longer vegetarian"), the same slot (subject and attribute; of an
-    attribute the user has several of, only by negating the same value), or — where the slot
-    rule cannot read one of them — at least half of the memory's content words; the user's own
-    words kept as said, only when they say something changed."""
+    what the user stated, and only a memory about the same thing: one the user's own words in
+    the turn end (``ended``, :func:`grounding.retires`: "I'm no longer vegetarian"), the same
+    slot (subject and attribute; of an attribute the user has several of, only by negating the
+    same value), or — where the slot rule cannot read one of them — at least half of the
+    memory's content words; the user's own words kept as said, only when they say something
+    changed."""
     if old.provenance.source == Source.USER_TURN and decision.source != Source.USER_TURN:
         return "a derived fact never retires what the user stated"
-    if said and grounding.retires(old.content, said):
+    if ended:
         return None
     if decision.content.startswith(grounding.QUOTED):
         return _quote_refusal(decision.content, old)
