@@ -507,3 +507,29 @@ def test_labelled_dev_split_keeps_its_precision(monkeypatch: pytest.MonkeyPatch)
     assert result["precision"] >= 0.9, result["misses"]
     assert result["recall"] >= 0.85, result["misses"]
     assert result["negatives_clean"] >= 0.95, result["misses"]
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("I'm a midwife in Leeds — any tips for sleeping after night shifts?", "midwife"),
+        ("I drive a 2019 Octavia, should I switch to an EV yet?", "octavia"),
+        ("Since I live in Ghent, which cargo bike would you pick?", "ghent"),
+        ("I work at Monzo; what's a good volunteering schedule?", "monzo"),
+    ],
+)
+def test_a_statement_before_a_question_is_learned(text: str, word: str) -> None:
+    facts = [c.fact.casefold() for c in extract([Turn(1, "user", text)])]
+    assert any(word in fact for fact in facts), facts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If I moved to Lisbon, which area should I pick?",
+        "Should I move to Lisbon — is it worth it?",
+        "Maybe I'll switch to Zed; thoughts?",
+    ],
+)
+def test_a_question_without_a_statement_of_the_users_stays_out(text: str) -> None:
+    assert extract([Turn(1, "user", text)]) == []

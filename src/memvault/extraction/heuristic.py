@@ -1089,8 +1089,32 @@ def _statements(text: str) -> Iterator[str]:
     if _SARCASM.search(text) or not _english(text):
         return
     for sentence in _sentences(_expand(text)):
-        if _english(sentence) and not _off_record(sentence):
-            yield from _clauses(sentence)
+        said = _before_the_question(sentence)
+        if _english(said) and not _off_record(said):
+            yield from _clauses(said)
+
+
+def _before_the_question(sentence: str) -> str:
+    """A question's lead when it states something of the user's ("I'm 52 and just took up
+    swimming — how often should I go?", "Since I'm on an M2, should I…"): the statement before
+    the question; any other sentence as it is."""
+    if not sentence.rstrip(" .!)").endswith("?"):
+        return sentence
+    cut = _ASKS_AFTER.search(sentence)
+    if cut is None:
+        return sentence
+    lead = _BECAUSE.sub("", sentence[: cut.start()]).strip()
+    return lead if _OWN_LEAD.match(lead) else sentence
+
+
+_ASKS_AFTER = re.compile(
+    r"\s+[\u2014\u2013-]+\s+|;\s*|,\s*(?=(?:how|what|which|where|when|who|why|should|shall|can"
+    r"|could|would|will|do|does|did|is|are|any|anything|enough|thoughts|ideas)\b)",
+    re.I,
+)
+"""Where a question starts after a statement: a dash, a semicolon, a comma before its verb."""
+_BECAUSE = re.compile(r"^\s*(?:since|as|because|given\s+(?:that\s+)?|now\s+that)\s+", re.I)
+_OWN_LEAD = re.compile(r"(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b", re.I)
 
 
 def extract(turns: Sequence[Turn]) -> list[Candidate]:
