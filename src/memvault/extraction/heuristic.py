@@ -437,7 +437,7 @@ def _off_record(sentence: str) -> bool:
     """A question, hypothetical, hedge, report of someone else's words, or the past."""
     if _REQUEST.match(_strip_discourse(sentence)):
         return False
-    if sentence.rstrip(" .!)").endswith("?") or _QUESTION.match(_strip_discourse(sentence)):
+    if _asks(sentence) or _QUESTION.match(_strip_discourse(sentence)):
         return True
     return bool(_OFF_RECORD.search(sentence))
 
@@ -1094,11 +1094,16 @@ def _statements(text: str) -> Iterator[str]:
             yield from _clauses(said)
 
 
+def _asks(sentence: str) -> bool:
+    """Whether a sentence ends as a question."""
+    return sentence.rstrip(" .!)").endswith("?")
+
+
 def _before_the_question(sentence: str) -> str:
     """A question's lead when it states something of the user's ("I'm 52 and just took up
     swimming — how often should I go?", "Since I'm on an M2, should I…"): the statement before
     the question; any other sentence as it is."""
-    if not sentence.rstrip(" .!)").endswith("?"):
+    if not _asks(sentence):
         return sentence
     cut = _ASKS_AFTER.search(sentence)
     if cut is None:

@@ -640,14 +640,16 @@ class _Vocabulary:
     """The patterns of the tongues of each script of :data:`_SCRIPTS`."""
 
     def search(self, text: str) -> re.Match[str] | None:
-        found = self.base.search(text)
-        if found is None:
-            lowered, present = _view(text)
-            for pattern, here in zip(self.tables, present, strict=True):
-                found = pattern.search(lowered) if here else None
-                if found is not None:
-                    break
-        return found
+        return self.base.search(text) or self.search_tables(text)
+
+    def search_tables(self, text: str) -> re.Match[str] | None:
+        """A match of the tables' patterns only (on the lowered text)."""
+        lowered, present = _view(text)
+        for pattern, here in zip(self.tables, present, strict=True):
+            found = pattern.search(lowered) if here else None
+            if found is not None:
+                return found
+        return None
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         yield from self.base.finditer(text)
@@ -1159,8 +1161,7 @@ def _directed(sentence: str) -> bool:
     for verb in _MEMVERB.base.finditer(sentence):
         if not _ENGLISH_VERB.fullmatch(verb.group(0)) or _TOLD.search(sentence[: verb.start()]):
             return True
-    lowered, present = _view(sentence)
-    return any(p.search(lowered) for p, here in zip(_MEMVERB.tables, present, strict=True) if here)
+    return _MEMVERB.search_tables(sentence) is not None
 
 
 _ENGLISH_VERB = _rx(_ENGLISH_MEMVERB)
