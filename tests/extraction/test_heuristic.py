@@ -389,12 +389,16 @@ def test_hidden_values_come_back_as_written() -> None:
         "I'm 5 years into my career.",
         "I'm 30 m away.",
         "I'm 100% sure.",
-        "I make pasta every Sunday.",
         "I'd rather not say.",
     ],
 )
 def test_quantity_rules_need_a_quantity(text: str) -> None:
     assert said(text) == []
+
+
+def test_a_habit_without_a_quantity_is_a_habit_not_an_amount() -> None:
+    """ "every Sunday" is when, not how much: the parse keeps the habit as the user said it."""
+    assert said("I make pasta every Sunday.") == [("fact", "The user makes pasta every Sunday.")]
 
 
 def _money(whole: int, cents: int, style: str, symbol: str) -> str:

@@ -14,12 +14,12 @@ import re
 from typing import Any
 
 from . import nlp
-from .heuristic import REL
+from .english import REL
 
 Token = Any
 """A spaCy token (spaCy is imported by the first parse only)."""
 
-_WHO_VERBS = frozenset(
+WHO_VERBS = frozenset(
     """live grow bear come hail originate speak identify work study teach train practise
     practice manage own run found volunteer serve moonlight""".split()
 )
@@ -29,7 +29,7 @@ _NOT_WHO = frozenset(
     person one kind type""".split()
 )
 """Nouns of "The user is a …" that say what they like, not who they are."""
-_PASSING = frozenset(
+PASSING = frozenset(
     """tired busy sick ill stressed bored hungry late ready excited sad happy nervous worried
     free away available here home online offline back sleepy jetlagged sore cold hot upset
     angry annoyed curious confused stuck done behind ahead early interested keen sure unsure
@@ -38,8 +38,8 @@ _PASSING = frozenset(
 """How the user is now, not who they are ("tired", "busy")."""
 _NAMING = frozenset("be name call turn".split())
 """What a sentence about someone of the user's says of who they are ("is named", "turns 7")."""
-_KIN = re.compile(rf"^{REL}$|^(?:parent|child|kid|twin|baby|family|pronoun|name|birthday)s?$")
-_CONDITION = re.compile(
+KIN = re.compile(rf"^{REL}$|^(?:parent|child|kid|twin|baby|family|pronoun|name|birthday)s?$")
+CONDITION = re.compile(
     r"(?:allerg|disease|disorder|syndrome|itis$|asthma|diabetes|adhd|autism|epilep|migraine"
     r"|cancer|sclerosis|intoleran|deficien|dyslexi|tinnitus|arthritis|condition|coeliac|celiac)"
 )
@@ -63,7 +63,7 @@ def _says_who(doc: Any) -> bool:
         return _what_they_are(root)
     if root.lemma_ == "have":
         return any(_someone_or_condition(t) for t in _objects(root))
-    return root.lemma_ in _WHO_VERBS
+    return root.lemma_ in WHO_VERBS
 
 
 def _what_they_are(root: Token) -> bool:
@@ -71,7 +71,7 @@ def _what_they_are(root: Token) -> bool:
         if child.dep_ == "attr":
             return child.lemma_.casefold() not in _NOT_WHO
         if child.dep_ == "acomp":
-            return child.lemma_.casefold() not in _PASSING
+            return child.lemma_.casefold() not in PASSING
     return False
 
 
@@ -83,10 +83,10 @@ def _objects(root: Token) -> list[Token]:
 def _someone_or_condition(noun: Token) -> bool:
     lemma = noun.lemma_.casefold()
     named = any(c.dep_ in ("acl", "appos") for c in noun.children)
-    return named or bool(_KIN.match(lemma)) or bool(_CONDITION.search(lemma))
+    return named or bool(KIN.match(lemma)) or bool(CONDITION.search(lemma))
 
 
 def _theirs(token: Token) -> bool:
     """A sentence about someone or something of the user's ("The user's daughter …")."""
     owner = any(c.dep_ == "poss" and c.lemma_ == "user" for c in token.children)
-    return owner and bool(_KIN.match(token.lemma_.casefold()))
+    return owner and bool(KIN.match(token.lemma_.casefold()))

@@ -50,3 +50,6 @@ class Candidate:
     """Handles (``M1``, ``M2``…) of shown memories this fact updates."""
     reason: str | None = None
     """Why it replaces them, in a few words."""
+    identity: bool = False
+    """The extractor judged that the fact says who the user is (their work, family, home,
+    health…): a ``fact`` routed to Global Memory when the user stated it."""

@@ -41,7 +41,8 @@ from functools import cache
 
 from ..retrieval.text import STOPWORDS, stems
 from ..security.text import fold, mixes_scripts, normalise
-from .heuristic import FOREIGN, REL
+from .english import REL
+from .heuristic import FOREIGN
 
 FRAMING = frozenset(
     """user user's users the_user prefers prefer preferred preference preferences likes like

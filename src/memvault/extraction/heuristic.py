@@ -16,6 +16,9 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from memvault.extraction import clauses, judge
+from memvault.extraction.english import REL, third_person
+from memvault.extraction.english import alternatives as _alternatives
 from memvault.extraction.facts import Candidate, FactCategory, Turn
 from memvault.extraction.slots import split_preference
 from memvault.retrieval.text import STOPWORDS, words
@@ -27,11 +30,6 @@ PREF, DEC, FACT, CTX = (
     FactCategory.FACT,
     FactCategory.CONTEXT,
 )
-
-
-def _alternatives(text: str) -> str:
-    """A ``|``-separated word list written over several lines → one regex group."""
-    return "(?:" + "|".join(part.strip() for part in text.split("|")) + ")"
 
 
 # --- word lists --------------------------------------------------------------------------------
@@ -47,16 +45,6 @@ ADV = (
     + " )*"
 )
 """Adverbs that may sit between a subject and its verb ("I really like …"), any number."""
-REL = (
-    r"(?:(?:older|younger|little|big|baby|eldest|youngest|oldest|twin|best|step-?|ex-?) ?)?"
-    + _alternatives(
-        """wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?|son|daughter|kid|child|
-        mom|mum|mother|dad|father|brother|sister|sibling|grandma|grandmother|grandpa|grandfather|
-        grandson|granddaughter|aunt|uncle|cousin|nephew|niece|friend|boss|manager|co-?founder|
-        roommate|flatmate|dog|cat|puppy|kitten|pet"""
-    )
-)
-"""The people (and pets) whose facts are the user's too: "my sister lives in Rome"."""
 MY_REL = rf"my (?P<rel>{REL})(?: (?-i:[A-Z][a-z]+))?"
 """A relation of the user, optionally followed by their name ("my wife Jana")."""
 STATES = _alternatives(
@@ -174,7 +162,6 @@ PAST = frozenset(
     """thought said went got saw knew did had made took found felt told came gave left ran
     bought brought wrote spoke met lost kept began""".split()
 )
-MODALS = frozenset("will would can could should must might may did was were had is".split())
 FOREIGN = frozenset(
     """der das und ich nicht ist ein eine mit bei auf wir sie wohne le la les et je est une des
     du avec pour pas nous vous y el los las es que por para con muy mucho yo il che di per non
@@ -503,21 +490,6 @@ _SHIFTS = [
     ]
 ]
 _SUBJECT_VERB = re.compile(r"\b(I|you)\s+(\w+)", re.I)
-
-
-def third_person(verb: str) -> str:
-    """The verb after "the user" ("write" → "writes"; "go" → "goes"); modals stay."""
-    lower = verb.lower()
-    irregular = {"am": "is", "are": "is", "have": "has", "do": "does", "go": "goes", "be": "is"}
-    if lower in irregular:
-        return irregular[lower]
-    if lower in MODALS or lower.endswith("ed"):
-        return verb
-    if lower.endswith(("s", "sh", "ch", "x", "z", "o")):
-        return verb + "es"
-    if lower.endswith("y") and lower[-2:-1] not in ("a", "e", "i", "o", "u"):
-        return verb[:-1] + "ies"
-    return verb + "s"
 
 
 def shift(text: str) -> str:
@@ -1058,19 +1030,22 @@ def _lapsed(clause: str) -> str:
     return _STOPPED.sub(lambda m: "no longer " + _GERUND.get(m[1].lower(), m[1]), clause)
 
 
-def _by_rules(clause: str) -> Said:
+def _by_rules(clause: str) -> Said | None:
+    """What the first rule that matches the clause reads in it (possibly nothing: a rule may
+    match and refuse); ``None`` when no rule matches."""
     for rule in RULES:
         found = rule.pattern.match(clause)
         if found:
             return rule.build(found) or []
-    return []
+    return None
 
 
-def _read(clause: str, earlier: Sequence[Candidate]) -> Said:
-    """What one clause says about the user (possibly nothing)."""
+def _read(clause: str, earlier: Sequence[Candidate]) -> Said | None:
+    """What one clause says about the user (possibly nothing), or ``None`` when no rule reads
+    it at all."""
     clause = _lapsed(_strip_discourse(clause).rstrip(" .!"))
     if not clause:
-        return []
+        return None
     for reader in (_remembered, _instruction):
         said = reader(clause)
         if said is not None:
@@ -1082,16 +1057,38 @@ def _read(clause: str, earlier: Sequence[Candidate]) -> Said:
 # --- the extractor -----------------------------------------------------------------------------
 
 
-def _statements(text: str) -> Iterator[str]:
-    """The clauses of a user turn worth reading: visible, English, not sarcastic, and not in a
-    question, hypothetical, hedge or report."""
+def _sentences_of(text: str) -> Iterator[tuple[str, bool]]:
+    """The sentences of a user turn worth reading — visible, English, not sarcastic, and not a
+    hypothetical, hedge or report — each with whether it asks a question (a question's lead,
+    "since I'm allergic to cats, …?", may still state something of the user's)."""
     text = _visible(_hidden(text))
     if _SARCASM.search(text) or not _english(text):
         return
     for sentence in _sentences(_expand(text)):
         said = _before_the_question(sentence)
-        if _english(said) and not _off_record(said):
+        if not _english(said):
+            continue
+        if not _off_record(said):
+            yield said, False
+        elif _asks(said) and "," in said and not _OFF_RECORD.search(said[: said.rindex(",")]):
+            yield said, True
+
+
+def _statements(sentences: Sequence[tuple[str, bool]]) -> Iterator[str]:
+    """The clauses the rules read: those of the sentences that ask nothing."""
+    for said, asks in sentences:
+        if not asks:
             yield from _clauses(said)
+
+
+def _parsed(sentences: Sequence[tuple[str, bool]]) -> list[clauses.Statement]:
+    """The statements the parse finds in the sentences (none in quoted material)."""
+    readable = [
+        (_LABEL.sub("", _DISCOURSE.sub("", said.strip()).strip()), asks)
+        for said, asks in sentences
+        if "[quote]" not in said
+    ]
+    return clauses.statements([r for r in readable if r[0]])
 
 
 def _asks(sentence: str) -> bool:
@@ -1123,16 +1120,41 @@ _OWN_LEAD = re.compile(r"(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b", re.I)
 
 
 def extract(turns: Sequence[Turn]) -> list[Candidate]:
-    """Candidate facts from the user turns of a window, in order, without duplicates."""
+    """Candidate facts from the user turns of a window, in order, without duplicates: what the
+    rules read, then what the parse finds that they missed, as the learned judge weighs it."""
     found: list[Candidate] = []
     seen: set[str] = set()
+
+    def propose(category: FactCategory, said: str, number: int, identity: bool = False) -> None:
+        fact = _shown(said)
+        if fact.casefold() not in seen:
+            seen.add(fact.casefold())
+            found.append(Candidate(category.value, fact, turn=number, identity=identity))
+
     for turn in turns:
         if turn.role != "user":
             continue
-        for clause in _statements(turn.text):
-            for category, said in _read(clause, found):
-                fact = _shown(said)
-                if fact.casefold() not in seen:
-                    seen.add(fact.casefold())
-                    found.append(Candidate(category.value, fact, turn=turn.number))
+        sentences = list(_sentences_of(turn.text))
+        ruled: list[str] = []
+        for clause in _statements(sentences):
+            said = _read(clause, found)
+            if said is not None:
+                ruled.append(clause)
+            for category, fact in said or ():
+                propose(category, fact, turn.number)
+        statements = [s for s in _parsed(sentences) if not _covered(s.fact, ruled)]
+        for statement, verdict in zip(statements, judge.verdicts(statements), strict=True):
+            if verdict is not None:
+                propose(verdict.category, statement.fact, turn.number, verdict.identity)
     return found
+
+
+def _covered(fact: str, ruled: Sequence[str]) -> bool:
+    """Whether a rule read the clause ``fact`` comes from (they share a content word): what a
+    rule read or refused, the parse does not read again. A fact with no content is covered."""
+    own = _content(fact)
+    return not own or any(own & _content(clause) for clause in ruled)
+
+
+def _content(fact: str) -> set[str]:
+    return {w[:5] for w in words(fact.lower()) if w not in STOPWORDS} - {"user", "their"}

@@ -378,7 +378,11 @@ def route(candidate: Candidate, may_go_global: bool) -> tuple[Destination, str]:
     category = FactCategory(candidate.category)
     if may_go_global and category in DURABLE:
         return Destination.GLOBAL, str(category)
-    if may_go_global and category is FactCategory.FACT and is_identity(candidate.fact):
+    if (
+        may_go_global
+        and category is FactCategory.FACT
+        and (candidate.identity or is_identity(candidate.fact))
+    ):
         return Destination.GLOBAL, IDENTITY
     if category in DURABLE:
         return Destination.SESSION, str(FactCategory.CONTEXT)

@@ -1,0 +1,111 @@
+"""The learned stage of the offline extractor: whether a statement the parse found is a fact
+worth keeping, and what kind — who the user is, what they like, what they chose, what holds of
+them, what they are doing now.
+
+A multinomial logistic regression over the statement's parse features
+(:func:`~memvault.extraction.clauses.Statement.features`), trained by
+``benchmarks/train_judge.py`` on the labelled turns of ``benchmarks/data/extraction_train.jsonl``
+and shipped as ``data/judge.json``, checked by sha256 before it is loaded. It only weighs what
+the rules let through: it never overrides their veto.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from ..embeddings.local import LocalEmbedder
+from ..shipped import verified
+from .clauses import Statement
+from .facts import FactCategory
+
+MODEL = Path(__file__).parent / "data" / "judge.json"
+MODEL_SHA256 = "b53f81d3cb17e60b6ab93f2a3cc38edc67d6c95f3dabe83d8be1de2f8bee9148"
+NONE, IDENTITY = "none", "identity"
+LABELS = (NONE, IDENTITY, *(c.value for c in FactCategory))
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the judge makes of a statement it keeps."""
+
+    category: FactCategory
+    identity: bool
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Model:
+    labels: tuple[str, ...]
+    bias: tuple[float, ...]
+    weights: dict[str, tuple[float, ...]]
+    embedding: np.ndarray
+    """Weights of the statement's MiniLM embedding (384 by labels)."""
+    threshold: float
+
+
+@cache
+def _model() -> _Model:
+    data = json.loads(verified(MODEL, MODEL_SHA256, "the extractor's judge").read_text("utf-8"))
+    return _Model(
+        tuple(data["labels"]),
+        tuple(data["bias"]),
+        {name: tuple(row) for name, row in data["weights"].items()},
+        np.asarray(data["embedding"], dtype=np.float32),
+        float(data["threshold"]),
+    )
+
+
+@cache
+def _embedder() -> LocalEmbedder:
+    """The packaged MiniLM, whatever embedder the store uses: the judge was trained on it."""
+    return LocalEmbedder(threads=1)
+
+
+THRESHOLD = 0.6
+"""The least probability that a statement is a fact (of any kind) for it to be kept."""
+CUE_WEIGHT = 3.0
+"""How much more a cue of the rules' word lists weighs than a word (``cue=…``, ``who=…``)."""
+
+
+def weight_of(feature: str) -> float:
+    """A feature's value: a cue weighs more than a word, so that few examples teach it."""
+    return CUE_WEIGHT if feature.startswith(("cue=", "who=", "tense=")) else 1.0
+
+
+def probabilities(statements: Sequence[Statement]) -> list[dict[str, float]]:
+    """Each label's probability, for every statement (their texts embedded in one batch)."""
+    if not statements:
+        return []
+    model = _model()
+    vectors = _embedder().embed([s.fact for s in statements]) @ model.embedding
+    found = []
+    for statement, dense in zip(statements, vectors, strict=True):
+        scores = np.asarray(model.bias) + dense
+        for name in statement.features:
+            row = model.weights.get(name)
+            if row is not None:
+                scores += np.asarray(row) * weight_of(name)
+        exps = np.exp(scores - scores.max())
+        found.append(dict(zip(model.labels, (exps / exps.sum()).tolist(), strict=True)))
+    return found
+
+
+def verdicts(statements: Sequence[Statement]) -> list[Verdict | None]:
+    """Each statement's kind, or ``None`` when it is not a fact to keep: the probability that
+    it is one (of any kind) is below :data:`THRESHOLD`, chosen for precision."""
+    return [_verdict(found) for found in probabilities(statements)]
+
+
+def _verdict(found: dict[str, float]) -> Verdict | None:
+    kept = 1.0 - found[NONE]
+    if kept < _model().threshold:
+        return None
+    label = max((label for label in found if label != NONE), key=found.__getitem__)
+    category = FactCategory.FACT if label == IDENTITY else FactCategory(label)
+    return Verdict(category, label == IDENTITY, kept)
