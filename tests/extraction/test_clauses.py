@@ -108,12 +108,14 @@ def _verdicts(*texts: str) -> list[judge.Verdict | None]:
 
 
 def test_the_judge_keeps_facts_by_kind() -> None:
-    farrier, yaml, hospice = _verdicts(
-        "I'm a farrier in Cork", "I really hate YAML", "I volunteer at a hospice every Thursday"
-    )
+    farrier, hospice = _verdicts("I'm a farrier in Cork", "I volunteer at a hospice every Thursday")
     assert farrier is not None and farrier.identity
-    assert yaml is not None and yaml.category == "preference" and not yaml.identity
     assert hospice is not None and not hospice.identity
+
+
+def test_what_holds_for_the_days_ahead_is_a_context() -> None:
+    (talk,) = _verdicts("I'm giving a talk in Lisbon next week")
+    assert talk is not None and talk.category == "context" and not talk.identity
 
 
 def test_the_judge_drops_what_is_not_a_fact() -> None:

@@ -30,6 +30,10 @@ Span = Any
 """spaCy's token and span (spaCy is imported by the first parse only)."""
 
 
+SOON = "soon"
+"""The feature of a clause about now or the days ahead ("tomorrow", "this week")."""
+
+
 @dataclass(frozen=True, slots=True)
 class Statement:
     """One clause of the user's, in the third person, with what the learned stage weighs."""
@@ -97,7 +101,7 @@ def _completed(text: str) -> str:
 # --- the clauses of a parse ----------------------------------------------------------------------
 
 _SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "expl"})
-_HEADS = frozenset({"ROOT", "conj", "ccomp", "parataxis", "advcl"})
+_HEADS = frozenset({"ROOT", "conj", "ccomp", "parataxis", "advcl", "dep"})
 _UNSURE = frozenset("could would might may should must shall ought".split())
 _BECAUSE = frozenset("since because as given".split())
 _IF = frozenset("if unless whether though although as once until before after".split())
@@ -177,7 +181,7 @@ def _someone_like_me(relcl: Token) -> bool:
 
 
 def _statement(head: Token, heads: Sequence[Token]) -> Statement | None:
-    if _unsure(head) or _past_state(head) or _points_at_the_chat(head):
+    if _unsure(head) or _past_state(head) or _points_at_the_chat(head) or _this_hour(head):
         return None
     subject = _subject_of(head)
     who = _who(subject, head)
@@ -225,6 +229,12 @@ def _points_at_the_chat(head: Token) -> bool:
         ):
             return True
     return False
+
+
+def _this_hour(head: Token) -> bool:
+    """What holds for minutes ("I have a meeting in five minutes"): the chat's moment, not
+    something to remember."""
+    return any(t.lemma_ in ("minute", "min", "sec") for t in head.subtree)
 
 
 def _subject_of(head: Token) -> Token | None:
@@ -314,8 +324,8 @@ def _opening(who: str, subject: Token | None, head: Token) -> str:
     if who in ("i", "relcl", "being"):
         return "The user"
     if who == "we":
-        words = {t.lemma_.casefold() for t in subject.head.subtree} if subject else set()
-        return "The user and their " + ("team" if words & _WE_WORK else "family")
+        lemmas = {t.lemma_.casefold() for t in subject.head.subtree} if subject else set()
+        return "The user and their " + ("team" if lemmas & _WE_WORK else "family")
     companion = _companion(head) if who == "with" else []
     if companion:
         return _words(companion, singular=False).strip(" ,") + " and the user"
@@ -348,6 +358,7 @@ def _words(tokens: Sequence[Token], *, singular: bool) -> str:
 # --- what the learned stage weighs ---------------------------------------------------------------
 
 _NOW = frozenset("now currently today tonight tomorrow week moment atm rn weekend".split())
+_SOON = frozenset("today tonight tomorrow weekend week month moment atm rn".split())
 _LIKES = frozenset(
     """like love hate prefer enjoy adore dislike detest loathe avoid favourite favorite fave
     fan into obsessed swear stand can't rather allergic""".split()
@@ -379,6 +390,8 @@ def _features(head: Token, tokens: Sequence[Token], who: str) -> tuple[str, ...]
             found.add(f"pos={token.pos_}")
         if token.lower_ in _NOW:
             found.add("now")
+        if token.lower_ in _SOON:
+            found.add(SOON)
     if any(t.dep_ == "poss" and t.lower_ in ("my", "our") for t in tokens):
         found.add("mine")
     return tuple(sorted(found | _cues(head, tokens)))

@@ -21,11 +21,11 @@ import numpy as np
 
 from ..embeddings.local import LocalEmbedder
 from ..shipped import verified
-from .clauses import Statement
+from .clauses import SOON, Statement
 from .facts import FactCategory
 
 MODEL = Path(__file__).parent / "data" / "judge.json"
-MODEL_SHA256 = "b53f81d3cb17e60b6ab93f2a3cc38edc67d6c95f3dabe83d8be1de2f8bee9148"
+MODEL_SHA256 = "83bc56ebe863fe609b0c4931dcff7459094ed9a4001c27acb667cc6833cfca98"
 NONE, IDENTITY = "none", "identity"
 LABELS = (NONE, IDENTITY, *(c.value for c in FactCategory))
 
@@ -99,13 +99,18 @@ def probabilities(statements: Sequence[Statement]) -> list[dict[str, float]]:
 def verdicts(statements: Sequence[Statement]) -> list[Verdict | None]:
     """Each statement's kind, or ``None`` when it is not a fact to keep: the probability that
     it is one (of any kind) is below :data:`THRESHOLD`, chosen for precision."""
-    return [_verdict(found) for found in probabilities(statements)]
+    found = probabilities(statements)
+    return [_verdict(s, p) for s, p in zip(statements, found, strict=True)]
 
 
-def _verdict(found: dict[str, float]) -> Verdict | None:
+def _verdict(statement: Statement, found: dict[str, float]) -> Verdict | None:
+    """Kept when it is likely a fact; of its likeliest kind — but what holds now or in the days
+    ahead ("… tomorrow", "this week") is a context, never who the user is or what they like."""
     kept = 1.0 - found[NONE]
     if kept < _model().threshold:
         return None
+    if SOON in statement.features:
+        return Verdict(FactCategory.CONTEXT, False, kept)
     label = max((label for label in found if label != NONE), key=found.__getitem__)
     category = FactCategory.FACT if label == IDENTITY else FactCategory(label)
     return Verdict(category, label == IDENTITY, kept)
