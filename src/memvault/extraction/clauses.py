@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import about, nlp
-from .english import third_person
+from .english import IMPERATIVES, third_person
 
 Token = Any
 Span = Any
@@ -61,9 +61,12 @@ def _read_all(docs: Sequence[Span], asks: Sequence[bool], parse: Any) -> list[St
 
 
 def _dropped(doc: Span) -> bool:
-    """A sentence with no verb, or one that opens with a subjectless "-ing" verb."""
+    """A short sentence with no verb ("Type 1 diabetic since childhood"; not a task word
+    alone, "Proofread"), or one that opens with a subjectless "-ing" verb."""
     if not any(t.pos_ in ("VERB", "AUX") for t in doc):
-        return any(t.is_alpha and not t.is_stop for t in doc)
+        words = [t for t in doc if t.is_alpha]
+        short = 2 <= len(words) <= FRAGMENT_WORDS
+        return short and words[0].lower_ not in _TASKS and any(not t.is_stop for t in words)
     first = next((t for t in doc if t.is_alpha), None)
     return (
         first is not None
@@ -101,6 +104,9 @@ def _completed(text: str) -> str:
 # --- the clauses of a parse ----------------------------------------------------------------------
 
 _SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "expl"})
+FRAGMENT_WORDS = 8
+"""The longest sentence with no verb read as the user's ("night shift nurse, 12 hr shifts")."""
+_TASKS = IMPERATIVES | frozenset("proofread edit rewrite shorten fix draft polish".split())
 _HEADS = frozenset({"ROOT", "conj", "ccomp", "parataxis", "advcl", "dep"})
 _UNSURE = frozenset("could would might may should must shall ought".split())
 _BECAUSE = frozenset("since because as given".split())

@@ -34,3 +34,16 @@ def third_person(verb: str) -> str:
     if lower.endswith("y") and lower[-2:-1] not in ("a", "e", "i", "o", "u"):
         return verb[:-1] + "ies"
     return verb + "s"
+
+
+IMPERATIVES = frozenset(
+    """answer use write reply respond include give show tell explain format add keep cite ask
+    check avoid provide put make be start end sign call refer address mention suggest recommend
+    assume list summarize summarise translate double-check spell round return label highlight
+    remind wrap comment document type name split sort stick default speak talk send let try
+    consider do stop point link capitalize capitalise follow test run commit confirm offer flag
+    warn note skip omit leave output quote prefix prioritize prioritise favour favor stay limit
+    reference convert measure express present break number annotate lint indent greet
+    treat""".split()
+)
+"""Verbs a standing instruction starts with ("always answer in Spanish")."""

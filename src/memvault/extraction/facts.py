@@ -36,6 +36,17 @@ class Turn:
 
 
 @dataclass(frozen=True, slots=True)
+class Correction:
+    """What a correcting turn replaces: the window turn that stated the fact, the value it had
+    there and the value the user gives now ("Deloite" → "Deloitte" for "I work at Deloite",
+    corrected by "*Deloitte, typo")."""
+
+    turn: int
+    wrong: str
+    right: str
+
+
+@dataclass(frozen=True, slots=True)
 class Candidate:
     """A fact an extractor proposes; the pipeline decides whether and where it is stored."""
 
@@ -53,3 +64,9 @@ class Candidate:
     identity: bool = False
     """The extractor judged that the fact says who the user is (their work, family, home,
     health…): a ``fact`` routed to Global Memory when the user stated it."""
+    accepts: str | None = None
+    """The assistant's suggestion this fact says the user took, as the user named it ("The
+    user chose kobo." from "kobo then"); the pipeline checks the acceptance again itself."""
+    correction: Correction | None = None
+    """The earlier statement this fact corrects: its turn's words ground the fact too, and a
+    stored memory with the wrong value is what it replaces."""

@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from memvault.extraction import clauses, judge
-from memvault.extraction.english import REL, third_person
+from memvault.extraction import clauses, dialogue, judge
+from memvault.extraction.english import IMPERATIVES, REL, third_person
 from memvault.extraction.english import alternatives as _alternatives
-from memvault.extraction.facts import Candidate, FactCategory, Turn
+from memvault.extraction.facts import Candidate, Correction, FactCategory, Turn
 from memvault.extraction.slots import split_preference
 from memvault.retrieval.text import STOPWORDS, words
 from memvault.security import quoting
@@ -168,17 +169,6 @@ FOREIGN = frozenset(
     sono della um uma não com eu het een ik niet wij och jag det är att inte""".split()
 )
 """Function words of other European languages that English text does not use as words."""
-IMPERATIVES = frozenset(
-    """answer use write reply respond include give show tell explain format add keep cite ask
-    check avoid provide put make be start end sign call refer address mention suggest recommend
-    assume list summarize summarise translate double-check spell round return label highlight
-    remind wrap comment document type name split sort stick default speak talk send let try
-    consider do stop point link capitalize capitalise follow test run commit confirm offer flag
-    warn note skip omit leave output quote prefix prioritize prioritise favour favor stay limit
-    reference convert measure express present break number annotate lint indent greet
-    treat""".split()
-)
-"""Verbs a standing instruction starts with ("always answer in Spanish")."""
 ANYMORE = r"\s*,?\s*\bany ?more\b"
 
 # --- text preparation --------------------------------------------------------------------------
@@ -1125,16 +1115,24 @@ def extract(turns: Sequence[Turn]) -> list[Candidate]:
     found: list[Candidate] = []
     seen: set[str] = set()
 
-    def propose(category: FactCategory, said: str, number: int, identity: bool = False) -> None:
+    def propose(category: FactCategory, said: str, number: int, **more: Any) -> None:
         fact = _shown(said)
         if fact.casefold() not in seen:
             seen.add(fact.casefold())
-            found.append(Candidate(category.value, fact, turn=number, identity=identity))
+            found.append(Candidate(category.value, fact, turn=number, **more))
 
+    previous: Turn | None = None
     for turn in turns:
         if turn.role != "user":
+            previous = turn
             continue
         sentences = list(_sentences_of(turn.text))
+        replied = _in_reply(turn, previous, found)
+        previous = turn
+        if replied is not None:
+            category, fact, more = replied
+            propose(category, fact, turn.number, **more)
+            continue
         ruled: list[str] = []
         for clause in _statements(sentences):
             said = _read(clause, found)
@@ -1145,8 +1143,28 @@ def extract(turns: Sequence[Turn]) -> list[Candidate]:
         statements = [s for s in _parsed(sentences) if not _covered(s.fact, ruled)]
         for statement, verdict in zip(statements, judge.verdicts(statements), strict=True):
             if verdict is not None:
-                propose(verdict.category, statement.fact, turn.number, verdict.identity)
+                propose(verdict.category, statement.fact, turn.number, identity=verdict.identity)
     return found
+
+
+def _in_reply(
+    turn: Turn, previous: Turn | None, earlier: Sequence[Candidate]
+) -> tuple[FactCategory, str, dict[str, Any]] | None:
+    """What a short reply means in the dialogue: the assistant's suggestion it takes (the
+    user's decision, in the user's words), or the earlier statement of the user's it corrects."""
+    text = _visible(turn.text).strip()
+    if previous is not None and previous.role == "assistant" and _english(text):
+        option = dialogue.accepted(text, previous.text)
+        if option is not None:
+            return DEC, dialogue.choice(option), {"accepts": option}
+    stated = [c for c in earlier if c.turn is not None and c.turn < turn.number]
+    fixed = dialogue.corrected(text, [c.fact for c in stated])
+    if fixed is None:
+        return None
+    old = stated[fixed.index]
+    correction = Correction(old.turn or turn.number, fixed.wrong, fixed.right)
+    more = {"identity": old.identity, "correction": correction}
+    return FactCategory(old.category), fixed.fact, more
 
 
 def _covered(fact: str, ruled: Sequence[str]) -> bool:

@@ -25,7 +25,7 @@ from .clauses import SOON, Statement
 from .facts import FactCategory
 
 MODEL = Path(__file__).parent / "data" / "judge.json"
-MODEL_SHA256 = "83bc56ebe863fe609b0c4931dcff7459094ed9a4001c27acb667cc6833cfca98"
+MODEL_SHA256 = "d59f00d127177e646bdf681c7ff49d48aecbb847d24aed182d89c62a97db3c00"
 NONE, IDENTITY = "none", "identity"
 LABELS = (NONE, IDENTITY, *(c.value for c in FactCategory))
 

@@ -35,7 +35,7 @@ from ..security import injection, quoting
 from ..security.spans import outside
 from ..security.text import normalise
 from ..types import MemoryEntry
-from . import about, grounding, selfref, slots
+from . import about, dialogue, grounding, selfref, slots
 from .facts import DURABLE, Candidate, FactCategory, Turn
 
 WINDOW = 4
@@ -333,7 +333,32 @@ def ground(candidate: Candidate, where: Situation) -> tuple[Turn | None, groundi
     else:
         tied = [t for t in where.window.turns if scores[t.number] == best]
         turn = max(tied, key=lambda t: (t.role == "user", t.number))
-    return turn, grounding.check(candidate.fact, candidate.native, own_text(turn, where))
+    if candidate.accepts is not None and _accepted(candidate, turn, where):
+        return turn, grounding.Grounding(True, candidate.fact)
+    return turn, grounding.check(candidate.fact, candidate.native, _grounds(candidate, turn, where))
+
+
+def _accepted(candidate: Candidate, turn: Turn, where: Situation) -> bool:
+    """Whether the user's own reply in ``turn`` takes the option the candidate names, from a
+    suggestion the assistant made just before (:func:`dialogue.accepted`): the user's
+    acceptance grounds the decision, the user's naming of the option its content."""
+    before = where.window.turn(turn.number - 1)
+    if before is None or before.role != "assistant" or candidate.accepts is None:
+        return False
+    option = dialogue.accepted(own_text(turn, where), before.text)
+    return option == candidate.accepts and candidate.fact == dialogue.choice(option)
+
+
+def _grounds(candidate: Candidate, turn: Turn, where: Situation) -> str:
+    """The user's own words a candidate rests on: its turn's, and — for a correction — those of
+    the turn it corrects, as the user corrected them (the wrong value replaced by the right)."""
+    own = own_text(turn, where)
+    fix = candidate.correction
+    corrected = where.window.turn(fix.turn) if fix else None
+    if fix is None or corrected is None or corrected.number == turn.number:
+        return own
+    wrong = re.compile(rf"(?<!\w){re.escape(fix.wrong)}(?!\w)", re.I)
+    return f"{wrong.sub(lambda _: fix.right, own_text(corrected, where))}\n{own}"
 
 
 def own_text(turn: Turn, where: Situation) -> str:
@@ -433,6 +458,7 @@ def _kept_replacements(decision: Decision, where: Situation, ended: frozenset[st
     elif where.use_slots:
         by_id = {s.entry.id: s.entry for s in same_place}
         changed = replaced_by_slot(decision.content, list(by_id.values()))
+        changed += _corrected(decision.candidate, list(by_id.values()))
         proposed = [by_id[i] for i in dict.fromkeys([*changed, *(i for i in by_id if i in ended)])]
     else:
         proposed = []
@@ -562,6 +588,14 @@ def capped(decisions: Sequence[Decision]) -> list[Decision]:
         left -= len(kept)
         result.append(replace(decision, replaces=kept, refused=(*decision.refused, *over)))
     return result
+
+
+def _corrected(candidate: Candidate, entries: Sequence[MemoryEntry]) -> tuple[str, ...]:
+    """Ids of ``entries`` holding the value a correcting candidate replaces."""
+    if candidate.correction is None:
+        return ()
+    wrong = re.compile(rf"(?<!\w){re.escape(candidate.correction.wrong)}(?!\w)", re.I)
+    return tuple(e.id for e in entries if wrong.search(e.content))
 
 
 def replaced_by_slot(fact: str, entries: Sequence[MemoryEntry]) -> tuple[str, ...]:
