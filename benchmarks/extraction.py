@@ -16,7 +16,10 @@ tuning):
   ``optional`` facts count neither way. Lines with ``"expected": []`` are negatives.
 - slot pairs ``{"id", "form", "earlier", "later", "supersedes"}``: with ``form`` ``turn`` both are
   user turns, read by the extractor first; with ``fact`` both are facts as written. The rule
-  says "supersedes" when a later fact's slot conflicts with an earlier one's.
+  says "supersedes" when a later fact's slot conflicts with an earlier one's. With
+  ``--learned`` a pair is judged end to end instead: the earlier turn learned by a real memory
+  (``add_turn``, ``flush``), then the later one in the same session; "supersedes" when a
+  memory of the earlier turn is superseded.
 
 Per category, a true positive or false negative counts under the expected category, a false
 positive under the candidate's; per kind (``kind`` of the line) likewise.
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -195,9 +199,43 @@ def supersedes(pair: dict[str, Any]) -> bool:
     return any(new and old and conflicts(new, old) for new in later for old in earlier)
 
 
-def score_pairs(pairs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    wrong = [p for p in pairs if supersedes(p) != p["supersedes"]]
+def superseded_by_memory(pairs: Sequence[dict[str, Any]]) -> list[bool]:
+    """What memvault does with each pair end to end: the earlier turn learned (``add_turn``,
+    ``flush``), then the later one in the same session — does a memory of the earlier turn
+    end up superseded?"""
+    from memvault import Memory, Settings
+    from memvault.testing import HashEmbedder
+
+    found = []
+    with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite:///{Path(folder) / 'pairs.db'}"
+        settings = Settings(extraction="heuristic")
+        with Memory(url, settings=settings, embedder=HashEmbedder()) as memory:
+            for n, pair in enumerate(pairs):
+                user = f"u{n}"
+                session = memory.create_session(user)
+                memory.add_turn(session.id, user=pair["earlier"], assistant="Noted.")
+                memory.flush(timeout=60)
+                held = {e.id for e in _current(memory, user, session.id)}
+                memory.add_turn(session.id, user=pair["later"], assistant="Noted.")
+                memory.flush(timeout=60)
+                found.append(bool(held - {e.id for e in _current(memory, user, session.id)}))
+    return found
+
+
+def _current(memory: Any, user: str, session: str) -> list[Any]:
+    return [*memory.global_memory(user), *memory.session_memory(session)]
+
+
+def score_pairs(pairs: Sequence[dict[str, Any]], *, learned: bool = False) -> dict[str, Any]:
+    """Accuracy of the slot rule on the pairs' facts — or, ``learned``, of memvault end to
+    end (:func:`superseded_by_memory`)."""
+    said = superseded_by_memory(pairs) if learned else [supersedes(p) for p in pairs]
+    wrong = [p for p, s in zip(pairs, said, strict=True) if s != p["supersedes"]]
+    kinds = Counter(p.get("kind", "?") for p in pairs)
+    wrong_kinds = Counter(p.get("kind", "?") for p in wrong)
     return {
+        "per_kind": {k: round(1 - wrong_kinds[k] / n, 3) for k, n in kinds.items()},
         "pairs": len(pairs),
         "accuracy": round(1 - len(wrong) / len(pairs), 3) if pairs else None,
         "misses": [
@@ -223,7 +261,7 @@ def evaluate(
     pairs = [r for r in rows if r["split"] == split and "earlier" in r]
     return {
         "extraction": score_turns(turns, learned=learned),
-        "slots": score_pairs(pairs),
+        "slots": score_pairs(pairs, learned=learned),
         "ms_per_turn": ms_per_turn(turns),
     }
 
@@ -242,7 +280,7 @@ def _summary(name: str, result: dict[str, Any], verbose: bool) -> None:
                 f"  {label} {key:<20} precision {r['precision']}  recall {r['recall']}  "
                 f"(tp {r['tp']}, fp {r['fp']}, fn {r['fn']})"
             )
-    print(f"  slot pairs: {slots['pairs']}, accuracy {slots['accuracy']}")
+    print(f"  update pairs: {slots['pairs']}, accuracy {slots['accuracy']} {slots['per_kind']}")
     print(f"  {result['ms_per_turn']} ms per turn")
     if verbose:
         for miss in ex["misses"]:

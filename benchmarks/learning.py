@@ -12,6 +12,12 @@ coming. Measured in the same run, interleaved turn by turn:
 Reported: p50/p95/p99 of each (ms), the ratio, how many LLM calls the turns caused (at most one
 per turn: a turn that arrives while its session's extraction runs is queued, the most recent
 wins), and ``os.getloadavg()`` before and after. ``add_turn`` must not include any LLM time.
+
+``--offline`` measures the offline learner instead (``extraction="heuristic"``): a turn's
+``add_turn`` and the ``flush`` that learns from it, with the whole learner (rules, the parse,
+the judge) against the rules alone (the parse switched off in the same process), interleaved
+turn by turn over the labelled turns of ``data/extraction_train.jsonl``; reported the p50 of
+each, their difference (what the parse and the judge add to a turn) and the ratio.
 """
 
 from __future__ import annotations
@@ -92,13 +98,52 @@ def run(turns: int, delay_s: float) -> dict[str, Any]:
     }
 
 
+def offline(turns: int) -> dict[str, Any]:
+    """What the parse and the judge add to learning a turn offline (see the module's text)."""
+    from memvault.extraction import heuristic
+
+    data = Path(__file__).parent / "data" / "extraction_train.jsonl"
+    texts = [json.loads(line)["text"] for line in data.read_text("utf-8").splitlines()]
+    parsed = heuristic._parsed
+    times: dict[str, list[float]] = {"rules": [], "learner": []}
+    load_before = load_average()
+    with tempfile.TemporaryDirectory() as root:
+        settings = Settings(extraction="heuristic")
+        with Memory(str(Path(root) / "m.db"), settings=settings) as memory:
+            warm = memory.create_session("warm")
+            memory.add_turn(warm.id, user="I'm a farrier in Cork.", assistant="Noted.")
+            memory.flush(timeout=60)  # parser, judge and embedder loaded
+            for n in range(turns):
+                text = texts[n % len(texts)]
+                for mode in ("rules", "learner") if n % 2 else ("learner", "rules"):
+                    heuristic._parsed = parsed if mode == "learner" else (lambda _: [])  # type: ignore[assignment]
+                    session = memory.create_session(f"{mode}-{n}")
+                    started = time.perf_counter()
+                    memory.add_turn(session.id, user=text, assistant="Noted.")
+                    memory.flush(timeout=60)
+                    times[mode].append((time.perf_counter() - started) * 1000)
+            heuristic._parsed = parsed  # type: ignore[assignment]
+    rules, learner = percentiles(times["rules"]), percentiles(times["learner"])
+    return {
+        "turns": turns,
+        "rules_only_ms": rules,
+        "learner_ms": learner,
+        "added_p50_ms": round(learner["p50"] - rules["p50"], 3),
+        "ratio_p50": round(learner["p50"] / rules["p50"], 3),
+        "load_before": load_before,
+        "load_after": load_average(),
+        "machine": machine(),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--llm-delay", type=float, default=2.0)
+    parser.add_argument("--offline", action="store_true", help="The offline learner's cost.")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    result = run(args.turns, args.llm_delay)
+    result = offline(args.turns) if args.offline else run(args.turns, args.llm_delay)
     text = json.dumps(result, indent=2)
     if args.json:
         args.json.write_text(text)

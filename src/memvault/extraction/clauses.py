@@ -40,6 +40,8 @@ class Statement:
 
     fact: str
     features: tuple[str, ...]
+    vector: tuple[float, ...] = ()
+    """The parser's own context vectors of the clause's words, averaged."""
 
 
 def statements(sentences: Sequence[tuple[str, bool]]) -> list[Statement]:
@@ -197,10 +199,14 @@ def _statement(head: Token, heads: Sequence[Token]) -> Statement | None:
     if not any(t.pos_ not in ("PUNCT", "SPACE") for t in tokens):
         return None
     opening = _opening(who, subject, head)
-    words = _words(tokens, singular=who in ("i", "relcl", "being"))
+    if who == "being":  # "Being a paramedic, …" → "The user is a paramedic."
+        tokens = [t for t in tokens if t.i != head.i]
+        opening = "The user is"
+    words = _words(tokens, singular=who in ("i", "relcl"))
     fact = f"{opening} {words}".strip() if opening else words
     fact = re.sub(r"\s+", " ", fact).strip(" ,;:-")
-    return Statement(f"{fact[:1].upper()}{fact[1:]}.", _features(head, tokens, who))
+    vector = tuple(float(v) for v in head.doc.tensor[[t.i for t in tokens]].mean(axis=0))
+    return Statement(f"{fact[:1].upper()}{fact[1:]}.", _features(head, tokens, who), vector)
 
 
 def _unsure(head: Token) -> bool:

@@ -61,9 +61,10 @@ class Candidate:
     """Handles (``M1``, ``M2``…) of shown memories this fact updates."""
     reason: str | None = None
     """Why it replaces them, in a few words."""
-    identity: bool = False
-    """The extractor judged that the fact says who the user is (their work, family, home,
-    health…): a ``fact`` routed to Global Memory when the user stated it."""
+    identity: bool | None = None
+    """Whether the extractor judged that the fact says who the user is (their work, family,
+    home, health…: a ``fact`` routed to Global Memory when the user stated it); ``None`` when
+    it did not judge, and the fact's shape decides."""
     accepts: str | None = None
     """The assistant's suggestion this fact says the user took, as the user named it ("The
     user chose kobo." from "kobo then"); the pipeline checks the acceptance again itself."""

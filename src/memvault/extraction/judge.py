@@ -25,7 +25,7 @@ from .clauses import SOON, Statement
 from .facts import FactCategory
 
 MODEL = Path(__file__).parent / "data" / "judge.json"
-MODEL_SHA256 = "d59f00d127177e646bdf681c7ff49d48aecbb847d24aed182d89c62a97db3c00"
+MODEL_SHA256 = "3c820ceab389621e9c4a8a64c895b31fcdef23e8aca3e0efa6d68b77a0479a26"
 NONE, IDENTITY = "none", "identity"
 LABELS = (NONE, IDENTITY, *(c.value for c in FactCategory))
 
@@ -64,10 +64,10 @@ def _model() -> _Model:
 @cache
 def _embedder() -> LocalEmbedder:
     """The packaged MiniLM, whatever embedder the store uses: the judge was trained on it."""
-    return LocalEmbedder(threads=1)
+    return LocalEmbedder()
 
 
-THRESHOLD = 0.6
+THRESHOLD = 0.75
 """The least probability that a statement is a fact (of any kind) for it to be kept."""
 CUE_WEIGHT = 3.0
 """How much more a cue of the rules' word lists weighs than a word (``cue=…``, ``who=…``)."""

@@ -406,7 +406,7 @@ def route(candidate: Candidate, may_go_global: bool) -> tuple[Destination, str]:
     if (
         may_go_global
         and category is FactCategory.FACT
-        and (candidate.identity or is_identity(candidate.fact))
+        and is_identity(candidate.fact, judged=candidate.identity)
     ):
         return Destination.GLOBAL, IDENTITY
     if category in DURABLE:
@@ -414,13 +414,18 @@ def route(candidate: Candidate, may_go_global: bool) -> tuple[Destination, str]:
     return Destination.SESSION, str(category)
 
 
-def is_identity(fact: str) -> bool:
-    """A fact about who the user is for good: a durable slot of the user, or a sentence whose
-    shape says so (:func:`about.who_they_are`: "is a luthier", "has an axolotl named Gus")."""
+def is_identity(fact: str, *, judged: bool | None = None) -> bool:
+    """A fact about who the user is for good: one the extractor ``judged`` so, a durable slot
+    of the user, or — when the extractor did not judge — a sentence whose shape says so
+    (:func:`about.who_they_are`: "is a luthier", "has an axolotl named Gus")."""
+    if judged:
+        return True
     slot = slots.slot_of(fact)
     if slot is not None and slot.subject == "user" and slot.attribute in DURABLE_ATTRIBUTES:
         return True
-    return not fact.startswith(grounding.QUOTED) and about.who_they_are(fact)
+    if judged is False or fact.startswith(grounding.QUOTED):
+        return False
+    return about.who_they_are(fact)
 
 
 def _with_replacements(decision: Decision, where: Situation) -> Decision:
@@ -482,10 +487,10 @@ def replacement_refusal(decision: Decision, old: MemoryEntry, *, ended: bool = F
     slot (subject and attribute; of an attribute the user has several of, only by negating the
     same value), or — where the slot rule cannot read one of them — at least half of the
     memory's content words; the user's own words kept as said, only when they say something
-    changed."""
+    changed. A correction retires the memory holding the value the user corrected."""
     if old.provenance.source == Source.USER_TURN and decision.source != Source.USER_TURN:
         return "a derived fact never retires what the user stated"
-    if ended:
+    if ended or _corrects(decision.candidate, old):
         return None
     if decision.content.startswith(grounding.QUOTED):
         return _quote_refusal(decision.content, old)
@@ -592,10 +597,15 @@ def capped(decisions: Sequence[Decision]) -> list[Decision]:
 
 def _corrected(candidate: Candidate, entries: Sequence[MemoryEntry]) -> tuple[str, ...]:
     """Ids of ``entries`` holding the value a correcting candidate replaces."""
+    return tuple(e.id for e in entries if _corrects(candidate, e))
+
+
+def _corrects(candidate: Candidate, old: MemoryEntry) -> bool:
+    """Whether ``old`` holds the value the user just corrected ("Deloite" of "*Deloitte")."""
     if candidate.correction is None:
-        return ()
-    wrong = re.compile(rf"(?<!\w){re.escape(candidate.correction.wrong)}(?!\w)", re.I)
-    return tuple(e.id for e in entries if wrong.search(e.content))
+        return False
+    wrong = re.escape(candidate.correction.wrong)
+    return re.search(rf"(?<!\w){wrong}(?!\w)", old.content, re.I) is not None
 
 
 def replaced_by_slot(fact: str, entries: Sequence[MemoryEntry]) -> tuple[str, ...]:

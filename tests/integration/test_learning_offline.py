@@ -1,0 +1,117 @@
+"""The offline learner end to end, one class of sentence at a time: turns in through
+``add_turn``, learned by ``flush`` with no LLM, memories out where they belong — and updates
+through ``history()``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memvault import Memory, Settings
+from memvault.testing import HashEmbedder, ManualClock
+
+Said = list[tuple[str, str]]
+
+
+@pytest.fixture(scope="module")
+def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+    path = Path(tmp_path_factory.mktemp("offline")) / "m.db"
+    settings = Settings(extraction="heuristic")
+    with Memory(f"sqlite:///{path}", settings=settings, embedder=HashEmbedder()) as opened:
+        yield opened
+
+
+def _learn(memory: Memory, user: str, said: Said) -> tuple[list[str], list[str]]:
+    """What Global Memory and Session Memory hold after each turn of ``said`` is learned."""
+    session = memory.create_session(user)
+    for text, answer in said:
+        memory.add_turn(session.id, user=text, assistant=answer)
+        assert memory.flush(timeout=60)
+    global_memory = [f"{e.category}: {e.content}" for e in memory.global_memory(user)]
+    session_memory = [f"{e.category}: {e.content}" for e in memory.session_memory(session.id)]
+    return global_memory, session_memory
+
+
+@pytest.mark.parametrize(
+    ("kind", "said", "learned"),
+    [
+        ("unlisted verb", [("I swear by pytest-style fixtures", "Noted.")], "pytest-style"),
+        ("we", [("we've settled on ClickHouse for analytics", "Good.")], "ClickHouse"),
+        ("dropped subject", [("living in Porto at the moment", "Nice.")], "Porto"),
+        ("in a question", [("Being a night-shift paramedic, how do I sleep?", "Ok.")], "paramedic"),
+        ("memory request", [("please remember my dentist is on the 3rd", "Sure.")], "3rd"),
+        (
+            "routing",
+            [("I have an axolotl named Gus", "Cute!")],
+            "identity: The user has an axolotl",
+        ),
+        (
+            "accepted suggestion",
+            [
+                ("which e-reader?", "Try the Kindle Paperwhite or the Kobo Clara."),
+                ("kobo then", "Ok."),
+            ],
+            "decision: The user chose kobo.",
+        ),
+    ],
+)
+def test_each_class_is_learned(memory: Memory, kind: str, said: Said, learned: str) -> None:
+    global_memory, session_memory = _learn(memory, kind.replace(" ", "-"), said)
+    assert any(learned in m for m in global_memory + session_memory), (
+        global_memory,
+        session_memory,
+    )
+
+
+def test_a_sentence_with_several_facts_gives_each(memory: Memory) -> None:
+    said = [("I'm Hana, I'm Czech, I live in Vienna and I work as a translator", "Hi!")]
+    global_memory, _ = _learn(memory, "hana", said)
+    for part in ("Hana", "Czech", "Vienna", "translator"):
+        assert any(part in m for m in global_memory), global_memory
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I used to smoke",  # the past
+        "If I were a teacher, how would I grade this essay?",  # a hypothetical question
+        "yes I'm totally a professional chef, that's why I burnt the rice",  # sarcasm
+        "I'll take option B",  # points at the chat
+        "lol ok",
+    ],
+)
+def test_what_is_not_learned(memory: Memory, said: str) -> None:
+    assert _learn(memory, f"none-{abs(hash(said))}", [(said, "Ok.")]) == ([], [])
+
+
+def test_a_move_supersedes_the_old_home_with_history(tmp_path: Path) -> None:
+    with _fresh(tmp_path) as memory:
+        _learn(memory, "mover", [("I live in Bristol", "Nice."), ("we moved to Cardiff", "Wow.")])
+        (home,) = memory.global_memory("mover")
+        assert "Cardiff" in home.content
+        (old,) = [v for v in memory.history(home.id).versions if "Bristol" in v.content]
+        assert old.superseded_by == home.id
+
+
+def test_a_correction_replaces_the_fact_it_corrects(tmp_path: Path) -> None:
+    with _fresh(tmp_path) as memory:
+        said = [("I work at Deloite as an auditor.", "Ok."), ("*Deloitte, typo", "Noted.")]
+        global_memory, _ = _learn(memory, "auditor", said)
+        assert any("Deloitte" in m for m in global_memory)
+        assert not any("Deloite " in f"{m} " or "Deloite." in m for m in global_memory)
+
+
+def test_two_pets_coexist(tmp_path: Path) -> None:
+    with _fresh(tmp_path) as memory:
+        said = [("I have a dog named Rex", "Nice."), ("we also got a cat named Luna", "Cute.")]
+        global_memory, _ = _learn(memory, "pets", said)
+        assert any("Rex" in m for m in global_memory) and any("Luna" in m for m in global_memory)
+
+
+def _fresh(folder: Path) -> Memory:
+    settings = Settings(extraction="heuristic")
+    return Memory(
+        f"sqlite:///{folder}/m.db", settings=settings, embedder=HashEmbedder(), clock=ManualClock()
+    )
