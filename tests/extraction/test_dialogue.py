@@ -35,6 +35,7 @@ def test_the_option_a_reply_takes(reply: str, proposal: str, option: str) -> Non
         ("nah, not Heroku", "Heroku or Render?"),  # turned down
         ("is the Kobo waterproof?", PROPOSAL),  # asked about
         ("I live in Paris.", "I live in Berlin and I prefer Go."),  # nothing was proposed
+        ("I use Postgres", "Do you use Postgres or MySQL?"),  # an answer, read as a statement
         ("thanks!", PROPOSAL),
     ],
 )

@@ -24,6 +24,9 @@ _CUE_WORDS = frozenset(
     sounds good great perfect right works for me love like that one the a an with i'll we'll
     definitely thanks cool nice""".split()
 )
+_STATES = re.compile(r"\s*(?:I|we)\b(?!'ll|\s+will)", re.I)
+"""A reply that opens with "I" or "we" is a statement, read as one ("I use Postgres" answers a
+question; "I'll take the Kobo" takes a suggestion)."""
 _PROPOSES = re.compile(
     r"\b(?:or|options?|how about|you could|try|consider|suggest\w*|picks?|choices?|"
     r"recommend\w*|maybe|ideas?)\b|\?|:",
@@ -40,7 +43,7 @@ def accepted(reply: str, proposal: str) -> str | None:
     """The option of the assistant's ``proposal`` that the user's ``reply`` takes, in the
     user's words ("zustand sounds right, go" → "zustand"); ``None`` when it takes none."""
     words = _WORD.findall(reply)
-    if not words or len(words) > MAX_WORDS or _REFUSED.search(reply):
+    if not words or len(words) > MAX_WORDS or _REFUSED.search(reply) or _STATES.match(reply):
         return None
     if not _PROPOSES.search(proposal):
         return None
