@@ -36,7 +36,6 @@ DATA = [
     ROOT / "benchmarks/data/extraction_train2.jsonl",
 ]
 LABELS = judge.LABELS
-VECTOR = "minilm"
 DIMENSION = 384
 SCALE = 3.0
 """The embedding's weight against the sparse features (its L2 penalty is divided by its square)."""
@@ -65,10 +64,7 @@ def examples(row: dict[str, Any], embedder: LocalEmbedder) -> list[Example]:
     if not statements:
         return []
     wanted = list(row["expected"])
-    if VECTOR == "parser":
-        vectors = np.array([s.vector for s in statements], dtype=np.float32)
-    else:
-        vectors = embedder.embed([s.fact for s in statements])
+    vectors = embedder.embed([s.fact for s in statements])
     found = []
     for statement, vector in zip(statements, vectors, strict=True):
         fact = heuristic._shown(statement.fact).lower()

@@ -40,8 +40,6 @@ class Statement:
 
     fact: str
     features: tuple[str, ...]
-    vector: tuple[float, ...] = ()
-    """The parser's own context vectors of the clause's words, averaged."""
 
 
 def statements(sentences: Sequence[tuple[str, bool]]) -> list[Statement]:
@@ -205,8 +203,7 @@ def _statement(head: Token, heads: Sequence[Token]) -> Statement | None:
     words = _words(tokens, singular=who in ("i", "relcl"))
     fact = f"{opening} {words}".strip() if opening else words
     fact = re.sub(r"\s+", " ", fact).strip(" ,;:-")
-    vector = tuple(float(v) for v in head.doc.tensor[[t.i for t in tokens]].mean(axis=0))
-    return Statement(f"{fact[:1].upper()}{fact[1:]}.", _features(head, tokens, who), vector)
+    return Statement(f"{fact[:1].upper()}{fact[1:]}.", _features(head, tokens, who))
 
 
 def _unsure(head: Token) -> bool:
