@@ -103,6 +103,18 @@ def test_a_correction_replaces_the_fact_it_corrects(tmp_path: Path) -> None:
         assert not any("Deloite " in f"{m} " or "Deloite." in m for m in global_memory)
 
 
+def test_a_correction_retires_only_the_statement_it_corrects(tmp_path: Path) -> None:
+    with _fresh(tmp_path) as memory:
+        said = [
+            ("I run 34 km a week.", "Nice."),
+            ("I'm 34, what health screenings should I get?", "At 34, blood pressure."),
+            ("sorry, 43 not 34", "Noted."),
+        ]
+        global_memory, session_memory = _learn(memory, "runner", said)
+        assert any("34 km" in m for m in global_memory + session_memory)
+        assert any("43" in m for m in global_memory + session_memory)
+
+
 def test_two_pets_coexist(tmp_path: Path) -> None:
     with _fresh(tmp_path) as memory:
         said = [("I have a dog named Rex", "Nice."), ("we also got a cat named Luna", "Cute.")]
