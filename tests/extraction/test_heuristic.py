@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memvault.extraction.english import third_person
 from memvault.extraction.facts import FactCategory, Turn
-from memvault.extraction.heuristic import extract, shift, third_person
+from memvault.extraction.heuristic import extract, shift
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
