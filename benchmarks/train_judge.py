@@ -158,7 +158,7 @@ def cross_validate(rows: list[list[Example]], folds: int, args: argparse.Namespa
     return np.concatenate([o for o in out if o.size])
 
 
-def write(w: np.ndarray, b: np.ndarray, vocabulary: dict[str, int], threshold: float) -> str:
+def write(w: np.ndarray, b: np.ndarray, vocabulary: dict[str, int]) -> str:
     weights = {
         name: [round(float(v), 4) for v in w[i]]
         for name, i in vocabulary.items()
@@ -168,7 +168,6 @@ def write(w: np.ndarray, b: np.ndarray, vocabulary: dict[str, int], threshold: f
     model = {
         "labels": list(LABELS),
         "bias": [round(float(v), 4) for v in b],
-        "threshold": threshold,
         "weights": weights,
         "embedding": [[round(float(v), 5) for v in row] for row in dense],
     }
@@ -190,7 +189,6 @@ def main() -> None:
     parser.add_argument("--l2", type=float, default=0.003)
     parser.add_argument("--balance", type=float, default=0.5)
     parser.add_argument("--least", type=int, default=1, help="fewest statements a feature needs")
-    parser.add_argument("--threshold", type=float, default=judge.THRESHOLD)
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     embedder = LocalEmbedder()
@@ -207,7 +205,7 @@ def main() -> None:
     if args.write:
         vocabulary = vocabulary_of(flat, args.least)
         w, b = fit(*matrix(flat, vocabulary), args.l2, args.balance)
-        digest = write(w, b, vocabulary, args.threshold)
+        digest = write(w, b, vocabulary)
         print(f"wrote {judge.MODEL} ({len(vocabulary)} features), sha256 {digest}")
 
 

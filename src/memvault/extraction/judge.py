@@ -25,7 +25,7 @@ from .clauses import SOON, Statement
 from .facts import FactCategory
 
 MODEL = Path(__file__).parent / "data" / "judge.json"
-MODEL_SHA256 = "3c820ceab389621e9c4a8a64c895b31fcdef23e8aca3e0efa6d68b77a0479a26"
+MODEL_SHA256 = "4594b958ab0ae91012e7f1c345324ccff897b8fc3b7f317f05ad278fbe779214"
 NONE, IDENTITY = "none", "identity"
 LABELS = (NONE, IDENTITY, *(c.value for c in FactCategory))
 
@@ -42,11 +42,11 @@ class Verdict:
 @dataclass(frozen=True, slots=True)
 class _Model:
     labels: tuple[str, ...]
-    bias: tuple[float, ...]
-    weights: dict[str, tuple[float, ...]]
+    bias: np.ndarray
+    weights: dict[str, np.ndarray]
+    """Each named feature's weights, one per label, already times :func:`weight_of`."""
     embedding: np.ndarray
     """Weights of the statement's MiniLM embedding (384 by labels)."""
-    threshold: float
 
 
 @cache
@@ -54,10 +54,9 @@ def _model() -> _Model:
     data = json.loads(verified(MODEL, MODEL_SHA256, "the extractor's judge").read_text("utf-8"))
     return _Model(
         tuple(data["labels"]),
-        tuple(data["bias"]),
-        {name: tuple(row) for name, row in data["weights"].items()},
+        np.asarray(data["bias"]),
+        {name: np.asarray(row) * weight_of(name) for name, row in data["weights"].items()},
         np.asarray(data["embedding"], dtype=np.float32),
-        float(data["threshold"]),
     )
 
 
@@ -86,11 +85,11 @@ def probabilities(statements: Sequence[Statement]) -> list[dict[str, float]]:
     vectors = _embedder().embed([s.fact for s in statements]) @ model.embedding
     found = []
     for statement, dense in zip(statements, vectors, strict=True):
-        scores = np.asarray(model.bias) + dense
+        scores = model.bias + dense
         for name in statement.features:
             row = model.weights.get(name)
             if row is not None:
-                scores += np.asarray(row) * weight_of(name)
+                scores = scores + row
         exps = np.exp(scores - scores.max())
         found.append(dict(zip(model.labels, (exps / exps.sum()).tolist(), strict=True)))
     return found
@@ -107,7 +106,7 @@ def _verdict(statement: Statement, found: dict[str, float]) -> Verdict | None:
     """Kept when it is likely a fact; of its likeliest kind — but what holds now or in the days
     ahead ("… tomorrow", "this week") is a context, never who the user is or what they like."""
     kept = 1.0 - found[NONE]
-    if kept < _model().threshold:
+    if kept < THRESHOLD:
         return None
     if SOON in statement.features:
         return Verdict(FactCategory.CONTEXT, False, kept)

@@ -55,9 +55,7 @@ def read(text: str, reader: Callable[[Any], T]) -> T:
     one parse at a time per process. The parse runs in a memory zone: the words it met leave
     the parser's string store with it, so no copy of what a user wrote outlives the call
     (erasure forgets every copy)."""
-    nlp = parser()
-    with _lock, nlp.memory_zone():
-        return reader(nlp(text))
+    return read_each([text], lambda docs, _: reader(docs[0]))
 
 
 def read_each(texts: Sequence[str], reader: Callable[[list[Any], Callable[[str], Any]], T]) -> T:
