@@ -199,14 +199,15 @@ def supersedes(pair: dict[str, Any]) -> bool:
     return any(new and old and conflicts(new, old) for new in later for old in earlier)
 
 
-def superseded_by_memory(pairs: Sequence[dict[str, Any]]) -> list[bool]:
+def superseded_by_memory(pairs: Sequence[dict[str, Any]], crowd: int = 0) -> list[bool | None]:
     """What memvault does with each pair end to end: the earlier turn learned (``add_turn``,
     ``flush``), then the later one in the same session — does a memory of the earlier turn
-    end up superseded?"""
+    end up superseded? With ``crowd``, the user first said the earlier turns of that many
+    other pairs: None where the later turn superseded one of theirs instead (or as well)."""
     from memvault import Memory, Settings
     from memvault.testing import HashEmbedder
 
-    found = []
+    found: list[bool | None] = []
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite:///{Path(folder) / 'pairs.db'}"
         settings = Settings(extraction="heuristic")
@@ -214,23 +215,35 @@ def superseded_by_memory(pairs: Sequence[dict[str, Any]]) -> list[bool]:
             for n, pair in enumerate(pairs):
                 user = f"u{n}"
                 session = memory.create_session(user)
-                memory.add_turn(session.id, user=pair["earlier"], assistant="Noted.")
-                memory.flush(timeout=60)
-                held = {e.id for e in _current(memory, user, session.id)}
-                memory.add_turn(session.id, user=pair["later"], assistant="Noted.")
-                memory.flush(timeout=60)
-                found.append(bool(held - {e.id for e in _current(memory, user, session.id)}))
+                others = [pairs[(n + k) % len(pairs)]["earlier"] for k in range(1, crowd + 1)]
+                crowded = _learned(memory, user, session.id, others, set())
+                held = _learned(memory, user, session.id, [pair["earlier"]], crowded)
+                left = _learned(memory, user, session.id, [pair["later"]], set()) & (held | crowded)
+                found.append(None if crowded - left else bool(held - left))
     return found
+
+
+def _learned(
+    memory: Any, user: str, session: str, said: Sequence[str], before: set[str]
+) -> set[str]:
+    """Ids of the user's current memories after the user said each of ``said`` (but ``before``)."""
+    for text in said:
+        memory.add_turn(session, user=text, assistant="Noted.")
+        memory.flush(timeout=60)
+    return {e.id for e in _current(memory, user, session)} - before
 
 
 def _current(memory: Any, user: str, session: str) -> list[Any]:
     return [*memory.global_memory(user), *memory.session_memory(session)]
 
 
-def score_pairs(pairs: Sequence[dict[str, Any]], *, learned: bool = False) -> dict[str, Any]:
+def score_pairs(
+    pairs: Sequence[dict[str, Any]], *, learned: bool = False, crowd: int = 0
+) -> dict[str, Any]:
     """Accuracy of the slot rule on the pairs' facts — or, ``learned``, of memvault end to
-    end (:func:`superseded_by_memory`)."""
-    said = superseded_by_memory(pairs) if learned else [supersedes(p) for p in pairs]
+    end (:func:`superseded_by_memory`, among ``crowd`` other memories of the user's: a pair
+    that retires one of those is wrong)."""
+    said = superseded_by_memory(pairs, crowd) if learned else [supersedes(p) for p in pairs]
     wrong = [p for p, s in zip(pairs, said, strict=True) if s != p["supersedes"]]
     kinds = Counter(p.get("kind", "?") for p in pairs)
     wrong_kinds = Counter(p.get("kind", "?") for p in wrong)
@@ -238,6 +251,7 @@ def score_pairs(pairs: Sequence[dict[str, Any]], *, learned: bool = False) -> di
         "per_kind": {k: round(1 - wrong_kinds[k] / n, 3) for k, n in kinds.items()},
         "pairs": len(pairs),
         "accuracy": round(1 - len(wrong) / len(pairs), 3) if pairs else None,
+        "retired_another": sum(s is None for s in said),
         "misses": [
             {"id": p["id"], "earlier": p["earlier"], "later": p["later"], "truth": p["supersedes"]}
             for p in wrong
@@ -254,14 +268,14 @@ def ms_per_turn(rows: Sequence[dict[str, Any]], repeat: int = 20) -> float:
 
 
 def evaluate(
-    rows: Sequence[dict[str, Any]], split: str, *, learned: bool = False
+    rows: Sequence[dict[str, Any]], split: str, *, learned: bool = False, crowd: int = 0
 ) -> dict[str, Any]:
     """Every figure for one split of the labelled set."""
     turns = [r for r in rows if r["split"] == split and "text" in r]
     pairs = [r for r in rows if r["split"] == split and "earlier" in r]
     return {
         "extraction": score_turns(turns, learned=learned),
-        "slots": score_pairs(pairs, learned=learned),
+        "slots": score_pairs(pairs, learned=learned, crowd=crowd),
         "ms_per_turn": ms_per_turn(turns),
     }
 
@@ -280,7 +294,10 @@ def _summary(name: str, result: dict[str, Any], verbose: bool) -> None:
                 f"  {label} {key:<20} precision {r['precision']}  recall {r['recall']}  "
                 f"(tp {r['tp']}, fp {r['fp']}, fn {r['fn']})"
             )
-    print(f"  update pairs: {slots['pairs']}, accuracy {slots['accuracy']} {slots['per_kind']}")
+    print(
+        f"  update pairs: {slots['pairs']}, accuracy {slots['accuracy']} {slots['per_kind']}"
+        f"; another memory retired in {slots['retired_another']}"
+    )
     print(f"  {result['ms_per_turn']} ms per turn")
     if verbose:
         for miss in ex["misses"]:
@@ -302,12 +319,18 @@ def main() -> None:
     parser.add_argument(
         "--learned", action="store_true", help="Score what is stored, not what is proposed."
     )
+    parser.add_argument(
+        "--crowd",
+        type=int,
+        default=0,
+        help="With --learned: the user first said the earlier turns of this many other pairs.",
+    )
     args = parser.parse_args()
     rows = [row for path in args.data for row in load(path)]
     splits = list(dict.fromkeys(r["split"] for r in rows))
     result: dict[str, Any] = {"machine": machine(), "load_average_before": load_average()}
     for split in [args.split] if args.split else splits:
-        result[split] = evaluate(rows, split, learned=args.learned)
+        result[split] = evaluate(rows, split, learned=args.learned, crowd=args.crowd)
         _summary(split, result[split], args.verbose)
     result["load_average_after"] = load_average()
     print(f"load average {result['load_average_before']} → {result['load_average_after']}")

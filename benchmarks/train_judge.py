@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = [
     ROOT / "benchmarks/data/extraction_train.jsonl",
     ROOT / "benchmarks/data/extraction_train2.jsonl",
+    ROOT / "benchmarks/data/extraction_train3.jsonl",
 ]
 LABELS = judge.LABELS
 DIMENSION = 384

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memvault import Memory, Settings
+from memvault import Memory, MemoryEntry, Settings
 from memvault.testing import HashEmbedder, ManualClock
 
 Said = list[tuple[str, str]]
@@ -26,12 +26,16 @@ def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
 def _learn(memory: Memory, user: str, said: Said) -> tuple[list[str], list[str]]:
     """What Global Memory and Session Memory hold after each turn of ``said`` is learned."""
     session = memory.create_session(user)
-    for text, answer in said:
-        memory.add_turn(session.id, user=text, assistant=answer)
-        assert memory.flush(timeout=60)
+    _say(memory, session.id, said)
     global_memory = [f"{e.category}: {e.content}" for e in memory.global_memory(user)]
     session_memory = [f"{e.category}: {e.content}" for e in memory.session_memory(session.id)]
     return global_memory, session_memory
+
+
+def _say(memory: Memory, session: str, said: Said) -> None:
+    for text, answer in said:
+        memory.add_turn(session, user=text, assistant=answer)
+        assert memory.flush(timeout=60)
 
 
 @pytest.mark.parametrize(
@@ -120,6 +124,61 @@ def test_two_pets_coexist(tmp_path: Path) -> None:
         said = [("I have a dog named Rex", "Nice."), ("we also got a cat named Luna", "Cute.")]
         global_memory, _ = _learn(memory, "pets", said)
         assert any("Rex" in m for m in global_memory) and any("Luna" in m for m in global_memory)
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later", "old", "new"),
+    [
+        ("we use Jira for tickets", "we ditched Jira for Linear", "Jira for tickets", "Linear"),
+        ("I weigh 92 kg", "down to 84 kg!", "92 kg", "84 kg"),
+        ("I drink like 4 coffees a day", "quit coffee completely two weeks ago", "4", "quit"),
+        ("my budget for the sofa is £800", "bumped the sofa budget to £1,000", "£800", "£1,000"),
+    ],
+)
+def test_a_stated_change_supersedes_what_it_changes(
+    tmp_path: Path, earlier: str, later: str, old: str, new: str
+) -> None:
+    """Among the user's other memories, the one the change is about is superseded by the new
+    fact, kept in its history; the others stay."""
+    others = [("I have a dog named Rex", "Nice."), ("I live in Bristol", "Nice.")]
+    with _fresh(tmp_path) as memory:
+        session = memory.create_session("changer").id
+        _say(memory, session, [*others, (earlier, "Noted."), (later, "Noted.")])
+        current = _held(memory, "changer", session)
+        (updated,) = [e for e in current if new in e.content]
+        assert not any(old in e.content for e in current if e is not updated), current
+        (was,) = [v for v in memory.history(updated.id).versions if old in v.content]
+        assert was.superseded_by == updated.id
+        assert all(any(name in e.content for e in current) for name in ("Rex", "Bristol"))
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        [("I decided to go car-free from next month", "Ok."), ("Quit vaping six months ago", "!")],
+        [
+            ("we're both night-shift nurses", "Ok."),
+            ("Coffee after 2pm wrecks my sleep. What's a good pick-me-up instead?", "Tea."),
+        ],
+        [
+            ("vegetarian for 8 years now", "Ok."),
+            ("I live with epilepsy, seizure-free for two years now.", "Good."),
+        ],
+        [("I speak French", "Ok."), ("I'm learning Japanese too", "Nice.")],
+    ],
+)
+def test_what_is_no_change_retires_nothing(tmp_path: Path, said: Said) -> None:
+    with _fresh(tmp_path) as memory:
+        session = memory.create_session("steady").id
+        _say(memory, session, said[:1])
+        before = {e.id for e in _held(memory, "steady", session)}
+        assert before
+        _say(memory, session, said[1:])
+        assert before <= {e.id for e in _held(memory, "steady", session)}
+
+
+def _held(memory: Memory, user: str, session: str) -> list[MemoryEntry]:
+    return [*memory.global_memory(user), *memory.session_memory(session)]
 
 
 def _fresh(folder: Path) -> Memory:

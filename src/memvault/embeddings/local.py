@@ -190,12 +190,18 @@ def _shared_model(threads: int) -> LocalEmbedder:
     return LocalEmbedder(threads)
 
 
+def shared_model(threads: int = 0) -> LocalEmbedder:
+    """The process's one packaged model (``threads`` intra-op threads, 0: automatic), with no
+    cache before it: what the extractor weighs of a turn leaves no copy behind."""
+    return _shared_model(threads or automatic_threads())
+
+
 @cache
 def shared_default(redis_url: str = "", threads: int = 0) -> CachedEmbedder:
     """The process-wide default: the lazily loaded local model (``threads`` intra-op threads,
     0: automatic) behind an LRU cache, and behind a shared Redis cache when ``redis_url`` is
     given."""
-    model = _shared_model(threads or automatic_threads())
+    model = shared_model(threads)
     if not redis_url:
         return CachedEmbedder(model)
     from .redis_cache import RedisCachedEmbedder

@@ -50,38 +50,69 @@ def statements(sentences: Sequence[tuple[str, bool]]) -> list[Statement]:
 
 
 def _read_all(docs: Sequence[Span], asks: Sequence[bool], parse: Any) -> list[Statement]:
-    """Every doc's statements; a sentence with no verb ("Type 1 diabetic since childhood",
-    "night shift nurse, 12 hr shifts") is read as the user's "I'm …"."""
+    """Every doc's statements; a sentence whose subject is dropped ("Type 1 diabetic since
+    childhood", "turned 35 yesterday") is read with the user's "I'm" or "I"."""
     found: list[Statement] = []
     for doc, question in zip(docs, asks, strict=True):
-        dropped = not question and _dropped(doc)
-        read = parse(f"I'm {doc.text[:1].lower()}{doc.text[1:]}") if dropped else doc
+        lead = None if question else _dropped(doc)
+        read = parse(f"{lead} {_uncapitalised(doc)}") if lead else doc
         found.extend(_read(read, question))
     return found
 
 
-def _dropped(doc: Span) -> bool:
-    """A short sentence with no verb ("Type 1 diabetic since childhood"; not a task word
-    alone, "Proofread"), or one that opens with a subjectless "-ing" verb."""
-    if not any(t.pos_ in ("VERB", "AUX") for t in doc):
+def _uncapitalised(doc: Span) -> str:
+    """The sentence without the capital it opens with, unless its first word is a name
+    ("Type 1 diabetic" → "type 1 diabetic"; "SQLite for my side projects" as it is)."""
+    first = doc[0]
+    if first.tag_ in ("NNP", "NNPS") or not first.text[1:].islower():
+        return str(doc.text)
+    return f"{doc.text[:1].lower()}{doc.text[1:]}"
+
+
+def drops_subject(text: str) -> bool:
+    """Whether a sentence of ``text`` dropped its subject, the user ("down to 84 kg",
+    "turned 35 yesterday"; see :func:`_dropped`)."""
+    return nlp.read(text, lambda doc: any(_dropped(s) for s in doc.sents))
+
+
+def _dropped(doc: Span) -> str | None:
+    """The subject a sentence dropped, if it did: "I'm" for a short one with no verb but in a
+    clause of its own ("Type 1 diabetic since childhood", "down to 2 cats since Milo passed";
+    not a task word alone, "Proofread") or one that opens with a
+    subjectless "-ing" verb ("going with Neovim instead"); "I" for one that opens with a
+    subjectless past verb ("turned 35 yesterday", "passed my B2 exam")."""
+    if all(_subordinate(t) for t in doc if t.pos_ in ("VERB", "AUX")):
         words = [t for t in doc if t.is_alpha]
         short = 2 <= len(words) <= FRAGMENT_WORDS
-        return short and words[0].lower_ not in _TASKS and any(not t.is_stop for t in words)
+        fragment = short and words[0].lower_ not in _TASKS and any(not t.is_stop for t in words)
+        return "I'm" if fragment else None
     first = next((t for t in doc if t.is_alpha), None)
-    return (
-        first is not None
-        and first.tag_ == "VBG"
-        and first.dep_ in ("ROOT", "csubj")
-        and not any(c.dep_ in _SUBJECTS for c in first.children)
-        and not any(c.dep_ in _SUBJECTS for c in first.head.children if first.dep_ == "csubj")
-    )
+    if first is None or _has_subject(first):
+        return None
+    if first.tag_ == "VBG" and first.dep_ in ("ROOT", "csubj", "advcl"):
+        return None if first.dep_ == "advcl" and _said_by_me(first.head) else "I'm"
+    return "I" if first.tag_ == "VBD" and first.dep_ == "ROOT" else None
+
+
+def _subordinate(verb: Token) -> bool:
+    """Whether a verb is in a clause that hangs on a word ("… since Milo passed")."""
+    return any(t.dep_ in ("advcl", "relcl", "acl") for t in (verb, *verb.ancestors))
+
+
+def _said_by_me(head: Token) -> bool:
+    """Whether a clause's subject is the user ("Being vegan, I …": the lead is theirs already)."""
+    return any(c.dep_ in _SUBJECTS and c.lower_ in ("i", "we") for c in head.children)
+
+
+def _has_subject(token: Token) -> bool:
+    return any(c.dep_ in _SUBJECTS for c in token.children)
 
 
 # --- a sentence whose subject was dropped --------------------------------------------------------
 
 _DROPPED = re.compile(
     r"^(?:(?P<past>switched|moved|started|joined|quit|stopped|gave up|"
-    r"signed up|took up|picked up|got|went|bought|sold|finished|left|relocated|migrated|"
+    r"signed up|took up|picked up|got|went|bought|sold|finished|left|relocated|migrated|changed|"
     r"adopted|decided|settled|ditched|dropped|cancell?ed|booked|ordered|upgraded|swapped)"
     r"|(?P<been>been)|(?P<state>originally|based|allergic|intolerant|pescatarian|vegetarian|"
     r"vegan|off|from|big on|huge fan|fan of|not a fan|married|single|divorced|retired|"
@@ -322,7 +353,10 @@ def _inside(inner: Token, outer: Token) -> bool:
 
 
 def _filler(token: Token) -> bool:
-    """A discourse word, a punctuation mark, a symbol or an emoji at a clause's edge."""
+    """A discourse word, a punctuation mark, a symbol or an emoji at a clause's edge (not the
+    sign of a number: "3.6%", "21°")."""
+    if token.text in ("%", "°") and token.i > 0 and token.nbor(-1).like_num:
+        return False
     if token.lower_ in _FILLER or token.is_punct or token.pos_ in ("SYM", "SPACE"):
         return True
     return not token.is_ascii and not any(c.isalnum() for c in token.text)

@@ -41,6 +41,7 @@ from functools import cache
 
 from ..retrieval.text import STOPWORDS, stems
 from ..security.text import fold, mixes_scripts, normalise
+from . import clauses
 from .english import REL
 from .heuristic import FOREIGN
 
@@ -579,7 +580,11 @@ def _without_replaced(fact: str, said: str) -> str:
 
 
 _CAPITALISED = frozenset({"i", "i'm", "i've", "i'd", "i'll", "monday", "tuesday", "wednesday",
-                          "thursday", "friday", "saturday", "sunday"})  # fmt: skip
+                          "thursday", "friday", "saturday", "sunday", "january", "february",
+                          "april", "june", "july", "august", "september", "october",
+                          "november", "december"})  # fmt: skip
+"""Words written with a capital that name no one (the user; days; months but "May" and
+"March", which may be names)."""
 
 
 def _first(said: str, token: str) -> bool:
@@ -756,11 +761,14 @@ def _subject(fact: str, said: str) -> str | None:
         return _object(said)
     if (someone := _verb_subject(fact, said)) is not None:
         return f"the user's words have someone else doing it ({someone})"
-    if not _FIRST_PERSON.search(said):
+    own_subject = _OWN_SUBJECT.search(said) or (
+        not _FIRST_PERSON.search(said) and clauses.drops_subject(said)
+    )
+    if not own_subject and not _FIRST_PERSON.search(said):
         return "the user's words there are not about the user"
-    if not _OWN_SUBJECT.search(said) and not _USER_POSSESSIVE.match(fact):
+    if not own_subject and not _USER_POSSESSIVE.match(fact):
         return "the user is not the subject of their words"
-    if _OWN_SUBJECT.search(said):
+    if own_subject:
         return None
     relatives = {m["rel"].casefold() for m in _RELATIVE.finditer(said)}
     if relatives and not any(re.search(rf"\b{re.escape(r)}", fact, re.I) for r in relatives):

@@ -1072,9 +1072,10 @@ def _statements(sentences: Sequence[tuple[str, bool]]) -> Iterator[str]:
 
 
 def _parsed(sentences: Sequence[tuple[str, bool]]) -> list[clauses.Statement]:
-    """The statements the parse finds in the sentences (none in quoted material)."""
+    """The statements the parse finds in the sentences (none in quoted material), their
+    values as the user wrote them ("£1,000", "7.5"): the parser reads words, not hidden ones."""
     readable = [
-        (_LABEL.sub("", _DISCOURSE.sub("", said.strip()).strip()), asks)
+        (_LABEL.sub("", _DISCOURSE.sub("", _shown(said).strip()).strip()), asks)
         for said, asks in sentences
         if "[quote]" not in said
     ]
@@ -1115,8 +1116,7 @@ def extract(turns: Sequence[Turn]) -> list[Candidate]:
     found: list[Candidate] = []
     seen: set[str] = set()
 
-    def propose(category: FactCategory, said: str, number: int, **more: Any) -> None:
-        fact = _shown(said)
+    def propose(category: FactCategory, fact: str, number: int, **more: Any) -> None:
         if fact.casefold() not in seen:
             seen.add(fact.casefold())
             found.append(Candidate(category.value, fact, turn=number, **more))
@@ -1139,7 +1139,7 @@ def extract(turns: Sequence[Turn]) -> list[Candidate]:
             if said is not None:
                 ruled.append(clause)
             for category, fact in said or ():
-                propose(category, fact, turn.number)
+                propose(category, _shown(fact), turn.number)
         statements = [s for s in _parsed(sentences) if not _covered(s.fact, ruled)]
         for statement, verdict in zip(statements, judge.verdicts(statements), strict=True):
             if verdict is not None:

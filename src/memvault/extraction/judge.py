@@ -19,13 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..embeddings.local import LocalEmbedder
+from ..embeddings.local import shared_model
 from ..shipped import verified
 from .clauses import SOON, Statement
 from .facts import FactCategory
 
 MODEL = Path(__file__).parent / "data" / "judge.json"
-MODEL_SHA256 = "4594b958ab0ae91012e7f1c345324ccff897b8fc3b7f317f05ad278fbe779214"
+MODEL_SHA256 = "46057f3cfb19b91a85c0d8e15253d7a09e64ce97f9ea1e46d786b17688d2af68"
 NONE, IDENTITY = "none", "identity"
 LABELS = (NONE, IDENTITY, *(c.value for c in FactCategory))
 
@@ -60,12 +60,6 @@ def _model() -> _Model:
     )
 
 
-@cache
-def _embedder() -> LocalEmbedder:
-    """The packaged MiniLM, whatever embedder the store uses: the judge was trained on it."""
-    return LocalEmbedder()
-
-
 THRESHOLD = 0.75
 """The least probability that a statement is a fact (of any kind) for it to be kept."""
 CUE_WEIGHT = 3.0
@@ -82,7 +76,8 @@ def probabilities(statements: Sequence[Statement]) -> list[dict[str, float]]:
     if not statements:
         return []
     model = _model()
-    vectors = _embedder().embed([s.fact for s in statements]) @ model.embedding
+    texts = [s.fact for s in statements]
+    vectors = shared_model().embed(texts) @ model.embedding  # the packaged MiniLM, always
     found = []
     for statement, dense in zip(statements, vectors, strict=True):
         scores = model.bias + dense

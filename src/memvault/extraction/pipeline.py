@@ -35,7 +35,7 @@ from ..security import injection, quoting
 from ..security.spans import outside
 from ..security.text import normalise
 from ..types import MemoryEntry
-from . import about, dialogue, grounding, selfref, slots
+from . import about, dialogue, grounding, selfref, slots, updates
 from .facts import DURABLE, Candidate, FactCategory, Turn
 
 WINDOW = 4
@@ -436,12 +436,59 @@ def _with_replacements(decision: Decision, where: Situation) -> Decision:
     which holds for a while, never does)."""
     ended = _ended(decision, where)
     decision = _kept_replacements(decision, where, ended)
+    if decision.replaces:
+        return decision
     if decision.category == FactCategory.FACT and decision.stated and not where.private:
         promoted = replace(decision, destination=Destination.GLOBAL, category=IDENTITY)
         promoted = _kept_replacements(promoted, where, ended)
         if promoted.replaces:
             return promoted
-    return decision
+    return _linked(decision, where) if where.use_slots else decision
+
+
+def _linked(decision: Decision, where: Situation) -> Decision:
+    """The decision updating the memory the user's words say changed (:mod:`.updates`), if
+    any: it goes where that memory is, as what it is (a change to who the user is stays
+    there; to a choice of the session, there)."""
+    if not decision.stated or decision.turn is None:
+        return decision
+    said = _sentence_of(decision.content, own_text(decision.turn, where))
+    change = updates.change_said(said)
+    if change is None:
+        return decision
+    olds = [s.entry for s in where.memories if _may_update(s.entry, where.private)]
+    about = [updates.Old(e.content, frozenset(topic(e.content))) for e in olds]
+    named = frozenset(topic(change.ended if change.ended is not None else said))
+    found = updates.updated(
+        decision.content, named, about, change.least, must_name=change.ended is not None
+    )
+    if found is None:
+        return decision
+    old = olds[found]
+    destination = Destination.GLOBAL if old.scope.kind == "user" else Destination.SESSION
+    moved = replace(decision, destination=destination, category=str(old.category))
+    why = replacement_refusal(moved, old, linked=True)
+    if why is not None:
+        return replace(decision, refused=(*decision.refused, (f"replaces {old.id}", why)))
+    return replace(moved, replaces=(old.id,))
+
+
+def _sentence_of(fact: str, own: str) -> str:
+    """The sentences of the user's own words that say ``fact`` (share the most of its topic;
+    not a question): where a change it states is said."""
+    sentences = [m["sentence"] for m in _SENTENCE.finditer(own)]
+    stated = [s for s in sentences if not s.rstrip(" )").endswith("?")]
+    said = topic(fact)
+    shared = [len(said & topic(s)) for s in stated]
+    most = max(shared, default=0)
+    return " ".join(s for s, n in zip(stated, shared, strict=True) if n == most and n)
+
+
+def _may_update(entry: MemoryEntry, private: bool) -> bool:
+    """Whether a stated change may update ``entry``: one the user stated, where the decision
+    may go (a private session writes no Global Memory)."""
+    stated = entry.provenance.source == Source.USER_TURN
+    return stated and not (private and entry.scope.kind == "user")
 
 
 def _ended(decision: Decision, where: Situation) -> frozenset[str]:
@@ -480,26 +527,31 @@ def _kept_replacements(decision: Decision, where: Situation, ended: frozenset[st
     return replace(decision, replaces=tuple(kept), refused=tuple(refused))
 
 
-def replacement_refusal(decision: Decision, old: MemoryEntry, *, ended: bool = False) -> str | None:
+def replacement_refusal(
+    decision: Decision, old: MemoryEntry, *, ended: bool = False, linked: bool = False
+) -> str | None:
     """Why a fact may not retire ``old`` (None: it may). Only a statement of the user retires
     what the user stated, and only a memory about the same thing: one the user's own words in
     the turn end (``ended``, :func:`grounding.retires`: "I'm no longer vegetarian"), the same
     slot (subject and attribute; of an attribute the user has several of, only by negating the
     same value), or — where the slot rule cannot read one of them — at least half of the
     memory's content words; the user's own words kept as said, only when they say something
-    changed. A correction retires the memory holding the value the user corrected."""
+    changed. A correction retires the memory holding the value the user corrected; a change
+    the user states, the memory it is ``linked`` to (:func:`_linked`), when about them both."""
     if old.provenance.source == Source.USER_TURN and decision.source != Source.USER_TURN:
         return "a derived fact never retires what the user stated"
     if ended or _corrects(decision.candidate, old):
         return None
-    if decision.content.startswith(grounding.QUOTED):
-        return _quote_refusal(decision.content, old)
-    if _PAST.search(decision.content):
+    if _PAST.search(decision.content.removeprefix(grounding.QUOTED)):
         return "a fact about the past retires nothing current"
     new_slot, old_slot = slots.slot_of(decision.content), slots.slot_of(old.content)
+    if new_slot is not None and old_slot is not None and new_slot.subject != old_slot.subject:
+        return f"about someone else ({old_slot.subject})"
+    if linked:
+        return None
+    if decision.content.startswith(grounding.QUOTED):
+        return _quote_refusal(decision.content, old)
     if new_slot is not None and old_slot is not None:
-        if new_slot.subject != old_slot.subject:
-            return f"about someone else ({old_slot.subject})"
         if new_slot.attribute in slots.MULTI_VALUED and not slots.conflicts(new_slot, old_slot):
             return f"the user has several at once ({old_slot.attribute})"
         if _related(new_slot.attribute, old_slot.attribute):

@@ -1,0 +1,138 @@
+"""Which stored memory a change the user states updates: "switched to Zed" updates "uses VS
+Code for everything", "down to 84 kg" updates "weighs 92 kg", "doing Mediterranean now, keto
+was miserable" updates "is doing keto".
+
+The slot rule (:mod:`~memvault.extraction.slots`) knows the attributes it names; a change the
+user states of anything else is linked here, by meaning. A turn links only when the user's own
+words say something changed ("switched", "instead", "no longer", "turned 35", "now") and do not
+add to what holds ("also", "too", "as well": two pets, two languages). The memory it updates is
+the one most like the new fact — by the packaged MiniLM, and more when the turn names what the
+memory is about ("dropped Spanish") — if alike enough: less for a plain change ("switched to"),
+more for a word that only may say one ("now", "these days"). Two memories as alike are
+ambiguous, and neither is updated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..embeddings.local import shared_model
+
+_ENDED = re.compile(
+    r"\b(?:no\s+longer|not\s+\w+(?:\s+\w+)?\s+any\s?more|quit|stopped|dropped|ditched"
+    r"|gave\s+up|cancell?ed|left)\b",
+    re.IGNORECASE,
+)
+"""Words that say something the user held has ended: what ended is named ("dropped Spanish")."""
+_CHANGED = re.compile(
+    r"\b(?:switch(?:ed|ing)|mov(?:ed|ing)\s+(?:to|over|off|from|on|everything|all|my|our|the)"
+    r"|(?:went|going|gone|go)\s+(?:with|for)\b.*\b(?:instead|after\s+all)|instead"
+    r"|replaced|swapped|changed|turned\s+\d+|(?:up|down)\s+to\s+\d+|grown\s+to"
+    r"|went\s+(?:up|down)|raised|bumped|lowered|cut\s+(?:back|down)|back\s+(?:on|to)"
+    r"|(?:got|found|bought)\s+a\s+new|after\s+all|decided\s+on|settled\s+on|relocated"
+    r"|remortgaged|upgraded|downgraded)\b",
+    re.IGNORECASE,
+)
+"""Words that say something the user held has changed."""
+_MAYBE_CHANGED = re.compile(
+    r"\b(?:(?<!years\s)(?<!months\s)(?<!weeks\s)(?<!days\s)(?<!while\s)now|these\s+days"
+    r"|nowadays|at\s+the\s+moment|actually|any\s?more|joined|got\s+a|arrived|passed|new)\b",
+    re.IGNORECASE,
+)
+"""Words that may say so ("now", not "for two years now"): a link then needs a closer memory."""
+_ADDED = re.compile(
+    r"\b(?:also|too|as\s+well|another|second|both|in\s+addition|besides|plus|on\s+top)\b",
+    re.IGNORECASE,
+)
+"""Words that say the new fact holds beside the old ("I also have a cat")."""
+
+CLOSE = 0.35
+"""Least similarity of a memory a plain change ("switched to") updates."""
+CLOSER = 0.5
+"""Least similarity when the words only may say something changed ("now")."""
+NAMED = 0.2
+"""What naming a memory's topic in the turn ("dropped Spanish") adds to its similarity."""
+MARGIN = 0.05
+"""How much closer the memory updated must be than the next: nearer is ambiguous."""
+
+
+@dataclass(frozen=True, slots=True)
+class Old:
+    """A stored memory a change could update: its content and the stems it is about."""
+
+    content: str
+    topic: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What the user's words say changed: how alike a memory must be to be the one changed,
+    and, for an end ("quit coffee completely"), the words after it, which must name it."""
+
+    least: float
+    ended: str | None = None
+
+
+def change_said(said: str) -> Change | None:
+    """What ``said`` (the user's own words, the sentence of the new fact) says changed: None
+    when nothing did, or the new holds beside the old."""
+    if _ADDED.search(said):
+        return None
+    if (end := _ENDED.search(said)) is not None:
+        return Change(CLOSE, _what_ended(said[end.end() :]))
+    if _CHANGED.search(said):
+        return Change(CLOSE)
+    return Change(CLOSER) if _MAYBE_CHANGED.search(said) else None
+
+
+def _what_ended(after: str) -> str:
+    """The words after an end that say what ended: at most ``ENDED_WORDS``, up to the first
+    that says when or how much ("quit vaping six months ago" → "vaping") or the end of the
+    clause ("dropped Spanish, doing Italian now" → "spanish")."""
+    kept = []
+    for word in after.split()[:ENDED_WORDS]:
+        plain = word.strip(".,;:!?()").casefold()
+        if plain in _WHEN or plain[:1].isdigit():
+            break
+        kept.append(plain)
+        if word.endswith((",", ";", ".", "!", "?", ")")):
+            break
+    return " ".join(kept)
+
+
+ENDED_WORDS = 3
+"""How many words after an end ("quit", "no longer") may say what ended."""
+_WHEN = frozenset(
+    """ago day days week weeks month months year years today yesterday last this next since
+    for after before in on at when because completely entirely totally fully altogether
+    a an one two three four five six seven eight nine ten few couple""".split()
+)
+
+
+def updated(
+    fact: str, named: frozenset[str], olds: Sequence[Old], least: float, must_name: bool = False
+) -> int | None:
+    """The index of the memory of ``olds`` the new ``fact`` updates (``named``: the stems of
+    the user's words), or None: none alike enough (``least``), one not named when the change
+    ``must_name`` it, or two as alike."""
+    if not olds:
+        return None
+    scores = similarities(fact, [o.content for o in olds])
+    scores += np.array([NAMED if o.topic & named else 0.0 for o in olds])
+    order = np.argsort(-scores)
+    best = int(order[0])
+    if scores[best] < least or (must_name and not olds[best].topic & named):
+        return None
+    if len(order) > 1 and scores[best] - scores[order[1]] < MARGIN:
+        return None
+    return best
+
+
+def similarities(fact: str, others: Sequence[str]) -> np.ndarray:
+    """Cosine similarity of ``fact`` to each of ``others`` (the packaged MiniLM)."""
+    vectors = shared_model().embed([fact, *others])
+    return np.asarray(vectors[1:] @ vectors[0], dtype=np.float64)

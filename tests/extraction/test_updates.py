@@ -1,0 +1,73 @@
+"""Which stored memory a change the user states updates: the words that say a change, and
+the link by meaning (the packaged MiniLM, as in production)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memvault.extraction import pipeline, updates
+from memvault.extraction.updates import CLOSE, CLOSER, Change, Old
+
+
+@pytest.mark.parametrize(
+    ("said", "change"),
+    [
+        ("switched to Zed last month, loving it", Change(CLOSE)),
+        ("going with Railway for hosting after all", Change(CLOSE)),
+        ("turned 35 yesterday", Change(CLOSE)),
+        ("down to 84 kg!", Change(CLOSE)),
+        ("quit vaping six months ago", Change(CLOSE, "vaping")),
+        ("no longer vegetarian, I eat fish again", Change(CLOSE, "vegetarian")),
+        ("dropped Spanish, doing Italian now", Change(CLOSE, "spanish")),
+        ("I cycle to work now", Change(CLOSER)),
+        ("Obsidian these days", Change(CLOSER)),
+    ],
+)
+def test_words_that_say_something_changed(said: str, change: Change) -> None:
+    assert updates.change_said(said) == change
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I also have a cat named Luna",  # beside the old, not instead of it
+        "picked up the drums as well",
+        "I'm learning Japanese too",
+        "seizure-free for two years now",  # how long, not a change
+        "I use Python for the web scraper",
+    ],
+)
+def test_words_that_say_nothing_changed(said: str) -> None:
+    assert updates.change_said(said) is None
+
+
+def _olds(*contents: str) -> list[Old]:
+    return [Old(c, frozenset(pipeline.topic(c))) for c in contents]
+
+
+def test_a_change_updates_the_memory_most_like_it() -> None:
+    olds = _olds(
+        "The user has a dog named Rex.",
+        "The user weighs 92 kg.",
+        "The user lives in Bristol.",
+    )
+    assert updates.updated("The user is down to 84 kg.", frozenset(), olds, CLOSE) == 1
+
+
+def test_no_memory_alike_enough_is_updated() -> None:
+    olds = _olds("The user has a dog named Rex.", "The user lives in Bristol.")
+    assert updates.updated("The user is down to 84 kg.", frozenset(), olds, CLOSER) is None
+
+
+def test_an_end_updates_only_a_memory_it_names() -> None:
+    olds = _olds("The user decided to go car-free from next month.")
+    fact = 'The user said: "Quit vaping six months ago"'
+    named = frozenset(pipeline.topic("vaping"))
+    assert updates.updated(fact, named, olds, CLOSE, must_name=True) is None
+    olds = _olds("The user vapes every day.")
+    assert updates.updated(fact, named, olds, CLOSE, must_name=True) == 0
+
+
+def test_two_memories_as_alike_are_ambiguous() -> None:
+    olds = _olds("The user weighs 92 kg.", "The user weighs 92 kg!")
+    assert updates.updated("The user is down to 84 kg.", frozenset(), olds, CLOSE) is None
