@@ -366,16 +366,26 @@ class Planner:
         if texts:
             yield from call(self.embedder.forget, list(texts), blocking=True)
 
-    def index(self, entries: Sequence[MemoryEntry]) -> Plan[list[tuple[ChunkRecord, ...]]]:
-        """Chunk each entry's content and embed every chunk (one embedding step)."""
+    def index(
+        self, entries: Sequence[MemoryEntry], known: Sequence[Any] = ()
+    ) -> Plan[list[tuple[ChunkRecord, ...]]]:
+        """Chunk each entry's content and embed every chunk (one embedding step); an entry of
+        one chunk whose embedding by this store's model is ``known`` (by position) keeps it."""
         spec = self._chunk_spec()
         layouts = [chunking.split(e.content, spec) for e in entries]
+        given = [*known, *[None] * (len(entries) - len(known))]
         texts = [
             t
-            for e, lay in zip(entries, layouts, strict=True)
+            for e, lay, vector in zip(entries, layouts, given, strict=True)
             for t in chunking.texts(e.content, lay)
+            if vector is None or len(lay) != 1
         ]
-        vectors = yield from self._embed(texts)
+        embedded = iter((yield from self._embed(texts)) if texts else ())
+        vectors = [
+            vector if vector is not None and len(lay) == 1 else next(embedded)
+            for lay, vector in zip(layouts, given, strict=True)
+            for _ in lay
+        ]
         result, position = [], 0
         for layout in layouts:
             result.append(

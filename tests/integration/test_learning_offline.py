@@ -4,12 +4,14 @@ through ``history()``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from memvault import Memory, MemoryEntry, Settings
+from memvault.embeddings.base import Embedder, Vectors
+from memvault.embeddings.local import MODEL_NAME, shared_model
 from memvault.testing import HashEmbedder, ManualClock
 
 Said = list[tuple[str, str]]
@@ -179,6 +181,33 @@ def test_what_is_no_change_retires_nothing(tmp_path: Path, said: Said) -> None:
 
 def _held(memory: Memory, user: str, session: str) -> list[MemoryEntry]:
     return [*memory.global_memory(user), *memory.session_memory(session)]
+
+
+class _Watched(Embedder):
+    """The packaged model, noting every text it is asked to embed."""
+
+    name, dimension = MODEL_NAME, 384
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        self.texts += texts
+        return shared_model().embed_batch(texts)
+
+
+def test_a_judged_fact_is_stored_with_the_judges_embedding(tmp_path: Path) -> None:
+    """The judge embedded the statement with the store's model: it is not embedded twice, and
+    it is found by what it says."""
+    watched = _Watched()
+    settings = Settings(extraction="heuristic")
+    with Memory(f"sqlite:///{tmp_path}/m.db", settings=settings, embedder=watched) as memory:
+        session = memory.create_session("judged").id
+        _say(memory, session, [("I swear by pytest-style fixtures", "Noted.")])
+        (fact,) = [e for e in _held(memory, "judged", session) if "pytest" in e.content]
+        assert fact.content not in watched.texts
+        (hit, *_) = memory.search("what does the user think of pytest fixtures", fact.scope)
+        assert hit.entry.id == fact.id
 
 
 def _fresh(folder: Path) -> Memory:

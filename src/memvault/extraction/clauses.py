@@ -43,10 +43,38 @@ class Statement:
 
 
 def statements(sentences: Sequence[tuple[str, bool]]) -> list[Statement]:
-    """The statements of ``sentences`` (each with whether it asks a question), in order."""
-    texts = [_completed(text) for text, _ in sentences]
-    asks = [question for _, question in sentences]
+    """The statements of ``sentences`` (each with whether it asks a question), in order; only
+    a sentence that may be the user's is parsed (:func:`may_be_theirs`)."""
+    theirs = [(_completed(text), asks) for text, asks in sentences if may_be_theirs(text, asks)]
+    if not theirs:
+        return []
+    texts, asks = [text for text, _ in theirs], [question for _, question in theirs]
     return nlp.read_each(texts, lambda docs, parse: _read_all(docs, asks, parse))
+
+
+def may_be_theirs(text: str, asks: bool) -> bool:
+    """Whether a sentence may state something of the user's: it speaks of them ("I", "my",
+    "we"…), or states something with a dropped subject — it opens with no word that names
+    another subject or asks ("The", "it", "you", "what", "can"…)."""
+    if _ME.search(text):
+        return True
+    first = _WORD.search(text)
+    return not asks and first is not None and first[0].casefold() not in _SOMEONE_FIRST
+
+
+_ME = re.compile(
+    r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|we'll|us|our|ours"
+    r"|ourselves)\b|\bas\s+(?:someone|somebody|one|a|an)\b",
+    re.IGNORECASE,
+)
+"""Words of the user's ("I", "my", "we"…), and a lead that stands for them ("as someone who")."""
+_WORD = re.compile(r"[\w']+")
+_SOMEONE_FIRST = frozenset(
+    """the a an this that these those it it's its there there's here he he's she she's they
+    they're you you're your his her their what what's how why where when who which can could
+    would should will is are was were do does did please thanks thank hi hello hey yes no ok
+    okay sure""".split()
+)
 
 
 def _read_all(docs: Sequence[Span], asks: Sequence[bool], parse: Any) -> list[Statement]:

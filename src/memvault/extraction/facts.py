@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 
 class FactCategory(StrEnum):
@@ -71,3 +71,6 @@ class Candidate:
     correction: Correction | None = None
     """The earlier statement this fact corrects: its turn's words ground the fact too, and a
     stored memory with the wrong value is what it replaces."""
+    vector: Any = field(default=None, compare=False, repr=False)
+    """The fact's embedding by the packaged MiniLM, when the extractor made one (the learned
+    judge weighs it): a store that embeds with that model stores it as is."""

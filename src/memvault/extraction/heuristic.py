@@ -1064,6 +1064,17 @@ def _sentences_of(text: str) -> Iterator[tuple[str, bool]]:
             yield said, True
 
 
+def _ruled(
+    sentence: tuple[str, bool], earlier: Sequence[Candidate]
+) -> tuple[list[tuple[str, Said]], bool]:
+    """The clauses of a sentence a rule read, each with what it found (nothing: a refusal),
+    and whether rules read every clause of it (then the parse need not)."""
+    clauses = list(_statements([sentence]))
+    read = [(clause, _read(clause, earlier)) for clause in clauses]
+    found = [(clause, said) for clause, said in read if said is not None]
+    return found, bool(clauses) and len(found) == len(clauses)
+
+
 def _statements(sentences: Sequence[tuple[str, bool]]) -> Iterator[str]:
     """The clauses the rules read: those of the sentences that ask nothing."""
     for said, asks in sentences:
@@ -1134,16 +1145,19 @@ def extract(turns: Sequence[Turn]) -> list[Candidate]:
             propose(category, fact, turn.number, **more)
             continue
         ruled: list[str] = []
-        for clause in _statements(sentences):
-            said = _read(clause, found)
-            if said is not None:
-                ruled.append(clause)
-            for category, fact in said or ():
+        unread: list[tuple[str, bool]] = []
+        for sentence in sentences:
+            read, every = _ruled(sentence, found)
+            ruled += [clause for clause, _ in read]
+            for category, fact in (c for _, said in read for c in said):
                 propose(category, _shown(fact), turn.number)
-        statements = [s for s in _parsed(sentences) if not _covered(s.fact, ruled)]
+            if not every:
+                unread.append(sentence)
+        statements = [s for s in _parsed(unread) if not _covered(s.fact, ruled)]
         for statement, verdict in zip(statements, judge.verdicts(statements), strict=True):
             if verdict is not None:
-                propose(verdict.category, statement.fact, turn.number, identity=verdict.identity)
+                more = {"identity": verdict.identity, "vector": verdict.vector}
+                propose(verdict.category, statement.fact, turn.number, **more)
     return found
 
 

@@ -37,6 +37,8 @@ class Verdict:
     category: FactCategory
     identity: bool
     confidence: float
+    vector: np.ndarray
+    """The statement's embedding by the packaged MiniLM (what the judge weighed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,38 +75,45 @@ def weight_of(feature: str) -> float:
 
 def probabilities(statements: Sequence[Statement]) -> list[dict[str, float]]:
     """Each label's probability, for every statement (their texts embedded in one batch)."""
+    return [found for found, _ in _weighed(statements)]
+
+
+def _weighed(statements: Sequence[Statement]) -> list[tuple[dict[str, float], np.ndarray]]:
+    """Each statement's label probabilities, with its embedding."""
     if not statements:
         return []
     model = _model()
     texts = [s.fact for s in statements]
-    vectors = shared_model().embed(texts) @ model.embedding  # the packaged MiniLM, always
+    embedded = shared_model().embed(texts)  # the packaged MiniLM, whatever the store's embedder
     found = []
-    for statement, dense in zip(statements, vectors, strict=True):
+    for statement, vector, dense in zip(
+        statements, embedded, embedded @ model.embedding, strict=True
+    ):
         scores = model.bias + dense
         for name in statement.features:
             row = model.weights.get(name)
             if row is not None:
                 scores = scores + row
         exps = np.exp(scores - scores.max())
-        found.append(dict(zip(model.labels, (exps / exps.sum()).tolist(), strict=True)))
+        found.append((dict(zip(model.labels, (exps / exps.sum()).tolist(), strict=True)), vector))
     return found
 
 
 def verdicts(statements: Sequence[Statement]) -> list[Verdict | None]:
     """Each statement's kind, or ``None`` when it is not a fact to keep: the probability that
     it is one (of any kind) is below :data:`THRESHOLD`, chosen for precision."""
-    found = probabilities(statements)
-    return [_verdict(s, p) for s, p in zip(statements, found, strict=True)]
+    weighed = _weighed(statements)
+    return [_verdict(s, *w) for s, w in zip(statements, weighed, strict=True)]
 
 
-def _verdict(statement: Statement, found: dict[str, float]) -> Verdict | None:
+def _verdict(statement: Statement, found: dict[str, float], vector: np.ndarray) -> Verdict | None:
     """Kept when it is likely a fact; of its likeliest kind — but what holds now or in the days
     ahead ("… tomorrow", "this week") is a context, never who the user is or what they like."""
     kept = 1.0 - found[NONE]
     if kept < THRESHOLD:
         return None
     if SOON in statement.features:
-        return Verdict(FactCategory.CONTEXT, False, kept)
+        return Verdict(FactCategory.CONTEXT, False, kept, vector)
     label = max((label for label in found if label != NONE), key=found.__getitem__)
     category = FactCategory.FACT if label == IDENTITY else FactCategory(label)
-    return Verdict(category, label == IDENTITY, kept)
+    return Verdict(category, label == IDENTITY, kept, vector)

@@ -17,6 +17,7 @@ from typing import Any
 from .. import validation as check
 from ..config import Settings
 from ..core import Invoke, Plan, Planner, backoff, call, run, run_all
+from ..embeddings.local import MODEL_NAME as PACKAGED_MODEL
 from ..errors import ConfigError, ConflictError, StructuredOutputError, ValidationError
 from ..facilities.model import (
     GLOBAL_MEMORY,
@@ -534,7 +535,8 @@ class LearningPlans:
                 continue
             reason = self._reason(decision.candidate.reason, counts)
             placed[index] = len(planned)
-            planned.append(Planned(entry, decision.replaces, reason))
+            vector = self._embedded(decision, entry)
+            planned.append(Planned(entry, decision.replaces, reason, vector=vector))
         for earlier, later in changed_later.items():
             if earlier in placed and later in placed:
                 at = placed[earlier]
@@ -546,6 +548,13 @@ class LearningPlans:
         self.store.stats.add("extraction_refused", len(refused))
         result = yield from self._write(planned, cursor)
         return replace(result, session_id=session.id, dropped=tuple(dropped), refused=refused)
+
+    def _embedded(self, decision: pipeline.Decision, entry: MemoryEntry) -> Any:
+        """The embedding the extractor made of the entry's content, if it is what the store's
+        model would make (the packaged MiniLM, the same text)."""
+        vector = decision.candidate.vector
+        same_model = self.store.embedder.name == PACKAGED_MODEL
+        return vector if same_model and entry.content == decision.candidate.fact else None
 
     def _reason(self, reason: str | None, counts: dict[str, int]) -> str:
         """Why a fact replaces another: the extractor's words (redacted, one line, capped),
@@ -588,7 +597,9 @@ class LearningPlans:
     def _write(self, planned: Sequence[Planned], cursor: ReplaceOp) -> Plan[Extraction]:
         """Store the new facts, retire the ones they change, apply the caps and move the
         cursor: one transaction, so a crash leaves all of it or none."""
-        chunks = yield from self.store.index([p.entry for p in planned])
+        chunks = yield from self.store.index(
+            [p.entry for p in planned], known=[p.vector for p in planned]
+        )
         olds = yield from self._heads(i for p in planned for i in p.replaces)
         now, tenant = self.store.now(), self.store.tenant
         puts: builtins.list[Op[Any]] = []
@@ -679,6 +690,8 @@ class Planned:
     reason: str
     successor: int | None = None
     """The planned fact (by position) that a later turn of the window changed it into."""
+    vector: Any = None
+    """Its content's embedding, already made by the store's model (the extractor's judge)."""
 
 
 def _linked(planned: Sequence[Planned]) -> builtins.list[MemoryEntry]:
