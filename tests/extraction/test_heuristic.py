@@ -239,10 +239,23 @@ def test_elliptic_clauses_keep_their_subject() -> None:
         (F, "The user's brother lives in Toronto."),
         (F, "The user's brother works at RBC."),
     ]
-    assert said("My husband is called Marco and he's a chef.") == [
+    assert said("My husband is called Marco and he lives in Leeds.") == [
         (F, "The user's husband's name is Marco."),
-        (F, "The user's husband is a chef."),
+        (F, "The user's husband lives in Leeds."),
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My brother is a firefighter",  # a relative's job is theirs
+        "my friend Jake is a pilot and loves sushi",  # anything of a friend's
+        "my boss is vegan",
+        "my roommate is vegan and very loud about it",
+    ],
+)
+def test_what_is_someone_elses_is_not_the_users(text: str) -> None:
+    assert said(text) == []
 
 
 def test_only_user_turns_are_read_and_turns_are_cited() -> None:

@@ -84,6 +84,8 @@ def test_a_sentence_with_several_facts_gives_each(memory: Memory) -> None:
         "I used to smoke",  # the past
         "If I were a teacher, how would I grade this essay?",  # a hypothetical question
         "yes I'm totally a professional chef, that's why I burnt the rice",  # sarcasm
+        "sure, because I'm a millionaire",
+        "My brother is a firefighter in Phoenix",  # someone else's
         "I'll take option B",  # points at the chat
         "lol ok",
     ],

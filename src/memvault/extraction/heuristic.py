@@ -47,6 +47,10 @@ ADV = (
 )
 """Adverbs that may sit between a subject and its verb ("I really like …"), any number."""
 MY_REL = rf"my (?P<rel>{REL})(?: (?-i:[A-Z][a-z]+))?"
+MY_PET = r"my (?P<rel>dog|cat|puppy|kitten|pet|rabbit|hamster|parrot)(?: (?-i:[A-Z][a-z]+))?"
+NOT_KIN = r"(?:best |close |old )?(?:friend|boss|manager|colleague|co-?worker|co-?founder"
+NOT_KIN += r"|roommate|flatmate|housemate|neighbou?r|landlord|landlady|client|ex)"
+"""People in the user's life whose facts are theirs, not the user's."""
 """A relation of the user, optionally followed by their name ("my wife Jana")."""
 STATES = _alternatives(
     """vegetarian|vegan|pescatarian|pescetarian|gluten[- ]free|lactose[- ]intolerant|diabetic|
@@ -180,10 +184,13 @@ _SINGLE = re.compile("(?<![\\w'])['\u2018]([^'\u2019\n]+)['\u2019](?![\\w'])")
 _TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "", "\u00a0": " "})
 _SARCASM = re.compile(
     r"(?:^|\s)/s\b|\bjk\b|\bjust kidding\b|\byeah,? right\b|\boh,? (?:great|sure|joy|wonderful)"
-    r"\b|\blove it when\b|[\U0001F644\U0001F643\U0001F60F\U0001F612\U0001F602\U0001F923]",
+    r"\b|\blove it when\b|[\U0001F644\U0001F643\U0001F60F\U0001F612\U0001F602\U0001F923]"
+    r"|^\W*(?:(?:oh,? )?(?:sure|right|totally)|oh,? (?:yeah|yes)),? (?:because|since|'?cause|cuz)\b"
+    r"|\bas if\b|\bmade of money\b|\bsaid no one\b|\b(?:obviously|clearly),? that's why\b",
     re.I,
 )
-"""Cheap sarcasm and joke markers ("/s", "yeah right", an eye-roll emoji): the turn is skipped."""
+"""Cheap sarcasm and joke markers ("/s", "yeah right", "sure, because I'm a millionaire", an
+eye-roll emoji): the turn is skipped."""
 _CONTRACTIONS = [
     (re.compile(pattern, re.I), replacement)
     for pattern, replacement in [
@@ -594,6 +601,12 @@ def say(category: FactCategory, template: str) -> Build:
     return build
 
 
+def _someone_elses(_: re.Match[str]) -> Said:
+    """A clause of someone else's (a relative's job, anything of a friend's or a boss's): read,
+    and nothing in it is the user's (the parse does not read it again)."""
+    return []
+
+
 def _fill(template: str, values: dict[str, str]) -> str:
     def optional(match: re.Match[str]) -> str:
         keys = re.findall(r"{(\w+)}", match[1])
@@ -742,6 +755,7 @@ _TABLE: list[tuple[str, Build]] = [
     ),
     (r"^I go by (?P<cname>.+)", say(FACT, "The user's name is {cname}.")),
     # relations
+    (rf"^my (?:{NOT_KIN})(?: (?-i:[A-Z][a-z]+))?(?:'s)? (?!and\b)\w", _someone_elses),
     (
         rf"^my (?P<rel>{REL})'s name is (?P<name>.+)",
         say(FACT, "The user's {rel}'s name is {name}."),
@@ -766,7 +780,8 @@ _TABLE: list[tuple[str, Build]] = [
         rf"^{MY_REL} (?:is|are) allergic to (?P<x>.+)",
         say(FACT, "The user's {rel} is allergic to {x}."),
     ),
-    (rf"^{MY_REL} is (?P<art>an?) (?P<x>.+)", say(FACT, "The user's {rel} is {art} {x}.")),
+    (rf"^{MY_PET} is (?P<art>an?) (?P<x>.+)", say(FACT, "The user's {rel} is {art} {x}.")),
+    (rf"^{MY_REL} is an? ", _someone_elses),
     # residence and origin
     (
         rf"^(?:I|we|my {REL} and I) {ADV}{LIVE} (?:with [\w' ]{{1,30}}? )?in (?P<p>.+)",
