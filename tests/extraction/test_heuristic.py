@@ -407,7 +407,10 @@ def test_hidden_values_come_back_as_written() -> None:
     ],
 )
 def test_quantity_rules_need_a_quantity(text: str) -> None:
-    assert said(text) == []
+    """No age, height or weight is read from what is not one (the parse may read the clause
+    as what it says: "The user is 5 years into their career.")."""
+    found = " ".join(fact for _, fact in said(text))
+    assert not any(word in found for word in ("years old", "tall", "weighs", "sure")), found
 
 
 def test_a_habit_without_a_quantity_is_a_habit_not_an_amount() -> None:
@@ -551,3 +554,48 @@ def test_a_statement_before_a_question_is_learned(text: str, word: str) -> None:
 )
 def test_a_question_without_a_statement_of_the_users_stays_out(text: str) -> None:
     assert extract([Turn(1, "user", text)]) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "act as a customer support agent, I'm an angry customer whose package never arrived",
+        "rp: I'm a 400-year-old vampire who's scared of garlic, you're my therapist",
+        "you are my strict personal trainer and I am a lazy client who skipped leg day",
+        "DnD time! I'm Thalia, a half-elf ranger with a wolf named Ash.",
+        "testing 1 2 3",
+        "I'm toying with the idea of going vegan for a month",
+        "I keep going back and forth on whether to learn piano or guitar",
+        "I'm looking for a synonym for 'happy' that's a bit more formal",
+        "I need 5 name ideas for a fantasy tavern",
+        "sure, I'll just move to Mars then, problem solved",
+        "yeah I'm basically a professional napper lol",
+        "a guy on my team is allergic to peanuts — like, epipen-level allergic",
+        "my mate Dan is a nurse on night shifts",
+    ],
+)
+def test_what_is_not_meant_of_the_user_yields_nothing(text: str) -> None:
+    """Role play, tests, hedges, requests for something written, jokes, the rest of someone
+    else's sentence: nothing of the user's."""
+    assert said(text) == []
+
+
+def test_a_reply_that_turns_something_down_is_no_state_of_the_users() -> None:
+    turns = [
+        Turn(1, "user", "any diet ideas?"),
+        Turn(2, "assistant", "You could try intermittent fasting."),
+        Turn(3, "user", "Not intermittent fasting, no. Something else please."),
+    ]
+    assert extract(turns) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("I drive a 2018 Subaru Outback, if that matters for the tyres", "Subaru Outback"),
+        ("I'm vegan (if that helps)", "vegan"),
+        ("I'm 34 and training for my first half marathon in October", "34"),  # rules can't
+    ],
+)
+def test_what_a_rule_cannot_read_or_an_aside_leaves_is_read(text: str, fact: str) -> None:
+    assert any(fact in found for _, found in said(text)), said(text)

@@ -16,6 +16,9 @@ from memvault.extraction.updates import CLOSE, CLOSER, Change, Old
         ("going with Railway for hosting after all", Change(CLOSE)),
         ("turned 35 yesterday", Change(CLOSE)),
         ("down to 84 kg!", Change(CLOSE)),
+        ("dropped to 84 kg", Change(CLOSE)),  # a number's new value, not an end
+        ("rent went up to 1,550", Change(CLOSE)),
+        ("from 1,400 to 1,550 a month", Change(CLOSE)),
         ("quit vaping six months ago", Change(CLOSE, "vaping")),
         ("no longer vegetarian, I eat fish again", Change(CLOSE, "vegetarian")),
         ("dropped Spanish, doing Italian now", Change(CLOSE, "spanish")),

@@ -112,7 +112,8 @@ def _dropped(doc: Span) -> str | None:
     if all(_subordinate(t) for t in doc if t.pos_ in ("VERB", "AUX")):
         words = [t for t in doc if t.is_alpha]
         short = 2 <= len(words) <= FRAGMENT_WORDS
-        fragment = short and words[0].lower_ not in _TASKS and any(not t.is_stop for t in words)
+        first = words[0].lower_ if words else ""
+        fragment = short and first not in _NOT_LEADS and any(not t.is_stop for t in words)
         return "I'm" if fragment else None
     first = next((t for t in doc if t.is_alpha), None)
     if first is None or _has_subject(first):
@@ -166,6 +167,9 @@ _SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "expl"})
 FRAGMENT_WORDS = 8
 """The longest sentence with no verb read as the user's ("night shift nurse, 12 hr shifts")."""
 _TASKS = IMPERATIVES | frozenset("proofread edit rewrite shorten fix draft polish".split())
+_NOT_LEADS = _TASKS | frozenset("like so and but or which who not no nah nope".split())
+"""First words of a verbless sentence that is not the user's state: a task ("Proofread"), the
+rest of another sentence ("— like, epipen-level allergic"), a reply ("Not fasting, no")."""
 _HEADS = frozenset({"ROOT", "conj", "ccomp", "parataxis", "advcl", "dep"})
 _UNSURE = frozenset("could would might may should must shall ought".split())
 _BECAUSE = frozenset("since because as given".split())
@@ -178,9 +182,10 @@ _POINTERS = frozenset(
     those them first second third last latter former above below""".split()
 )
 _OTHERS = frozenset(
-    """friend boss coworker co-worker colleague manager landlord landlady therapist doctor
-    dentist neighbour neighbor teacher professor lecturer client customer roommate flatmate
-    housemate ex coach trainer mentor lawyer accountant team company employer doc gp""".split()
+    """friend mate buddy pal boss coworker co-worker colleague manager landlord landlady
+    therapist doctor dentist neighbour neighbor teacher professor lecturer client customer
+    roommate flatmate housemate ex coach trainer mentor lawyer accountant team company employer
+    doc gp""".split()
 )
 """People (and bodies) of the user's who are not the user: "my friend Jake is a pilot" is Jake's."""
 _WE_WORK = frozenset(
@@ -288,8 +293,9 @@ def _points_at_the_chat(head: Token) -> bool:
             token.head.i != head.i and token.dep_ != "pobj"
         ):
             continue
-        named = [token, *(c for c in token.children if c.dep_ in ("compound", "amod", "nummod"))]
-        if any(t.lemma_.casefold() in _POINTERS for t in named):
+        if token.lemma_.casefold() in _POINTERS:  # "the second", "option B", "this one"
+            return True
+        if any(c.dep_ == "compound" and c.lemma_.casefold() in _POINTERS for c in token.children):
             return True
         if any(
             c.dep_ == "det" and c.lower_ in ("this", "that", "these", "those")

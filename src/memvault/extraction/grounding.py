@@ -103,11 +103,13 @@ _SARCASM = re.compile(
 """Sarcasm and jokes, by cheap markers (as the heuristic extractor): the turn states nothing."""
 _ASIDES = re.compile(
     r"\bshould\s+(?:mention|say|add|note|tell\s+you|point\s+out|have\s+said)\b|\b(?:in\s+case|if|when"
-    r"|whenever)\s+you\b[^.;!?]*|\b(?:would|'d)\s+(?:love|like)\s+it\s+if\b",
+    r"|whenever)\s+you\b[^.;!?]*|\b(?:would|'d)\s+(?:love|like)\s+it\s+if\b"
+    r"|\b(?:if|in\s+case)\s+(?:that|it|this)\s+(?:matters|helps|is\s+relevant|is\s+useful"
+    r"|makes\s+a\s+difference)\b[^.;!?]*",
     re.IGNORECASE,
 )
 """Hedges about the conversation, not the fact ("I should mention…", "…if you suggest
-recipes", "I'd love it if you called me Sam")."""
+recipes", "I'd love it if you called me Sam", "…, if that matters")."""
 _HEDGES = re.compile(
     r"\b(?:if|unless|suppose|supposing|imagine|hypothetically|pretend|maybe|perhaps|might"
     r"|could|should|wish|hope|probably|possibly|i\s+think|i\s+guess|not\s+sure|once|considering"

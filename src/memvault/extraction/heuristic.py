@@ -49,7 +49,7 @@ ADV = (
 MY_REL = rf"my (?P<rel>{REL})(?: (?-i:[A-Z][a-z]+))?"
 MY_PET = r"my (?P<rel>dog|cat|puppy|kitten|pet|rabbit|hamster|parrot)(?: (?-i:[A-Z][a-z]+))?"
 NOT_KIN = r"(?:best |close |old )?(?:friend|boss|manager|colleague|co-?worker|co-?founder"
-NOT_KIN += r"|roommate|flatmate|housemate|neighbou?r|landlord|landlady|client|ex)"
+NOT_KIN += r"|roommate|flatmate|housemate|neighbou?r|landlord|landlady|client|ex|mate|buddy|pal)"
 """People in the user's life whose facts are theirs, not the user's."""
 """A relation of the user, optionally followed by their name ("my wife Jana")."""
 STATES = _alternatives(
@@ -186,11 +186,28 @@ _SARCASM = re.compile(
     r"(?:^|\s)/s\b|\bjk\b|\bjust kidding\b|\byeah,? right\b|\boh,? (?:great|sure|joy|wonderful)"
     r"\b|\blove it when\b|[\U0001F644\U0001F643\U0001F60F\U0001F612\U0001F602\U0001F923]"
     r"|^\W*(?:(?:oh,? )?(?:sure|right|totally)|oh,? (?:yeah|yes)),? (?:because|since|'?cause|cuz)\b"
-    r"|\bas if\b|\bmade of money\b|\bsaid no one\b|\b(?:obviously|clearly),? that's why\b",
+    r"|\bas if\b|\bmade of money\b|\bsaid no one\b|\b(?:obviously|clearly),? that's why\b"
+    r"|\bsure,? I(?:'ll| will) just\b|\b(?:basically|obviously|literally|clearly)\b[^.!?\n]*"
+    r"\b(?:lol|lmao|haha+|rofl)\b",
     re.I,
 )
 """Cheap sarcasm and joke markers ("/s", "yeah right", "sure, because I'm a millionaire", an
 eye-roll emoji): the turn is skipped."""
+_RELEVANCE = re.compile(
+    r"[,;]?\s*\(?\b(?:if|in case) (?:that|it|this) (?:matters|helps|is relevant|is useful"
+    r"|makes a difference)\b[^.!?)]*\)?",
+    re.I,
+)
+"""An aside on why the user says it ("…, if that matters for the tyre question"): not a
+condition on what they say."""
+_PLAY = re.compile(
+    r"\brp\s*:|\b(?:act(?:ing)? as|pretend|role-?play(?:ing)?|in character|let's play|d&d|dnd"
+    r"|dungeon master|game master|(?:a|the) (?:story|scene|game) (?:where|in which))\b"
+    r"|\byou(?:'re| are) (?:now )?(?:my|a|an|the)\b[^.!?\n]{0,60}\b(?:and|,)\s*I(?:'m| am)\b"
+    r"|^\W*(?:just )?test(?:ing)?\b|\bthis is (?:just )?a test\b",
+    re.I,
+)
+"""Role play, fiction and test messages: nothing in the turn is meant of the user."""
 _CONTRACTIONS = [
     (re.compile(pattern, re.I), replacement)
     for pattern, replacement in [
@@ -411,10 +428,16 @@ _OFF_RECORD = re.compile(
     r"considering|wondering|I guess|I think|I suppose|I believe|I feel like|eventually|"
     r"hopefully|should|ought to|planning to|hoping to|tempted to|want to|wanted to|"
     r"said|says|told|asked|asks|thinks|believes|claims|claimed|according to|heard|mentioned|"
-    r"argues|insists|suggested|recommends|used to|when I was|back when|as a (?:kid|child|teen))\b",
+    r"argues|insists|suggested|recommends|used to|when I was|back when|as a (?:kid|child|teen)|"
+    r"toying with|back and forth|on the fence|(?:nothing|not|haven't|have not|not yet) decided|"
+    r"undecided|can't decide|cannot decide|mulling)\b"
+    r"|\b(?:need|want|looking for|would like)\b[^.!?]{0,40}\b(?:synonym|word|name|idea|regex"
+    r"|function|script|snippet|haiku|poem|story|e-?mail|letter|summary|title|slogan|caption"
+    r"|template|example|recipe|outline|translation|joke)s?\b",
     re.I,
 )
-"""Hypotheticals, hedges, other people's words and the past: the whole sentence is skipped."""
+"""Hypotheticals, hedges, other people's words, the past, and requests for something written
+("I need 5 name ideas"): the whole sentence is skipped."""
 
 
 def _off_record(sentence: str) -> bool:
@@ -587,7 +610,8 @@ group is used as matched."""
 
 def say(category: FactCategory, template: str) -> Build:
     """A builder that fills ``template`` with the cleaned groups; ``[ over {y}]`` is left out
-    when ``y`` did not match. A group that matched but cleans to nothing vetoes the fact."""
+    when ``y`` did not match. A group that matched but cleans to nothing leaves the clause
+    unread (``None``)."""
 
     def build(match: re.Match[str]) -> Said | None:
         values: dict[str, str] = {}
@@ -1037,11 +1061,12 @@ def _lapsed(clause: str) -> str:
 
 def _by_rules(clause: str) -> Said | None:
     """What the first rule that matches the clause reads in it (possibly nothing: a rule may
-    match and refuse); ``None`` when no rule matches."""
+    match and refuse); ``None`` when no rule matches, or the one that does cannot read its
+    values ("I'm 34 and training for…"): the parse reads it then."""
     for rule in RULES:
         found = rule.pattern.match(clause)
         if found:
-            return rule.build(found) or []
+            return rule.build(found)
     return None
 
 
@@ -1067,10 +1092,10 @@ def _sentences_of(text: str) -> Iterator[tuple[str, bool]]:
     hypothetical, hedge or report — each with whether it asks a question (a question's lead,
     "since I'm allergic to cats, …?", may still state something of the user's)."""
     text = _visible(_hidden(text))
-    if _SARCASM.search(text) or not _english(text):
+    if _SARCASM.search(text) or _PLAY.search(text) or not _english(text):
         return
     for sentence in _sentences(_expand(text)):
-        said = _before_the_question(sentence)
+        said = _RELEVANCE.sub("", _before_the_question(sentence))
         if not _english(said):
             continue
         if not _off_record(said):

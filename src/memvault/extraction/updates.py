@@ -31,13 +31,21 @@ _ENDED = re.compile(
 _CHANGED = re.compile(
     r"\b(?:switch(?:ed|ing)|mov(?:ed|ing)\s+(?:to|over|off|from|on|everything|all|my|our|the)"
     r"|(?:went|going|gone|go)\s+(?:with|for)\b.*\b(?:instead|after\s+all)|instead"
-    r"|replaced|swapped|changed|turned\s+\d+|(?:up|down)\s+to\s+\d+|grown\s+to"
-    r"|went\s+(?:up|down)|raised|bumped|lowered|cut\s+(?:back|down)|back\s+(?:on|to)"
+    r"|replaced|swapped|changed|grown\s+to|raised|bumped|lowered|cut\s+(?:back|down)"
+    r"|back\s+(?:on|to)"
     r"|(?:got|found|bought)\s+a\s+new|after\s+all|decided\s+on|settled\s+on|relocated"
     r"|remortgaged|upgraded|downgraded)\b",
     re.IGNORECASE,
 )
 """Words that say something the user held has changed."""
+_NEW_NUMBER = re.compile(
+    r"\b(?:(?:dropped|fell|fallen|increased|decreased|rose|risen|reached|hit|climbed|jumped"
+    r"|grew|grown|doubled|halved|turned|went\s+(?:up|down))\s+(?:to\s+)?[^\s\d]{0,3}\d"
+    r"|(?:up|down)\s+to\s+[^\s\d]{0,3}\d"
+    r"|from\s+[^\s\d]{0,3}\d\S*\s+to\s+[^\s\d]{0,3}\d)",
+    re.IGNORECASE,
+)
+"""Words that give a number its new value ("dropped to 84 kg", "from 1,400 to 1,550")."""
 _MAYBE_CHANGED = re.compile(
     r"\b(?:(?<!years\s)(?<!months\s)(?<!weeks\s)(?<!days\s)(?<!while\s)now|these\s+days"
     r"|nowadays|at\s+the\s+moment|actually|any\s?more|joined|got\s+a|arrived|passed|new)\b",
@@ -82,6 +90,8 @@ def change_said(said: str) -> Change | None:
     when nothing did, or the new holds beside the old."""
     if _ADDED.search(said):
         return None
+    if _NEW_NUMBER.search(said):
+        return Change(CLOSE)
     if (end := _ENDED.search(said)) is not None:
         return Change(CLOSE, _what_ended(said[end.end() :]))
     if _CHANGED.search(said):
