@@ -572,6 +572,10 @@ def test_a_question_without_a_statement_of_the_users_stays_out(text: str) -> Non
         "yeah I'm basically a professional napper lol",
         "a guy on my team is allergic to peanuts — like, epipen-level allergic",
         "my mate Dan is a nurse on night shifts",
+        "my sister's a dentist and hates her job",
+        "List three fun facts about octopuses",
+        "Convert 72°F to Celsius.",
+        "lorem ipsum dolor sit amet, I am a test string",
     ],
 )
 def test_what_is_not_meant_of_the_user_yields_nothing(text: str) -> None:
@@ -595,6 +599,9 @@ def test_a_reply_that_turns_something_down_is_no_state_of_the_users() -> None:
         ("I drive a 2018 Subaru Outback, if that matters for the tyres", "Subaru Outback"),
         ("I'm vegan (if that helps)", "vegan"),
         ("I'm 34 and training for my first half marathon in October", "34"),  # rules can't
+        ("Type 1 diabetic since childhood, on a pump. Tips for eating out?", "diabetic"),
+        ("Sixty-three and just retired.", "sixty-three"),
+        ("Not a morning person, at all. Help me plan a routine.", "not a morning person"),
     ],
 )
 def test_what_a_rule_cannot_read_or_an_aside_leaves_is_read(text: str, fact: str) -> None:

@@ -113,7 +113,9 @@ def _dropped(doc: Span) -> str | None:
         words = [t for t in doc if t.is_alpha]
         short = 2 <= len(words) <= FRAGMENT_WORDS
         first = words[0].lower_ if words else ""
-        fragment = short and first not in _NOT_LEADS and any(not t.is_stop for t in words)
+        task = first in _TASKS and words[0].dep_ == "ROOT"  # "List three…", not "Type 1 diabetic"
+        lead = short and first not in _NOT_LEADS and not task
+        fragment = lead and any(not t.is_stop for t in words)
         return "I'm" if fragment else None
     first = next((t for t in doc if t.is_alpha), None)
     if first is None or _has_subject(first):
@@ -124,7 +126,10 @@ def _dropped(doc: Span) -> str | None:
 
 
 def _subordinate(verb: Token) -> bool:
-    """Whether a verb is in a clause that hangs on a word ("… since Milo passed")."""
+    """Whether a verb is in a clause that hangs on a word ("… since Milo passed"), or joins a
+    verbless one with no subject of its own ("Sixty-three and just retired")."""
+    if verb.dep_ == "conj" and not _has_subject(verb) and verb.head.pos_ not in ("VERB", "AUX"):
+        return True
     return any(t.dep_ in ("advcl", "relcl", "acl") for t in (verb, *verb.ancestors))
 
 
@@ -167,9 +172,9 @@ _SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "expl"})
 FRAGMENT_WORDS = 8
 """The longest sentence with no verb read as the user's ("night shift nurse, 12 hr shifts")."""
 _TASKS = IMPERATIVES | frozenset("proofread edit rewrite shorten fix draft polish".split())
-_NOT_LEADS = _TASKS | frozenset("like so and but or which who not no nah nope".split())
-"""First words of a verbless sentence that is not the user's state: a task ("Proofread"), the
-rest of another sentence ("— like, epipen-level allergic"), a reply ("Not fasting, no")."""
+_NOT_LEADS = frozenset("like so and but or which who my our his her their the this that".split())
+"""First words of a verbless sentence that is the rest of another ("— like, epipen-level
+allergic") or has a subject of its own ("my sister's a dentist"), not the user's state."""
 _HEADS = frozenset({"ROOT", "conj", "ccomp", "parataxis", "advcl", "dep"})
 _UNSURE = frozenset("could would might may should must shall ought".split())
 _BECAUSE = frozenset("since because as given".split())

@@ -42,8 +42,19 @@ MAX_WORDS = 14
 def accepted(reply: str, proposal: str) -> str | None:
     """The option of the assistant's ``proposal`` that the user's ``reply`` takes, in the
     user's words ("zustand sounds right, go" → "zustand"); ``None`` when it takes none."""
+    return None if _REFUSED.search(reply) else _named_option(reply, proposal)
+
+
+def refused(reply: str, proposal: str) -> bool:
+    """Whether the user's short ``reply`` turns down, or asks about, an option the assistant's
+    ``proposal`` offered ("Not intermittent fasting, no."): the reply states nothing then."""
+    return bool(_REFUSED.search(reply)) and _named_option(reply, proposal) is not None
+
+
+def _named_option(reply: str, proposal: str) -> str | None:
+    """The option of ``proposal`` a short reply that is no statement of its own names."""
     words = _WORD.findall(reply)
-    if not words or len(words) > MAX_WORDS or _REFUSED.search(reply) or _STATES.match(reply):
+    if not words or len(words) > MAX_WORDS or _STATES.match(reply):
         return None
     if not _PROPOSES.search(proposal):
         return None

@@ -204,7 +204,8 @@ _PLAY = re.compile(
     r"\brp\s*:|\b(?:act(?:ing)? as|pretend|role-?play(?:ing)?|in character|let's play|d&d|dnd"
     r"|dungeon master|game master|(?:a|the) (?:story|scene|game) (?:where|in which))\b"
     r"|\byou(?:'re| are) (?:now )?(?:my|a|an|the)\b[^.!?\n]{0,60}\b(?:and|,)\s*I(?:'m| am)\b"
-    r"|^\W*(?:just )?test(?:ing)?\b|\bthis is (?:just )?a test\b",
+    r"|^\W*(?:just )?test(?:ing)?\b|\bthis is (?:just )?a test\b|\blorem ipsum\b"
+    r"|\ba test (?:string|message|sentence|input)\b",
     re.I,
 )
 """Role play, fiction and test messages: nothing in the turn is meant of the user."""
@@ -1177,13 +1178,15 @@ def extract(turns: Sequence[Turn]) -> list[Candidate]:
         if turn.role != "user":
             previous = turn
             continue
-        sentences = list(_sentences_of(turn.text))
         replied = _in_reply(turn, previous, found)
+        turned_down = _turns_down(turn, previous)
         previous = turn
         if replied is not None:
             category, fact, more = replied
             propose(category, fact, turn.number, **more)
+        if replied is not None or turned_down:
             continue
+        sentences = list(_sentences_of(turn.text))
         ruled: list[str] = []
         unread: list[tuple[str, bool]] = []
         for sentence in sentences:
@@ -1219,6 +1222,14 @@ def _in_reply(
     correction = Correction(old.turn or turn.number, fixed.wrong, fixed.right)
     more = {"identity": old.identity, "correction": correction}
     return FactCategory(old.category), fixed.fact, more
+
+
+def _turns_down(turn: Turn, previous: Turn | None) -> bool:
+    """Whether a short reply turns down (or asks about) what the assistant just proposed
+    ("Not intermittent fasting, no."): it states nothing of the user's."""
+    if previous is None or previous.role != "assistant":
+        return False
+    return dialogue.refused(_visible(turn.text).strip(), previous.text)
 
 
 def _covered(fact: str, ruled: Sequence[str]) -> bool:
