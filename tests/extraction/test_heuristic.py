@@ -576,6 +576,7 @@ def test_a_question_without_a_statement_of_the_users_stays_out(text: str) -> Non
         "List three fun facts about octopuses",
         "Convert 72°F to Celsius.",
         "lorem ipsum dolor sit amet, I am a test string",
+        "I used to smoke but I might start again",  # the past, then a hedge
     ],
 )
 def test_what_is_not_meant_of_the_user_yields_nothing(text: str) -> None:
@@ -602,6 +603,8 @@ def test_a_reply_that_turns_something_down_is_no_state_of_the_users() -> None:
         ("Type 1 diabetic since childhood, on a pump. Tips for eating out?", "diabetic"),
         ("Sixty-three and just retired.", "sixty-three"),
         ("Not a morning person, at all. Help me plan a routine.", "not a morning person"),
+        ("I used to live in Berlin but I've been in Munich for 4 years now", "Munich"),
+        ("Was a night guard until March, now I do day shifts at a data centre.", "day shifts"),
     ],
 )
 def test_what_a_rule_cannot_read_or_an_aside_leaves_is_read(text: str, fact: str) -> None:

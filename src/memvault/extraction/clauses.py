@@ -99,7 +99,9 @@ def _uncapitalised(doc: Span) -> str:
 
 def drops_subject(text: str) -> bool:
     """Whether a sentence of ``text`` dropped its subject, the user ("down to 84 kg",
-    "turned 35 yesterday"; see :func:`_dropped`)."""
+    "turned 35 yesterday"; see :func:`_dropped`); parsed only when it may."""
+    if not may_be_theirs(text, asks=False):
+        return False
     return nlp.read(text, lambda doc: any(_dropped(s) for s in doc.sents))
 
 

@@ -1099,8 +1099,11 @@ def _sentences_of(text: str) -> Iterator[tuple[str, bool]]:
         said = _RELEVANCE.sub("", _before_the_question(sentence))
         if not _english(said):
             continue
+        now = _after_the_past(said)
         if not _off_record(said):
             yield said, False
+        elif now is not None:
+            yield now, False
         elif _asks(said) and "," in said and not _OFF_RECORD.search(said[: said.rindex(",")]):
             yield said, True
 
@@ -1132,6 +1135,25 @@ def _parsed(sentences: Sequence[tuple[str, bool]]) -> list[clauses.Statement]:
         if "[quote]" not in said
     ]
     return clauses.statements([r for r in readable if r[0]])
+
+
+def _after_the_past(sentence: str) -> str | None:
+    """What a sentence says holds now after what held before ("I used to live in Berlin but
+    I've been in Munich for 4 years now", "Was a night guard until March, now I do days"): the
+    part after the turn, when the past is all that kept the sentence off the record."""
+    turn = next(reversed(list(_THEN_NOW.finditer(sentence))), None)  # the last one
+    if turn is None or not _PAST_BEFORE.search(sentence[: turn.start()]):
+        return None
+    now = sentence[turn.end() :].strip()
+    return now if now and not _off_record(now) else None
+
+
+_THEN_NOW = re.compile(r",?\s+but\s+(?:now\s+)?|;\s*(?:but\s+)?(?:now\s+)?|,\s*(?=now\b)", re.I)
+_PAST_BEFORE = re.compile(
+    r"\b(?:used to|until|back when|when I was|formerly|previously"
+    r"|for (?:a|\d+) (?:decade|years?))\b",
+    re.I,
+)
 
 
 def _asks(sentence: str) -> bool:
