@@ -74,3 +74,10 @@ def test_an_end_updates_only_a_memory_it_names() -> None:
 def test_two_memories_as_alike_are_ambiguous() -> None:
     olds = _olds("The user weighs 92 kg.", "The user weighs 92 kg!")
     assert updates.updated("The user is down to 84 kg.", frozenset(), olds, CLOSE) is None
+
+
+def test_a_word_that_only_may_say_a_change_weighs_only_what_it_names() -> None:
+    olds = _olds("The user weighs 92 kg.", "The user takes the bus to work.")
+    named = frozenset(pipeline.topic("I cycle to work now"))
+    assert updates.updated("The user cycles to work now.", named, olds, CLOSER) == 1
+    assert updates.updated("The user cycles to work now.", frozenset(), olds, CLOSER) is None

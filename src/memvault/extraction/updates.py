@@ -30,7 +30,7 @@ _ENDED = re.compile(
 """Words that say something the user held has ended: what ended is named ("dropped Spanish")."""
 _CHANGED = re.compile(
     r"\b(?:switch(?:ed|ing)|mov(?:ed|ing)\s+(?:to|over|off|from|on|everything|all|my|our|the)"
-    r"|(?:went|going|gone|go)\s+(?:with|for)\b.*\b(?:instead|after\s+all)|instead"
+    r"|instead"
     r"|replaced|swapped|changed|grown\s+to|raised|bumped|lowered|cut\s+(?:back|down)"
     r"|back\s+(?:on|to)"
     r"|(?:got|found|bought)\s+a\s+new|after\s+all|decided\s+on|settled\s+on|relocated"
@@ -128,18 +128,20 @@ def updated(
 ) -> int | None:
     """The index of the memory of ``olds`` the new ``fact`` updates (``named``: the stems of
     the user's words), or None: none alike enough (``least``), one not named when the change
-    ``must_name`` it, or two as alike."""
-    if not olds:
+    ``must_name`` it, or two as alike. Words that only may say a change ("now") weigh only the
+    memories they name (embedding every memory for each "now" would cost a second a turn)."""
+    only_named = must_name or least > CLOSE
+    weighed = [i for i, o in enumerate(olds) if o.topic & named or not only_named]
+    if not weighed:
         return None
-    scores = similarities(fact, [o.content for o in olds])
-    scores += np.array([NAMED if o.topic & named else 0.0 for o in olds])
+    scores = similarities(fact, [olds[i].content for i in weighed])
+    scores += np.array([NAMED if olds[i].topic & named else 0.0 for i in weighed])
     order = np.argsort(-scores)
-    best = int(order[0])
-    if scores[best] < least or (must_name and not olds[best].topic & named):
+    if scores[order[0]] < least:
         return None
-    if len(order) > 1 and scores[best] - scores[order[1]] < MARGIN:
+    if len(order) > 1 and scores[order[0]] - scores[order[1]] < MARGIN:
         return None
-    return best
+    return weighed[int(order[0])]
 
 
 def similarities(fact: str, others: Sequence[str]) -> np.ndarray:
