@@ -577,6 +577,8 @@ def test_a_question_without_a_statement_of_the_users_stays_out(text: str) -> Non
         "Convert 72°F to Celsius.",
         "lorem ipsum dolor sit amet, I am a test string",
         "I used to smoke but I might start again",  # the past, then a hedge
+        "Learning Rust is hard",  # an "-ing" subject, not a dropped "I'm"
+        "working from home is great honestly",
     ],
 )
 def test_what_is_not_meant_of_the_user_yields_nothing(text: str) -> None:

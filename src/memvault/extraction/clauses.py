@@ -108,9 +108,9 @@ def drops_subject(text: str) -> bool:
 def _dropped(doc: Span) -> str | None:
     """The subject a sentence dropped, if it did: "I'm" for a short one with no verb but in a
     clause of its own ("Type 1 diabetic since childhood", "down to 2 cats since Milo passed";
-    not a task word alone, "Proofread") or one that opens with a
-    subjectless "-ing" verb ("going with Neovim instead"); "I" for one that opens with a
-    subjectless past verb ("turned 35 yesterday", "passed my B2 exam")."""
+    not one headed by a task word, "List three fun facts") or one that opens with a subjectless
+    "-ing" verb ("going with Neovim instead"; not the subject of another, "Learning Rust is
+    hard"); "I" for one that opens with a subjectless past verb ("turned 35 yesterday")."""
     if all(_subordinate(t) for t in doc if t.pos_ in ("VERB", "AUX")):
         words = [t for t in doc if t.is_alpha]
         short = 2 <= len(words) <= FRAGMENT_WORDS
@@ -122,7 +122,7 @@ def _dropped(doc: Span) -> str | None:
     first = next((t for t in doc if t.is_alpha), None)
     if first is None or _has_subject(first):
         return None
-    if first.tag_ == "VBG" and first.dep_ in ("ROOT", "csubj", "advcl"):
+    if first.tag_ == "VBG" and first.dep_ in ("ROOT", "advcl"):
         return None if first.dep_ == "advcl" and _said_by_me(first.head) else "I'm"
     return "I" if first.tag_ == "VBD" and first.dep_ == "ROOT" else None
 
@@ -160,12 +160,21 @@ _DROPPED = re.compile(
 
 def _completed(text: str) -> str:
     """A sentence whose subject is dropped given its "I" ("living in Porto" → "I'm living in
-    Porto", "been in Dublin 8 years" → "I've been in Dublin 8 years")."""
+    Porto", "been in Dublin 8 years" → "I've been in Dublin 8 years"); not one whose "-ing" is
+    the subject ("Learning Rust is hard")."""
     found = _DROPPED.match(text)
-    if found is None:
+    if found is None or (found[0].endswith("ing") and _IS_SUBJECT.search(text)):
         return text
     lead = "I've" if found["been"] else "I" if found["past"] else "I'm"
     return f"{lead} {text[:1].lower()}{text[1:]}"
+
+
+_IS_SUBJECT = re.compile(
+    r"^[^\s,;]+(?:\s+[^\s,;]+){0,4}?\s+"
+    r"(?:is|was|are|were|seems|feels|looks|sounds|gets|has been)\b",
+    re.I,
+)
+"""An "-ing" phrase that is the subject of a verb of its own ("Learning Rust is hard")."""
 
 
 # --- the clauses of a parse ----------------------------------------------------------------------

@@ -1099,10 +1099,9 @@ def _sentences_of(text: str) -> Iterator[tuple[str, bool]]:
         said = _RELEVANCE.sub("", _before_the_question(sentence))
         if not _english(said):
             continue
-        now = _after_the_past(said)
         if not _off_record(said):
             yield said, False
-        elif now is not None:
+        elif (now := _after_the_past(said)) is not None:
             yield now, False
         elif _asks(said) and "," in said and not _OFF_RECORD.search(said[: said.rindex(",")]):
             yield said, True
@@ -1200,8 +1199,9 @@ def extract(turns: Sequence[Turn]) -> list[Candidate]:
         if turn.role != "user":
             previous = turn
             continue
-        replied = _in_reply(turn, previous, found)
-        turned_down = _turns_down(turn, previous)
+        text = _visible(turn.text).strip()
+        replied = _in_reply(turn.number, text, previous, found)
+        turned_down = _turns_down(text, previous)
         previous = turn
         if replied is not None:
             category, fact, more = replied
@@ -1227,31 +1227,31 @@ def extract(turns: Sequence[Turn]) -> list[Candidate]:
 
 
 def _in_reply(
-    turn: Turn, previous: Turn | None, earlier: Sequence[Candidate]
+    number: int, text: str, previous: Turn | None, earlier: Sequence[Candidate]
 ) -> tuple[FactCategory, str, dict[str, Any]] | None:
-    """What a short reply means in the dialogue: the assistant's suggestion it takes (the
-    user's decision, in the user's words), or the earlier statement of the user's it corrects."""
-    text = _visible(turn.text).strip()
+    """What a short reply (turn ``number``, its visible ``text``) means in the dialogue: the
+    assistant's suggestion it takes (the user's decision, in the user's words), or the earlier
+    statement of the user's it corrects."""
     if previous is not None and previous.role == "assistant" and _english(text):
         option = dialogue.accepted(text, previous.text)
         if option is not None:
             return DEC, dialogue.choice(option), {"accepts": option}
-    stated = [c for c in earlier if c.turn is not None and c.turn < turn.number]
+    stated = [c for c in earlier if c.turn is not None and c.turn < number]
     fixed = dialogue.corrected(text, [c.fact for c in stated])
     if fixed is None:
         return None
     old = stated[fixed.index]
-    correction = Correction(old.turn or turn.number, fixed.wrong, fixed.right)
+    correction = Correction(old.turn or number, fixed.wrong, fixed.right)
     more = {"identity": old.identity, "correction": correction}
     return FactCategory(old.category), fixed.fact, more
 
 
-def _turns_down(turn: Turn, previous: Turn | None) -> bool:
-    """Whether a short reply turns down (or asks about) what the assistant just proposed
-    ("Not intermittent fasting, no."): it states nothing of the user's."""
+def _turns_down(text: str, previous: Turn | None) -> bool:
+    """Whether a short reply (its visible ``text``) turns down, or asks about, what the
+    assistant just proposed ("Not intermittent fasting, no."): it states nothing of the user's."""
     if previous is None or previous.role != "assistant":
         return False
-    return dialogue.refused(_visible(turn.text).strip(), previous.text)
+    return dialogue.refused(text, previous.text)
 
 
 def _covered(fact: str, ruled: Sequence[str]) -> bool:
