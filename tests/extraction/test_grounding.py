@@ -39,6 +39,10 @@ def _stated(fact: str, own: str, native: str | None = None) -> bool:
         ("The user is studying for the AWS exam.", "Currently studying for the AWS exam."),
         ("The user is colorblind.", "Don't forget that I'm colorblind."),
         ("The user speaks Portuguese.", "I speak Portuguese, but no German."),
+        (
+            "The user's daughter's name is Inês.",
+            "Remember that my daughter is called Inês and she's allergic to eggs.",
+        ),
     ],
 )
 def test_the_users_own_statements_are_stated(fact: str, own: str) -> None:
@@ -202,6 +206,8 @@ def test_negations_by_kind() -> None:
         ("The user puts convenience ahead of security.", "I put security ahead of convenience."),
         ("The user reports to Marco.", "I report to Hannah, and Marco reports to me."),
         ("The user prefers Zephyr Coin.", "I prefer Zephyr Coin (not me, my brother)."),
+        ("The user is allergic to eggs.", "My daughter is Inês and she's allergic to eggs."),
+        ("The user runs marathons.", "My wife and I moved here, and she runs marathons."),
         (
             "The user loves sharing passwords with Orbitline.",
             "Oh sure, I just love sharing passwords with Orbitline. /s",

@@ -81,7 +81,9 @@ _HIDES = re.compile(
 )
 """Invisible characters that change what a reader and a program see: inside a word, or
 reordering or spelling text (bidi controls, tag characters)."""
-_SUBJECT_AHEAD = r"(?=(?:i|i'm|i've|i'd|i'll|we|we're|we've|my|our|let's)\b)"
+_SUBJECT_AHEAD = (
+    r"(?=(?:i|i'm|i've|i'd|i'll|we|we're|we've|my|our|let's|he|she|they|he's|she's|they're)\b)"
+)
 _CLAUSE_END = re.compile(
     r"[.!?;:\u3002\uff01\uff1f]+(?=\s|$)|\n+|\s+[\u2014\u2013-]+\s+"
     rf"|,\s*(?:and\s+|but\s+|so\s+|plus\s+)?{_SUBJECT_AHEAD}"
@@ -90,9 +92,10 @@ _CLAUSE_END = re.compile(
     r"|,\s*(?=(?:what|which|how|can|could|would|should|do|does|is|are|any)\b)",
     re.IGNORECASE,
 )
-"""Where a clause ends: a sentence, a line, a dash, or where a new first-person statement (or a
-subjectless "…, switched to Linux") starts — never at a bare comma, which may sit inside a
-negation's reach ("I never, ever sign…")."""
+"""Where a clause ends: a sentence, a line, a dash, or where a new statement of the user's or of
+someone they spoke of ("…, and she's allergic to eggs"; or a subjectless "…, switched to Linux")
+starts — never at a bare comma, which may sit inside a negation's reach ("I never, ever
+sign…")."""
 _QUESTION = re.compile(r"[?\uff1f]")
 _REMEMBER = re.compile(r"\b(?:remember|note|keep\s+in\s+mind|don't\s+forget|memori[sz]e)\b", re.I)
 _SARCASM = re.compile(

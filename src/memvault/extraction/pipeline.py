@@ -399,8 +399,11 @@ def _copied(sentence: str, seen: str) -> bool:
 
 
 def route(candidate: Candidate, may_go_global: bool) -> tuple[Destination, str]:
-    """Where a candidate goes, and as what category."""
+    """Where a candidate goes, and as what category: a ``fact`` of what the user likes or
+    avoids, though it reads as what they are ("is vegan", "not a night owl"), is a preference."""
     category = FactCategory(candidate.category)
+    if category is FactCategory.FACT and about.what_they_prefer(candidate.fact):
+        category = FactCategory.PREFERENCE
     if may_go_global and category in DURABLE:
         return Destination.GLOBAL, str(category)
     if (
