@@ -391,6 +391,28 @@ def test_a_value_with_separators_is_one_word() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("rent went up to 1,550", "The user's rent is 1,550."),
+        ("rent is 1,400 a month", "The user's rent is 1,400 a month."),
+        ("commute's 15 minutes now since we moved", "The user's commute is 15 minutes."),
+        ("my commute's 40 minutes", "The user's commute is 40 minutes."),
+        ("my team's grown to 7", "The user's team has grown to 7."),
+    ],
+)
+def test_a_quantity_of_the_users_with_my_left_out(text: str, fact: str) -> None:
+    assert said(text) == [(F, fact)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Rent is 1,400 in Porto for a one-bed.", "Salary is 50k for juniors at Google."],
+)
+def test_a_quantity_of_a_place_or_a_thing_is_not_the_users(text: str) -> None:
+    assert not any("The user's" in fact for _, fact in said(text))
+
+
 def test_hidden_values_come_back_as_written() -> None:
     """Text that merely looks like a hidden value is the user's own and stays as it is."""
     assert said("I like qv31vq and qv0a0avq.") == [(P, "The user likes qv31vq and qv0a0avq.")]

@@ -81,3 +81,30 @@ def test_a_word_that_only_may_say_a_change_weighs_only_what_it_names() -> None:
     named = frozenset(pipeline.topic("I cycle to work now"))
     assert updates.updated("The user cycles to work now.", named, olds, CLOSER) == 1
     assert updates.updated("The user cycles to work now.", frozenset(), olds, CLOSER) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "least"),
+    [
+        ("The user uses VS Code for everything.", "The user switched to Zed.", CLOSE),
+        (
+            "The user banks with Barclays.",
+            "The user switched their main account to Starling.",
+            CLOSE,
+        ),
+        ("The user is using Poetry for deps.", "The user moved all their projects to uv.", CLOSE),
+        ("The user's phone is a Samsung S22.", "The user got a Pixel 9 last week.", CLOSER),
+        ("The user is single.", "The user is engaged.", CLOSER),
+    ],
+)
+def test_another_of_the_same_kind_updates_what_it_replaces(
+    old: str, new: str, least: float
+) -> None:
+    """The sentences share no word and the model barely relates them: the kind does."""
+    olds = _olds("The user manages 4 people.", old, "The user lives in Bristol.")
+    assert updates.updated(new, frozenset(), olds, least) == 1
+
+
+def test_the_same_kind_is_no_change_without_words_that_say_one() -> None:
+    """Two editors for two jobs: no change is said, so nothing is weighed (p066 of the pairs)."""
+    assert updates.change_said("IntelliJ for big Java projects") is None

@@ -137,6 +137,9 @@ def test_two_pets_coexist(tmp_path: Path) -> None:
         ("I weigh 92 kg", "down to 84 kg!", "92 kg", "84 kg"),
         ("I drink like 4 coffees a day", "quit coffee completely two weeks ago", "4", "quit"),
         ("my budget for the sofa is £800", "bumped the sofa budget to £1,000", "£800", "£1,000"),
+        ("I use VS Code for everything", "switched to Zed last month", "VS Code", "Zed"),
+        ("using Poetry for deps", "moved all my projects to uv", "Poetry", "uv"),
+        ("rent is 1,400 a month", "rent went up to 1,550", "1,400", "1,550"),
     ],
 )
 def test_a_stated_change_supersedes_what_it_changes(

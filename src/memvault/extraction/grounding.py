@@ -767,7 +767,7 @@ def _subject(fact: str, said: str) -> str | None:
     if (someone := _verb_subject(fact, said)) is not None:
         return f"the user's words have someone else doing it ({someone})"
     own_subject = _OWN_SUBJECT.search(said) or (
-        not _FIRST_PERSON.search(said) and clauses.drops_subject(said)
+        not _FIRST_PERSON.search(said) and (clauses.drops_subject(said) or _drops_my(fact, said))
     )
     if not own_subject and not _FIRST_PERSON.search(said):
         return "the user's words there are not about the user"
@@ -781,6 +781,14 @@ def _subject(fact: str, said: str) -> str | None:
     return None
 
 
+def _drops_my(fact: str, said: str) -> bool:
+    """The user's words open with what the fact says is theirs, "my" left out ("rent went up
+    to 1,550" for "The user's rent is 1,550.")."""
+    owned = _OWNED.match(fact)
+    return owned is not None and re.match(rf"\W*{re.escape(owned[1])}\b", said, re.I) is not None
+
+
+_OWNED = re.compile(r"\W*(?:the\s+)?user's\s+(\w+)", re.IGNORECASE)
 _NOT_ME = re.compile(
     r"\bnot\s+(?:me|us|mine|myself)\b|\bnot\s+(?:my|our)\s+(?:thing|call|idea)\b", re.I
 )

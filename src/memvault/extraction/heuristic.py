@@ -146,6 +146,14 @@ CHANGED = (
     r"(?:has |have )?(?:increased|decreased|risen|rose|dropped|fallen|fell|changed) to)"
 )
 """How "my rent …" gives its value, or its new value ("went up to")."""
+BARE_QUANTITY = _alternatives(
+    """rent|salary|income|pay|mortgage|mortgage payment|savings|commute|bedtime|weight|
+    mileage|screen time|resting heart rate|step goal"""
+)
+"""What a user's sentence may measure with "my" left out ("rent went up to 1,550",
+"commute's 15 minutes now"): no value of a place or a thing ("rent is 1,400 in Porto")."""
+GROUP = _alternatives("team|family|household|class|startup|company|department|squad")
+"""What of the user's grows or shrinks in number ("my team's grown to 7")."""
 VALUE_VERBS = _alternatives(
     """weigh|earn|make|pay|spend|save|owe|charge|bill|invoice|budget|invest|donate|run|walk|
     cycle|bike|swim|row|hike|sleep|drive|commute|drink|eat|lift|bench|squat|deadlift|study|
@@ -946,8 +954,19 @@ _TABLE: list[tuple[str, Build]] = [
     ),
     # quantities
     (
-        rf"^my (?P<a>{QUANTITY}) {CHANGED} {ADV}(?P<q>(?:set (?:to|at) |at )?{AMOUNT_START}.+)",
+        rf"^my (?P<a>{QUANTITY})(?:'s| {CHANGED}) {ADV}"
+        rf"(?P<q>(?:set (?:to|at) |at )?{AMOUNT_START}.+)",
         say(FACT, "The user's {a} is {q}."),
+    ),
+    (
+        rf"^(?P<a>{BARE_QUANTITY})(?:'s| {CHANGED}) {ADV}"
+        rf"(?P<q>{AMOUNT_START}(?:(?! (?:in|for|at) ).)+)$",
+        say(FACT, "The user's {a} is {q}."),
+    ),
+    (
+        rf"^(?:my|our) (?P<g>{GROUP})(?:'s| has| have) (?:grown|shrunk|gone (?:up|down)) to "
+        r"(?P<q>\d+(?: (?:people|engineers|developers|staff|employees|members|reports))?)",
+        say(FACT, "The user's {g} has grown to {q}."),
     ),
     (rf"^I am {ADV}(?P<q>{AMOUNT_START}.+?)(?P<tall> tall)?$", _height),
     (

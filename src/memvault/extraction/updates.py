@@ -7,7 +7,8 @@ user states of anything else is linked here, by meaning. A turn links only when 
 words say something changed ("switched", "instead", "no longer", "turned 35", "now") and do not
 add to what holds ("also", "too", "as well": two pets, two languages). The memory it updates is
 the one most like the new fact — by the packaged MiniLM, and more when the turn names what the
-memory is about ("dropped Spanish") — if alike enough: less for a plain change ("switched to"),
+memory is about ("dropped Spanish") or names another of the same kind (:mod:`.kinds`: "Zed"
+for "VS Code") — if alike enough: less for a plain change ("switched to"),
 more for a word that only may say one ("now", "these days"). Two memories as alike are
 ambiguous, and neither is updated.
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..embeddings.local import shared_model
+from .kinds import kinds_named
 
 _ENDED = re.compile(
     r"\b(?:no\s+longer|not\s+\w+(?:\s+\w+)?\s+any\s?more|quit|stopped|dropped|ditched"
@@ -64,6 +66,8 @@ CLOSER = 0.5
 """Least similarity when the words only may say something changed ("now")."""
 NAMED = 0.2
 """What naming a memory's topic in the turn ("dropped Spanish") adds to its similarity."""
+SAME_KIND = 0.25
+"""What naming another of the same kind ("Zed" for "VS Code": :mod:`.kinds`) adds."""
 MARGIN = 0.05
 """How much closer the memory updated must be than the next: nearer is ambiguous."""
 
@@ -128,14 +132,23 @@ def updated(
 ) -> int | None:
     """The index of the memory of ``olds`` the new ``fact`` updates (``named``: the stems of
     the user's words), or None: none alike enough (``least``), one not named when the change
-    ``must_name`` it, or two as alike. Words that only may say a change ("now") weigh only the
-    memories they name (embedding every memory for each "now" would cost a second a turn)."""
+    ``must_name`` it, or two as alike. Naming another of the same kind ("switched to Zed" and
+    "uses VS Code") makes a memory closer. Words that only may say a change ("now") weigh only
+    the memories they name or that name the same kind (embedding every memory for each "now"
+    would cost a second a turn)."""
     only_named = must_name or least > CLOSE
-    weighed = [i for i, o in enumerate(olds) if o.topic & named or not only_named]
+    kinds = kinds_named(fact)
+    alike = [bool(kinds & kinds_named(o.content)) for o in olds]
+    weighed = [
+        i
+        for i, o in enumerate(olds)
+        if o.topic & named or (alike[i] and not must_name) or not only_named
+    ]
     if not weighed:
         return None
     scores = similarities(fact, [olds[i].content for i in weighed])
     scores += np.array([NAMED if olds[i].topic & named else 0.0 for i in weighed])
+    scores += np.array([SAME_KIND if alike[i] else 0.0 for i in weighed])
     order = np.argsort(-scores)
     if scores[order[0]] < least:
         return None
