@@ -135,3 +135,32 @@ def test_the_shipped_judge_is_whole() -> None:
     assert model["labels"] == list(judge.LABELS)
     assert len(model["embedding"]) == 384
     assert all(len(row) == len(judge.LABELS) for row in model["weights"].values())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "dropped Spanish, doing Italian now",
+        "back on day shifts now",
+        "I moved everything to Render",
+        "we moved the standup to Thursdays",
+        "my rent went up again",
+    ],
+)
+def test_the_user_says_it_of_themselves(text: str) -> None:
+    assert clauses.of_the_user(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my wife switched to Android",
+        "my boss moved to Leeds",
+        "not switching to Android",
+        "I don't use Vim anymore",
+        "Notion got too slow",
+        "The deadline moved to June",
+    ],
+)
+def test_someone_else_or_a_negation_is_not_the_users_statement(text: str) -> None:
+    assert not clauses.of_the_user(text)

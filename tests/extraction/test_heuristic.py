@@ -633,3 +633,23 @@ def test_a_reply_that_turns_something_down_is_no_state_of_the_users() -> None:
 )
 def test_what_a_rule_cannot_read_or_an_aside_leaves_is_read(text: str, fact: str) -> None:
     assert any(fact in found for _, found in said(text)), said(text)
+
+
+def test_a_change_read_as_no_fact_is_offered_in_the_users_words_as_an_update_only() -> None:
+    """The pipeline stores it only when it updates a memory (tests/integration)."""
+    (found,) = extract([Turn(1, "user", "dropped Spanish, doing Italian now")])
+    assert found.fact == 'The user said: "dropped Spanish, doing Italian now"'
+    assert found.updates_only
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my wife switched to Android",  # someone else's change
+        "not switching to Android",  # no change
+        "switched to Zed last month",  # read as a fact of its own
+        "did we switch the standup to Thursdays?",  # asked
+    ],
+)
+def test_no_update_only_offer_for_what_is_not_a_change_of_the_users(text: str) -> None:
+    assert not any(c.updates_only for c in extract([Turn(1, "user", text)]))

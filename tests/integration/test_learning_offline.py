@@ -140,6 +140,12 @@ def test_two_pets_coexist(tmp_path: Path) -> None:
         ("I use VS Code for everything", "switched to Zed last month", "VS Code", "Zed"),
         ("using Poetry for deps", "moved all my projects to uv", "Poetry", "uv"),
         ("rent is 1,400 a month", "rent went up to 1,550", "1,400", "1,550"),
+        (
+            "I'm learning Spanish on Duolingo",
+            "dropped Spanish, doing Italian now",
+            "Duo",
+            "Italian",
+        ),
     ],
 )
 def test_a_stated_change_supersedes_what_it_changes(
@@ -182,6 +188,14 @@ def test_what_is_no_change_retires_nothing(tmp_path: Path, said: Said) -> None:
         assert before
         _say(memory, session, said[1:])
         assert before <= {e.id for e in _held(memory, "steady", session)}
+
+
+def test_a_change_that_updates_nothing_held_stores_nothing(tmp_path: Path) -> None:
+    """The user's words of a change no fact was read from are kept only as an update."""
+    with _fresh(tmp_path) as memory:
+        session = memory.create_session("newcomer").id
+        _say(memory, session, [("dropped Spanish, doing Italian now", "Nice.")])
+        assert _held(memory, "newcomer", session) == []
 
 
 def _held(memory: Memory, user: str, session: str) -> list[MemoryEntry]:

@@ -105,6 +105,38 @@ def drops_subject(text: str) -> bool:
     return nlp.read(text, lambda doc: any(_dropped(s) for s in doc.sents))
 
 
+def of_the_user(text: str) -> bool:
+    """Whether every sentence of ``text`` is the user's, not negated: its subject is "I" or
+    "we", or it dropped its subject ("dropped Spanish, doing Italian now")."""
+    if not may_be_theirs(text, asks=False):
+        return False
+    return nlp.read(text, lambda doc: all(_unnegated_own(s) for s in doc.sents))
+
+
+def _unnegated_own(sentence: Span) -> bool:
+    if any(t.dep_ == "neg" for t in sentence):
+        return False
+    subject = next((c for c in sentence.root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is None:
+        return _dropped(sentence) is not None
+    return subject.lower_ in ("i", "we") or _their_thing(subject)
+
+
+def _their_thing(noun: Token) -> bool:
+    """Something of the user's, not someone ("my rent", "our team"; not "my wife", "my boss")."""
+    owned = any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in noun.children)
+    lemma = noun.lemma_.casefold()
+    return owned and noun.pos_ == "NOUN" and not about.KIN.match(lemma) and lemma not in _PEOPLE
+
+
+_PEOPLE = frozenset(
+    """friend colleague coworker co-worker neighbour neighbor roommate flatmate housemate
+    landlord landlady client customer teammate doctor dentist therapist teacher coach ex
+    mate buddy pal guy girl man woman person people""".split()
+)
+"""People of the user's whose doings are their own."""
+
+
 def _dropped(doc: Span) -> str | None:
     """The subject a sentence dropped, if it did: "I'm" for a short one with no verb but in a
     clause of its own ("Type 1 diabetic since childhood", "down to 2 cats since Milo passed";

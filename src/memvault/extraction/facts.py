@@ -16,6 +16,8 @@ class FactCategory(StrEnum):
     CONTEXT = "context"
 
 
+QUOTED = "The user said: "
+"""How a stored fact that keeps the user's own words begins."""
 DURABLE = frozenset({FactCategory.PREFERENCE, FactCategory.DECISION})
 """Categories that describe the user for good: routed to Global Memory (never from a private
 session); ``fact`` and ``context`` go to the session's Session Memory."""
@@ -71,6 +73,9 @@ class Candidate:
     correction: Correction | None = None
     """The earlier statement this fact corrects: its turn's words ground the fact too, and a
     stored memory with the wrong value is what it replaces."""
+    updates_only: bool = False
+    """Proposed only as an update: the user's words of a change the extractor could not read
+    as a fact ("dropped Spanish, doing Italian now"), stored only when they update a memory."""
     vector: Any = field(default=None, compare=False, repr=False)
     """The fact's embedding by the packaged MiniLM, when the extractor made one (the learned
     judge weighs it): a store that embeds with that model stores it as is."""

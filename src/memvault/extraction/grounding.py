@@ -43,6 +43,7 @@ from ..retrieval.text import STOPWORDS, stems
 from ..security.text import fold, mixes_scripts, normalise
 from . import clauses
 from .english import REL
+from .facts import QUOTED
 from .heuristic import FOREIGN
 
 FRAMING = frozenset(
@@ -212,8 +213,6 @@ _FACT_RELATIVE = re.compile(
 """A fact whose subject is one of the user's people ("The user's brother is…")."""
 _ABOUT_USER = re.compile(r"\buser(?:'s|s)?\b", re.IGNORECASE)
 """A fact about the user ("The deadline moved to June 3rd" is not: its subject is its own)."""
-QUOTED = "The user said: "
-"""How a stored fact that keeps the user's own words begins."""
 _TRAILING = " ,;:\u2014\u2013-"
 MAX_QUOTE_CHARS = 300
 """The longest run of the user's words kept as a statement when the fact is not theirs."""

@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.extraction import clauses, dialogue, judge
+from memvault.extraction import clauses, dialogue, judge, updates
 from memvault.extraction.english import IMPERATIVES, REL, third_person
 from memvault.extraction.english import alternatives as _alternatives
-from memvault.extraction.facts import Candidate, Correction, FactCategory, Turn
+from memvault.extraction.facts import QUOTED, Candidate, Correction, FactCategory, Turn
 from memvault.extraction.slots import split_preference
 from memvault.retrieval.text import STOPWORDS, words
 from memvault.security import quoting
@@ -152,6 +152,11 @@ BARE_QUANTITY = _alternatives(
 )
 """What a user's sentence may measure with "my" left out ("rent went up to 1,550",
 "commute's 15 minutes now"): no value of a place or a thing ("rent is 1,400 in Porto")."""
+NEW_VALUE = _alternatives(
+    """gone up|went up|gone down|went down|increased|decreased|risen|rose|dropped|fallen|fell|
+    grown|grew|shrunk|shrank|doubled|halved|jumped|climbed|crept up|shot up"""
+)
+"""How a value of the user's changes ("my step count has doubled to 12k")."""
 GROUP = _alternatives("team|family|household|class|startup|company|department|squad")
 """What of the user's grows or shrinks in number ("my team's grown to 7")."""
 VALUE_VERBS = _alternatives(
@@ -768,10 +773,15 @@ DISLIKE = (
 CHOSE = r"(?:chose|chosen|picked|selected|opted for|settled on|went with|gone with|went for)"
 JOINED = r"(?:joined|started (?:a new job |working |a job )?at|got a (?:new )?job at|started at)"
 WORK = r"(?:work|am working|am employed)"
-BASE = r"(?P<n>office|company|team|school|university|home)"
+BASE = (
+    r"(?P<n>office|company|team|school|university|home|gym|dentist|doctor|gp|vet|clinic|barber"
+    r"|hairdresser|physio|therapist|studio|lab|workplace)"
+)
 ADOPT = r"(?:use|go with|stick with|stick to|switch to|adopt|migrate to)"
 ADOPTING = r"(?:going with|sticking with|switching to|switching from .+? to|migrating to|adopting)"
 SWITCHED = r"(?:switched|migrated|moved over|moved)"
+EVERYTHING = r"(?:everything|it all|all of it|the lot|(?:all )?(?:my|our) (?:stuff|things|infra))"
+"""What a switch moves as a whole ("moved everything off Heroku to Render")."""
 FAVOURITE = r"(?:all[- ]time )?(?:favou?rite|fav|fave)"
 ATTRIBUTE = r"(?P<a>[\w-]+(?: [\w-]+){0,2})"
 SESSION_THING = (
@@ -942,7 +952,8 @@ _TABLE: list[tuple[str, Build]] = [
         _deciding,
     ),
     (
-        rf"^(?:we|I) (?:have )?{ADV}{SWITCHED} (?:from (?P<y>.+?) )?to (?P<p>.+)",
+        rf"^(?:we|I) (?:have )?{ADV}{SWITCHED} (?:{EVERYTHING} )?(?:(?:from|off) (?P<y>.+?) )?"
+        r"(?:to|onto) (?P<p>.+)",
         say(DEC, "The user switched [from {y} ]to {p}."),
     ),
     # context
@@ -961,6 +972,11 @@ _TABLE: list[tuple[str, Build]] = [
     (
         rf"^(?P<a>{BARE_QUANTITY})(?:'s| {CHANGED}) {ADV}"
         rf"(?P<q>{AMOUNT_START}(?:(?! (?:in|for|at) ).)+)$",
+        say(FACT, "The user's {a} is {q}."),
+    ),
+    (
+        rf"^my (?P<a>(?!{REL}\b)[\w-]+(?: [\w-]+)?) (?:has |have )?{NEW_VALUE} to "
+        rf"(?P<q>{AMOUNT_START}.+)",
         say(FACT, "The user's {a} is {q}."),
     ),
     (
@@ -1242,7 +1258,24 @@ def extract(turns: Sequence[Turn]) -> list[Candidate]:
             if verdict is not None:
                 more = {"identity": verdict.identity, "vector": verdict.vector}
                 propose(verdict.category, statement.fact, turn.number, **more)
+        learned = [c.fact for c in found if c.turn == turn.number]
+        for change in _changes(unread, learned):
+            propose(FACT, f'{QUOTED}"{change}"', turn.number, updates_only=True)
     return found
+
+
+def _changes(sentences: Sequence[tuple[str, bool]], learned: Sequence[str]) -> Iterator[str]:
+    """The user's sentences that say something changed ("dropped Spanish, doing Italian now",
+    "13 years coding as of this month") when nothing was learned from them: offered in the
+    user's words, as an update only. Their words say a change outright (not only "now" or
+    "joined"), the user is their subject (or they dropped it), and no sentence is negated ("not
+    switching to Android")."""
+    for said, asks in sentences:
+        change = updates.change_said(said)
+        if asks or change is None or change.least > updates.CLOSE:
+            continue
+        if not any(_content(said) & _content(f) for f in learned) and clauses.of_the_user(said):
+            yield said.strip().rstrip(".!")
 
 
 def _in_reply(

@@ -52,8 +52,8 @@ _KINDS = {
         portuguese|dutch|russian|arabic|hindi|polish|swedish|norwegian|danish|turkish|greek|
         hebrew|ukrainian|welsh|irish|finnish|czech|vietnamese|thai""",
     "relationship": "single|engaged|married|divorced|widowed|separated|dating|in a relationship",
-    "employment": """freelance|freelancer|freelancing|in-house|employed|self-employed|
-        contractor|contracting|unemployed|full-time|part-time|retired""",
+    "employment": """freelance|freelances|freelanced|freelancer|freelancing|in-house|employed|
+        self-employed|contractor|contracting|unemployed|full-time|part-time|retired""",
     "drink": """coffee|tea|green tea|black tea|matcha|decaf|espresso|herbal tea|rooibos|
         earl grey|yerba mate""",
     "streaming": "netflix|disney\\+|disney plus|hbo|prime video|hulu|apple tv|paramount\\+",

@@ -36,7 +36,7 @@ from ..security.spans import outside
 from ..security.text import normalise
 from ..types import MemoryEntry
 from . import about, dialogue, grounding, selfref, slots, updates
-from .facts import DURABLE, Candidate, FactCategory, Turn
+from .facts import DURABLE, QUOTED, Candidate, FactCategory, Turn
 
 WINDOW = 4
 """User/assistant records an extraction reads."""
@@ -426,7 +426,7 @@ def is_identity(fact: str, *, judged: bool | None = None) -> bool:
     slot = slots.slot_of(fact)
     if slot is not None and slot.subject == "user" and slot.attribute in DURABLE_ATTRIBUTES:
         return True
-    if judged is False or fact.startswith(grounding.QUOTED):
+    if judged is False or fact.startswith(QUOTED):
         return False
     return about.who_they_are(fact)
 
@@ -446,7 +446,10 @@ def _with_replacements(decision: Decision, where: Situation) -> Decision:
         promoted = _kept_replacements(promoted, where, ended)
         if promoted.replaces:
             return promoted
-    return _linked(decision, where) if where.use_slots else decision
+    linked = _linked(decision, where) if where.use_slots else decision
+    if decision.candidate.updates_only and not linked.replaces:
+        return replace(linked, dropped="an update of nothing held: the change names no memory")
+    return linked
 
 
 def _linked(decision: Decision, where: Situation) -> Decision:
@@ -545,14 +548,14 @@ def replacement_refusal(
         return "a derived fact never retires what the user stated"
     if ended or _corrects(decision.candidate, old):
         return None
-    if _PAST.search(decision.content.removeprefix(grounding.QUOTED)):
+    if _PAST.search(decision.content.removeprefix(QUOTED)):
         return "a fact about the past retires nothing current"
     new_slot, old_slot = slots.slot_of(decision.content), slots.slot_of(old.content)
     if new_slot is not None and old_slot is not None and new_slot.subject != old_slot.subject:
         return f"about someone else ({old_slot.subject})"
     if linked:
         return None
-    if decision.content.startswith(grounding.QUOTED):
+    if decision.content.startswith(QUOTED):
         return _quote_refusal(decision.content, old)
     if new_slot is not None and old_slot is not None:
         if new_slot.attribute in slots.MULTI_VALUED and not slots.conflicts(new_slot, old_slot):

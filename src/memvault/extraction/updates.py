@@ -35,7 +35,8 @@ _CHANGED = re.compile(
     r"|instead"
     r"|replaced|swapped|changed|grown\s+to|raised|bumped|lowered|cut\s+(?:back|down)"
     r"|back\s+(?:on|to)"
-    r"|(?:got|found|bought)\s+a\s+new|after\s+all|decided\s+on|settled\s+on|relocated"
+    r"|(?:got|found|bought)\s+a\s+new|bought\s+a\s+(?:place|house|flat|home|apartment|condo)"
+    r"|after\s+all|decided\s+on|settled\s+on|relocated"
     r"|remortgaged|upgraded|downgraded)\b",
     re.IGNORECASE,
 )
