@@ -40,12 +40,14 @@ from ..trust.retention import RetentionPlans, RetentionReport
 from ..types import AuditPage, ItemResult, MemoryEntry, NewEntry, Page, SearchHit, WriteReport
 from ..versions import History, Supersession, VersionPlans
 from . import endpoints as api
+from .answers import PLAIN, Codec, Custom, Each, Scored, Value, Whole
 from .codec import arguments, decoded, entry_fields, request, wire
 
 P = ParamSpec("P")
 T = TypeVar("T")
-Read = Callable[[Any], Any]
 
+ENTRIES = Each("entries", MemoryEntry)
+"""A list of entries, as most reads answer."""
 FLUSH_WAIT = 30.0
 """Seconds one flush request lets the server wait (a longer flush sends several)."""
 
@@ -57,8 +59,8 @@ class Operation(Generic[P, T]):
     plan: Callable[Concatenate[Any, P], Plan[T]]
     """The local plan: the operation's name, parameters, docstring and result."""
     endpoint: api.Endpoint
-    read: Read = lambda body: body
-    """The answer's JSON → the result."""
+    answer: Codec = PLAIN
+    """The result as JSON and back: the server encodes with it, the client decodes."""
     run: Callable[[Operation[P, T], dict[str, Any]], Steps[T]] | None = None
     """Steps of its own (several requests, a callback here), else one exchange."""
     fixed: Mapping[str, Any] = field(default_factory=dict)
@@ -84,16 +86,8 @@ class Operation(Generic[P, T]):
 
     def _exchange(self, named: Mapping[str, Any]) -> Steps[T]:
         sent = request(self.endpoint, {**named, **self.fixed})
-        result: T = decoded(self.read, (yield sent), sent)
+        result: T = decoded(self.answer.decode, (yield sent), sent)
         return result
-
-
-def _each(key: str, read: Read) -> Read:
-    return lambda body: [read(item) for item in body[key]]
-
-
-def _field(key: str) -> Read:
-    return lambda body: body[key]
 
 
 def _get(op: Operation[Any, MemoryEntry | None], named: dict[str, Any]) -> Steps[Any]:
@@ -102,7 +96,7 @@ def _get(op: Operation[Any, MemoryEntry | None], named: dict[str, Any]) -> Steps
         body = yield sent
     except NotFoundError:
         return None
-    return decoded(MemoryEntry.from_dict, body, sent)
+    return decoded(op.answer.decode, body, sent)
 
 
 def _write_many(op: Operation[Any, WriteReport], named: dict[str, Any]) -> Steps[Any]:
@@ -123,7 +117,7 @@ def _write_many(op: Operation[Any, WriteReport], named: dict[str, Any]) -> Steps
                 raise restated(exc, f"item {index}", index) from exc
             refused.append(ItemResult.refusal(index, exc))
     batch = request(op.endpoint, {**named, "items": sent})
-    report = decoded(WriteReport.from_dict, (yield batch), batch)
+    report: WriteReport = decoded(op.answer.decode, (yield batch), batch)
     return report.placed(positions, refused)
 
 
@@ -134,7 +128,7 @@ def _compact(op: Operation[Any, MemoryEntry], named: dict[str, Any]) -> Steps[An
     asked = request(
         api.COMPACTION_SOURCES, {k: named[k] for k in ("entry_ids", "scope") if k in named}
     )
-    sources = decoded(_each("entries", MemoryEntry.from_dict), (yield asked), asked)
+    sources: list[MemoryEntry] = decoded(ENTRIES.decode, (yield asked), asked)
     ids = [e.id for e in sources]
     text = yield from summarised(ids, callback, sources)
     if not isinstance(text, str):  # as the core says it: the server only checks text
@@ -144,88 +138,85 @@ def _compact(op: Operation[Any, MemoryEntry], named: dict[str, Any]) -> Steps[An
         )
     revisions = [e.revision for e in sources]
     store = request(op.endpoint, {**named, "content": text, "revisions": revisions})
-    return decoded(MemoryEntry.from_dict, (yield store), store)
+    return decoded(op.answer.decode, (yield store), store)
 
 
 SUMMARIZER = "a summariser object cannot be sent to a server: the server summarises with its own"
 
-WRITE = Operation(Planner.write, api.WRITE, MemoryEntry.from_dict)
-WRITE_MANY = Operation(Planner.write_many, api.WRITE_BATCH, run=_write_many)
-RETRIEVE = Operation(Planner.retrieve, api.RETRIEVE, _each("entries", MemoryEntry.from_dict))
-GET = Operation(Planner.get, api.GET, run=_get)
-UPDATE = Operation(Planner.update, api.UPDATE, MemoryEntry.from_dict)
-DELETE = Operation(Planner.delete, api.DELETE, _field("deleted"))
-DELETE_BY_SCOPE = Operation(Planner.delete_by_scope, api.DELETE_SCOPE, _field("deleted"))
-PROMOTE = Operation(Planner.promote, api.PROMOTE, MemoryEntry.from_dict)
-COMPACT = Operation(Planner.compact, api.COMPACT, run=_compact, kept=("callback",))
-COUNT = Operation(Planner.count, api.COUNT, _field("count"))
-LIST = Operation(Planner.list, api.LIST, Page.from_dict)
-PURGE_EXPIRED = Operation(Planner.purge_expired, api.PURGE_EXPIRED, _field("purged"))
-SEARCH = Operation(Planner.search, api.SEARCH, _each("hits", SearchHit.from_dict))
-SUPERSEDE = Operation(VersionPlans.supersede, api.SUPERSEDE_MANY, MemoryEntry.from_dict)
-HISTORY = Operation(VersionPlans.history, api.HISTORY, History.from_dict)
-RESTORE = Operation(VersionPlans.restore, api.RESTORE, MemoryEntry.from_dict)
-SUPERSEDED = Operation(
-    VersionPlans.superseded, api.SUPERSEDED, _each("supersessions", Supersession.from_dict)
+WRITE = Operation(Planner.write, api.WRITE, Whole(MemoryEntry))
+WRITE_MANY = Operation(Planner.write_many, api.WRITE_BATCH, Whole(WriteReport), run=_write_many)
+RETRIEVE = Operation(Planner.retrieve, api.RETRIEVE, ENTRIES)
+GET = Operation(Planner.get, api.GET, Whole(MemoryEntry), run=_get)
+UPDATE = Operation(Planner.update, api.UPDATE, Whole(MemoryEntry))
+DELETE = Operation(Planner.delete, api.DELETE, Value("deleted"))
+DELETE_BY_SCOPE = Operation(Planner.delete_by_scope, api.DELETE_SCOPE, Value("deleted"))
+PROMOTE = Operation(Planner.promote, api.PROMOTE, Whole(MemoryEntry))
+COMPACT = Operation(
+    Planner.compact, api.COMPACT, Whole(MemoryEntry), run=_compact, kept=("callback",)
 )
-CREATE_SESSION = Operation(SessionPlans.create_session, api.CREATE_SESSION, Session.from_dict)
-GET_SESSION = Operation(SessionPlans.get_session, api.GET_SESSION, Session.from_dict)
-LIST_SESSIONS = Operation(
-    SessionPlans.list_sessions, api.LIST_SESSIONS, _each("sessions", Session.from_dict)
-)
-RENAME_SESSION = Operation(SessionPlans.rename_session, api.CHANGE_SESSION, Session.from_dict)
+COUNT = Operation(Planner.count, api.COUNT, Value("count"))
+LIST = Operation(Planner.list, api.LIST, Whole(Page))
+PURGE_EXPIRED = Operation(Planner.purge_expired, api.PURGE_EXPIRED, Value("purged"))
+SEARCH = Operation(Planner.search, api.SEARCH, Each("hits", SearchHit))
+SUPERSEDE = Operation(VersionPlans.supersede, api.SUPERSEDE_MANY, Whole(MemoryEntry))
+HISTORY = Operation(VersionPlans.history, api.HISTORY, Whole(History))
+RESTORE = Operation(VersionPlans.restore, api.RESTORE, Whole(MemoryEntry))
+SUPERSEDED = Operation(VersionPlans.superseded, api.SUPERSEDED, Each("supersessions", Supersession))
+CREATE_SESSION = Operation(SessionPlans.create_session, api.CREATE_SESSION, Whole(Session))
+GET_SESSION = Operation(SessionPlans.get_session, api.GET_SESSION, Whole(Session))
+LIST_SESSIONS = Operation(SessionPlans.list_sessions, api.LIST_SESSIONS, Each("sessions", Session))
+RENAME_SESSION = Operation(SessionPlans.rename_session, api.CHANGE_SESSION, Whole(Session))
 SET_DATA_LOADED = Operation(
-    SessionPlans.set_data_loaded, api.CHANGE_SESSION, Session.from_dict, defaults=True
+    SessionPlans.set_data_loaded, api.CHANGE_SESSION, Whole(Session), defaults=True
 )
-DELETE_SESSION = Operation(SessionPlans.delete_session, api.DELETE_SESSION, _field("deleted"))
-APPEND_RECORD = Operation(SessionPlans.append_record, api.APPEND_RECORD, Record.from_dict)
-RECORDS = Operation(SessionPlans.records, api.RECORDS, _each("records", Record.from_dict))
-SEARCH_RECORDS = Operation(
-    SessionPlans.search_records, api.SEARCH_RECORDS, _each("hits", SearchHit.from_dict)
-)
+DELETE_SESSION = Operation(SessionPlans.delete_session, api.DELETE_SESSION, Value("deleted"))
+APPEND_RECORD = Operation(SessionPlans.append_record, api.APPEND_RECORD, Whole(Record))
+RECORDS = Operation(SessionPlans.records, api.RECORDS, Each("records", Record))
+SEARCH_RECORDS = Operation(SessionPlans.search_records, api.SEARCH_RECORDS, Each("hits", SearchHit))
 SEARCH_SESSIONS = Operation(
-    SessionPlans.search_sessions, api.SEARCH_SESSIONS, _each("sessions", SessionHit.from_dict)
+    SessionPlans.search_sessions, api.SEARCH_SESSIONS, Each("sessions", SessionHit)
 )
-ADD_SESSION_MEMORY = Operation(NotePlans.add_session_memory, api.ADD_NOTE, MemoryEntry.from_dict)
-SESSION_MEMORY = Operation(
-    NotePlans.session_memory, api.NOTES, _each("entries", MemoryEntry.from_dict)
-)
-ADD_FINDING = Operation(NotePlans.add_finding, api.ADD_FINDING, Finding.from_dict)
-FINDINGS = Operation(NotePlans.findings, api.FINDINGS, _each("findings", Finding.from_dict))
-ADD_GLOBAL_MEMORY = Operation(NotePlans.add_global_memory, api.ADD_GLOBAL, MemoryEntry.from_dict)
-GLOBAL_MEMORY = Operation(
-    NotePlans.global_memory, api.GLOBAL, _each("entries", MemoryEntry.from_dict)
-)
-PIN = Operation(NotePlans.pin, api.PIN, MemoryEntry.from_dict)
-DEMOTE = Operation(NotePlans.demote, api.DEMOTE, MemoryEntry.from_dict)
+ADD_SESSION_MEMORY = Operation(NotePlans.add_session_memory, api.ADD_NOTE, Whole(MemoryEntry))
+SESSION_MEMORY = Operation(NotePlans.session_memory, api.NOTES, ENTRIES)
+ADD_FINDING = Operation(NotePlans.add_finding, api.ADD_FINDING, Whole(Finding))
+FINDINGS = Operation(NotePlans.findings, api.FINDINGS, Each("findings", Finding))
+ADD_GLOBAL_MEMORY = Operation(NotePlans.add_global_memory, api.ADD_GLOBAL, Whole(MemoryEntry))
+GLOBAL_MEMORY = Operation(NotePlans.global_memory, api.GLOBAL, ENTRIES)
+PIN = Operation(NotePlans.pin, api.PIN, Whole(MemoryEntry))
+DEMOTE = Operation(NotePlans.demote, api.DEMOTE, Whole(MemoryEntry))
 BUILD_CONTEXT = Operation(
     ContextPlans.build_context,
     api.CONTEXT,
-    ContextWindow.from_dict,
+    Whole(ContextWindow),
     refused={"summarizer": SUMMARIZER},
 )
-SYSTEM_PROMPT = Operation(ContextPlans.system_prompt, api.PROMPT, _field("prompt"))
+SYSTEM_PROMPT = Operation(ContextPlans.system_prompt, api.PROMPT, Value("prompt"))
 RECALL = Operation(
     ContextPlans.recall,
     api.CONTEXT,
-    HierarchicalContext.from_dict,
+    Whole(HierarchicalContext),
     fixed={"recall": True},
     refused={"summarizer": SUMMARIZER},
 )
-ADD_TURN = Operation(LearningPlans.add_turn, api.ADD_TURN, TurnResult.from_dict)
-EXTRACT = Operation(LearningPlans.extract, api.EXTRACT, Extraction.from_dict)
-ERASE = Operation(ErasurePlans.erase, api.ERASE, ErasureReceipt.from_dict)
-FINISH_ERASURES = Operation(
-    ErasurePlans.finish_erasures, api.FINISH_ERASURES, FinishReport.from_dict
-)
-APPLY_RETENTION = Operation(
-    RetentionPlans.apply_retention, api.RETENTION, RetentionReport.from_dict
-)
-AUDIT = Operation(AuditPlans.audit, api.AUDIT, AuditPage.from_dict)
+ADD_TURN = Operation(LearningPlans.add_turn, api.ADD_TURN, Whole(TurnResult))
+EXTRACT = Operation(LearningPlans.extract, api.EXTRACT, Whole(Extraction))
+ERASE = Operation(ErasurePlans.erase, api.ERASE, Whole(ErasureReceipt))
+FINISH_ERASURES = Operation(ErasurePlans.finish_erasures, api.FINISH_ERASURES, Whole(FinishReport))
+APPLY_RETENTION = Operation(RetentionPlans.apply_retention, api.RETENTION, Whole(RetentionReport))
+AUDIT = Operation(AuditPlans.audit, api.AUDIT, Whole(AuditPage))
 
 
 def _bundle(body: Any) -> tuple[bytes, BundleReport]:
     return base64.b64decode(body["bundle"], validate=True), BundleReport.from_dict(body["report"])
+
+
+def _bundled(result: tuple[bytes, BundleReport]) -> Any:
+    data, report = result
+    return {"bundle": base64.b64encode(data).decode("ascii"), "report": report.to_dict()}
+
+
+BUNDLED = Custom(_bundled, _bundle)
+"""A session's bundle and the report of its making."""
 
 
 def _export_session(op: Operation[Any, BundleReport], named: dict[str, Any]) -> Steps[Any]:
@@ -234,7 +225,7 @@ def _export_session(op: Operation[Any, BundleReport], named: dict[str, Any]) -> 
     if not isinstance(path, str | Path) or not str(path):
         raise ValidationError("path must name the bundle file to write")
     asked = request(op.endpoint, named)
-    data, report = decoded(_bundle, (yield asked), asked)
+    data, report = decoded(BUNDLED.decode, (yield asked), asked)
     written = yield Invoke(write_new_file, (path, data), blocking=True)
     return replace(report, path=written)
 
@@ -257,53 +248,51 @@ def _import_bundle(op: Operation[Any, BundleReport], named: dict[str, Any]) -> S
 
 def _sent_bundle(op: Operation[Any, BundleReport], data: bytes) -> Steps[Any]:
     sent = request(op.endpoint, {"bundle": base64.b64encode(data).decode("ascii")})
-    return decoded(BundleReport.from_dict, (yield sent), sent)
+    return decoded(op.answer.decode, (yield sent), sent)
 
 
-SESSION_BUNDLE = Operation(BundlePlans.session_bundle, api.SESSION_BUNDLE, _bundle)
+SESSION_BUNDLE = Operation(BundlePlans.session_bundle, api.SESSION_BUNDLE, BUNDLED)
 EXPORT_SESSION = Operation(
-    BundlePlans.export_session, api.SESSION_BUNDLE, run=_export_session, kept=("path",)
+    BundlePlans.export_session, api.SESSION_BUNDLE, BUNDLED, run=_export_session, kept=("path",)
 )
 IMPORT_SESSION = Operation(
-    BundlePlans.import_session, api.IMPORT_BUNDLE, run=_import_session, kept=("path",)
+    BundlePlans.import_session,
+    api.IMPORT_BUNDLE,
+    Whole(BundleReport),
+    run=_import_session,
+    kept=("path",),
 )
 IMPORT_BUNDLE = Operation(
-    BundlePlans.import_bundle, api.IMPORT_BUNDLE, run=_import_bundle, kept=("data",)
+    BundlePlans.import_bundle,
+    api.IMPORT_BUNDLE,
+    Whole(BundleReport),
+    run=_import_bundle,
+    kept=("data",),
 )
 
 
-def _execution_hits(body: Any) -> list[tuple[Execution, float]]:
-    hits = body["hits"]
-    return [
-        (Execution.from_dict({k: v for k, v in h.items() if k != "score"}), h["score"])
-        for h in hits
-    ]
-
-
-RECORD_EXECUTION = Operation(AgentPlans.record_execution, api.RECORD_EXECUTION, Execution.from_dict)
-EXECUTIONS = Operation(
-    AgentPlans.executions, api.EXECUTIONS, _each("executions", Execution.from_dict)
+RECORD_EXECUTION = Operation(AgentPlans.record_execution, api.RECORD_EXECUTION, Whole(Execution))
+EXECUTIONS = Operation(AgentPlans.executions, api.EXECUTIONS, Each("executions", Execution))
+SEARCH_EXECUTIONS = Operation(
+    AgentPlans.search_executions, api.SEARCH_EXECUTIONS, Scored("hits", Execution)
 )
-SEARCH_EXECUTIONS = Operation(AgentPlans.search_executions, api.SEARCH_EXECUTIONS, _execution_hits)
 STRATEGY_STATS = Operation(
-    AgentPlans.strategy_stats, api.STRATEGIES, _each("strategies", StrategyStats.from_dict)
+    AgentPlans.strategy_stats, api.STRATEGIES, Each("strategies", StrategyStats)
 )
-CHOOSE_STRATEGY = Operation(
-    AgentPlans.choose_strategy, api.CHOOSE_STRATEGY, StrategyChoice.from_dict
-)
+CHOOSE_STRATEGY = Operation(AgentPlans.choose_strategy, api.CHOOSE_STRATEGY, Whole(StrategyChoice))
 RECORD_DECOMPOSITION = Operation(
-    AgentPlans.record_decomposition, api.RECORD_DECOMPOSITION, Decomposition.from_dict
+    AgentPlans.record_decomposition, api.RECORD_DECOMPOSITION, Whole(Decomposition)
 )
 SUGGEST_DECOMPOSITION = Operation(
     AgentPlans.suggest_decomposition,
     api.SUGGEST_DECOMPOSITION,
-    _each("suggestions", Suggestion.from_dict),
+    Each("suggestions", Suggestion),
 )
 FAILURE_PATTERNS = Operation(
-    AgentPlans.failure_patterns, api.FAILURE_PATTERNS, _each("patterns", FailurePattern.from_dict)
+    AgentPlans.failure_patterns, api.FAILURE_PATTERNS, Each("patterns", FailurePattern)
 )
 CHECK_FAILURES = Operation(
-    AgentPlans.check_failures, api.CHECK_FAILURES, _each("matches", FailureMatch.from_dict)
+    AgentPlans.check_failures, api.CHECK_FAILURES, Each("matches", FailureMatch)
 )
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (

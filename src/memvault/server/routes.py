@@ -13,6 +13,7 @@ from starlette.requests import Request
 from ..memory import AsyncMemory
 from ..rest.endpoints import Endpoint
 from ..rest.fields import Field, fields, query_fields
+from ..rest.operations import Operation
 from .request import read_json, request_query
 
 Answer = tuple[int, Any]
@@ -70,6 +71,19 @@ class Route:
         if self.query is not None:
             return query_fields(request_query(request), self.query, self.required)
         return {}
+
+
+def served(operation: Operation[Any, Any]) -> Route:
+    """The route of an operation that needs nothing of its own on the server: the endpoint's
+    path parameters and fields are the operation's arguments, and its answer is the result as
+    the operation's codec encodes it (the remote client decodes with the same codec)."""
+    name, encode, status = operation.name, operation.answer.encode, operation.endpoint.status
+
+    async def handler(memory: AsyncMemory, call: Call) -> Answer:
+        return status, encode(await getattr(memory, name)(**call.path, **call.args))
+
+    handler.__name__, handler.__doc__ = name, operation.plan.__doc__
+    return Route(operation.endpoint, handler)
 
 
 ERROR = {

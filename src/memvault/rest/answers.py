@@ -1,0 +1,107 @@
+"""How an operation's result travels as JSON, both ways (pure): the server encodes it with the
+same codec the remote client decodes it with, so the two cannot drift apart.
+
+``Whole(MemoryEntry)`` is the result's own ``to_dict``/``from_dict``; ``Each("entries",
+MemoryEntry)`` a list under a key; ``Value("deleted")`` a plain JSON value under a key;
+``Scored("hits", Execution)`` a list of ``(item, score)`` pairs, the score inside each item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+
+
+class Dictionary(Protocol):
+    """A result type that travels as a JSON object."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+class Codec(Protocol):
+    """An operation's answer both ways: the result as JSON, and back."""
+
+    def encode(self, result: Any) -> Any: ...
+
+    def decode(self, body: Any) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Whole:
+    """A result that is one object of its type."""
+
+    kind: Any
+    """A type with ``to_dict`` and a ``from_dict`` class method."""
+
+    def encode(self, result: Dictionary) -> Any:
+        return result.to_dict()
+
+    def decode(self, body: Any) -> Any:
+        return self.kind.from_dict(body)
+
+
+@dataclass(frozen=True, slots=True)
+class Each:
+    """A result that is a list of objects of one type, under ``key``."""
+
+    key: str
+    kind: Any
+
+    def encode(self, result: Any) -> Any:
+        return {self.key: [item.to_dict() for item in result]}
+
+    def decode(self, body: Any) -> list[Any]:
+        return [self.kind.from_dict(item) for item in body[self.key]]
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """A result that is a plain JSON value (a count, a flag, a text), under ``key``."""
+
+    key: str
+
+    def encode(self, result: Any) -> Any:
+        return {self.key: result}
+
+    def decode(self, body: Any) -> Any:
+        return body[self.key]
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A result that is a list of ``(item, score)``, under ``key``: each item's object with
+    its ``score``."""
+
+    key: str
+    kind: Any
+
+    def encode(self, result: Any) -> Any:
+        return {self.key: [{"score": score, **item.to_dict()} for item, score in result]}
+
+    def decode(self, body: Any) -> list[tuple[Any, float]]:
+        return [(self.kind.from_dict(_without_score(h)), h["score"]) for h in body[self.key]]
+
+
+def _without_score(hit: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in hit.items() if k != "score"}
+
+
+@dataclass(frozen=True, slots=True)
+class Custom:
+    """A result with a shape of its own (a pair, a file's bytes)."""
+
+    encoder: Callable[[Any], Any]
+    decoder: Callable[[Any], Any]
+
+    def encode(self, result: Any) -> Any:
+        return self.encoder(result)
+
+    def decode(self, body: Any) -> Any:
+        return self.decoder(body)
+
+
+PLAIN = Custom(lambda result: result, lambda body: body)
+"""A result that is JSON as it is."""
