@@ -11,7 +11,8 @@ import pytest
 from memvault.agents.model import Execution
 from memvault.rest import operations as ops
 from memvault.rest.answers import PLAIN, Each, Scored, Value, Whole
-from memvault.server.app import ROUTES, SERVED
+from memvault.server.app import ROUTES
+from memvault.server.served import SERVED
 from memvault.trust.bundles import BundleReport
 
 
@@ -50,8 +51,9 @@ def test_a_bundle_travels_as_base64_with_its_report() -> None:
 
 
 def test_routes_of_forwarding_operations_are_derived_from_the_catalogue() -> None:
-    """The agent wing has no handler module: each route serves the operation's plan with the
-    operation's codec, and names it in the OpenAPI document."""
+    """A route that only forwards has no handler of its own: it serves the operation's plan
+    with the operation's codec, and names it in the OpenAPI document (agent memory has no
+    handler module at all)."""
     served = {r.endpoint: r.handler for r in ROUTES if r.endpoint in {o.endpoint for o in SERVED}}
     assert len(served) == len(SERVED)
     for operation in SERVED:
@@ -59,3 +61,18 @@ def test_routes_of_forwarding_operations_are_derived_from_the_catalogue() -> Non
         assert handler.__name__ == operation.name
         assert handler.__doc__ == operation.plan.__doc__
     assert ops.SEARCH_EXECUTIONS.answer == Scored("hits", Execution)
+
+
+def test_a_write_that_found_its_twin_answers_200() -> None:
+    written = ops.WRITE.answer
+    assert written.status(_Twin(duplicate=True), 201) == 200
+    assert written.status(_Twin(duplicate=False), 201) == 201
+    assert written.encode(_Twin(duplicate=True)) == {"x": 1, "duplicate": True}
+
+
+@dataclass(frozen=True)
+class _Twin:
+    duplicate: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"x": 1}

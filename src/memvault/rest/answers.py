@@ -3,7 +3,9 @@ same codec the remote client decodes it with, so the two cannot drift apart.
 
 ``Whole(MemoryEntry)`` is the result's own ``to_dict``/``from_dict``; ``Each("entries",
 MemoryEntry)`` a list under a key; ``Value("deleted")`` a plain JSON value under a key;
-``Scored("hits", Execution)`` a list of ``(item, score)`` pairs, the score inside each item.
+``Scored("hits", Execution)`` a list of ``(item, score)`` pairs, the score inside each item;
+``Written(MemoryEntry)`` a write's result, which answers 200 instead of 201 when it found the
+same already stored.
 """
 
 from __future__ import annotations
@@ -22,15 +24,27 @@ class Dictionary(Protocol):
 
 
 class Codec(Protocol):
-    """An operation's answer both ways: the result as JSON, and back."""
+    """An operation's answer both ways: the result as JSON, and back — and the HTTP status
+    it answers with (the endpoint's, unless the result says otherwise)."""
 
     def encode(self, result: Any) -> Any: ...
 
     def decode(self, body: Any) -> Any: ...
 
+    def status(self, result: Any, declared: int) -> int: ...
+
+
+class _Declared:
+    """The endpoint's status, whatever the result."""
+
+    __slots__ = ()
+
+    def status(self, result: Any, declared: int) -> int:
+        return declared
+
 
 @dataclass(frozen=True, slots=True)
-class Whole:
+class Whole(_Declared):
     """A result that is one object of its type."""
 
     kind: Any
@@ -44,7 +58,24 @@ class Whole:
 
 
 @dataclass(frozen=True, slots=True)
-class Each:
+class Written(_Declared):
+    """A write's result (an entry, a finding): the new one — or, 200, the one already there
+    that states the same (``duplicate``)."""
+
+    kind: Any
+
+    def encode(self, result: Any) -> Any:
+        return {**result.to_dict(), "duplicate": result.duplicate}
+
+    def decode(self, body: Any) -> Any:
+        return self.kind.from_dict(body)
+
+    def status(self, result: Any, declared: int) -> int:
+        return 200 if result.duplicate else declared
+
+
+@dataclass(frozen=True, slots=True)
+class Each(_Declared):
     """A result that is a list of objects of one type, under ``key``."""
 
     key: str
@@ -58,7 +89,7 @@ class Each:
 
 
 @dataclass(frozen=True, slots=True)
-class Value:
+class Value(_Declared):
     """A result that is a plain JSON value (a count, a flag, a text), under ``key``."""
 
     key: str
@@ -71,7 +102,7 @@ class Value:
 
 
 @dataclass(frozen=True, slots=True)
-class Scored:
+class Scored(_Declared):
     """A result that is a list of ``(item, score)``, under ``key``: each item's object with
     its ``score``."""
 
@@ -90,7 +121,7 @@ def _without_score(hit: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
-class Custom:
+class Custom(_Declared):
     """A result with a shape of its own (a pair, a file's bytes)."""
 
     encoder: Callable[[Any], Any]

@@ -40,7 +40,7 @@ from ..trust.retention import RetentionPlans, RetentionReport
 from ..types import AuditPage, ItemResult, MemoryEntry, NewEntry, Page, SearchHit, WriteReport
 from ..versions import History, Supersession, VersionPlans
 from . import endpoints as api
-from .answers import PLAIN, Codec, Custom, Each, Scored, Value, Whole
+from .answers import PLAIN, Codec, Custom, Each, Scored, Value, Whole, Written
 from .codec import arguments, decoded, entry_fields, request, wire
 
 P = ParamSpec("P")
@@ -143,14 +143,14 @@ def _compact(op: Operation[Any, MemoryEntry], named: dict[str, Any]) -> Steps[An
 
 SUMMARIZER = "a summariser object cannot be sent to a server: the server summarises with its own"
 
-WRITE = Operation(Planner.write, api.WRITE, Whole(MemoryEntry))
+WRITE = Operation(Planner.write, api.WRITE, Written(MemoryEntry))
 WRITE_MANY = Operation(Planner.write_many, api.WRITE_BATCH, Whole(WriteReport), run=_write_many)
 RETRIEVE = Operation(Planner.retrieve, api.RETRIEVE, ENTRIES)
 GET = Operation(Planner.get, api.GET, Whole(MemoryEntry), run=_get)
 UPDATE = Operation(Planner.update, api.UPDATE, Whole(MemoryEntry))
 DELETE = Operation(Planner.delete, api.DELETE, Value("deleted"))
 DELETE_BY_SCOPE = Operation(Planner.delete_by_scope, api.DELETE_SCOPE, Value("deleted"))
-PROMOTE = Operation(Planner.promote, api.PROMOTE, Whole(MemoryEntry))
+PROMOTE = Operation(Planner.promote, api.PROMOTE, Written(MemoryEntry))
 COMPACT = Operation(
     Planner.compact, api.COMPACT, Whole(MemoryEntry), run=_compact, kept=("callback",)
 )
@@ -158,7 +158,7 @@ COUNT = Operation(Planner.count, api.COUNT, Value("count"))
 LIST = Operation(Planner.list, api.LIST, Whole(Page))
 PURGE_EXPIRED = Operation(Planner.purge_expired, api.PURGE_EXPIRED, Value("purged"))
 SEARCH = Operation(Planner.search, api.SEARCH, Each("hits", SearchHit))
-SUPERSEDE = Operation(VersionPlans.supersede, api.SUPERSEDE_MANY, Whole(MemoryEntry))
+SUPERSEDE = Operation(VersionPlans.supersede, api.SUPERSEDE_MANY, Written(MemoryEntry))
 HISTORY = Operation(VersionPlans.history, api.HISTORY, Whole(History))
 RESTORE = Operation(VersionPlans.restore, api.RESTORE, Whole(MemoryEntry))
 SUPERSEDED = Operation(VersionPlans.superseded, api.SUPERSEDED, Each("supersessions", Supersession))
@@ -176,14 +176,14 @@ SEARCH_RECORDS = Operation(SessionPlans.search_records, api.SEARCH_RECORDS, Each
 SEARCH_SESSIONS = Operation(
     SessionPlans.search_sessions, api.SEARCH_SESSIONS, Each("sessions", SessionHit)
 )
-ADD_SESSION_MEMORY = Operation(NotePlans.add_session_memory, api.ADD_NOTE, Whole(MemoryEntry))
+ADD_SESSION_MEMORY = Operation(NotePlans.add_session_memory, api.ADD_NOTE, Written(MemoryEntry))
 SESSION_MEMORY = Operation(NotePlans.session_memory, api.NOTES, ENTRIES)
-ADD_FINDING = Operation(NotePlans.add_finding, api.ADD_FINDING, Whole(Finding))
+ADD_FINDING = Operation(NotePlans.add_finding, api.ADD_FINDING, Written(Finding))
 FINDINGS = Operation(NotePlans.findings, api.FINDINGS, Each("findings", Finding))
-ADD_GLOBAL_MEMORY = Operation(NotePlans.add_global_memory, api.ADD_GLOBAL, Whole(MemoryEntry))
+ADD_GLOBAL_MEMORY = Operation(NotePlans.add_global_memory, api.ADD_GLOBAL, Written(MemoryEntry))
 GLOBAL_MEMORY = Operation(NotePlans.global_memory, api.GLOBAL, ENTRIES)
-PIN = Operation(NotePlans.pin, api.PIN, Whole(MemoryEntry))
-DEMOTE = Operation(NotePlans.demote, api.DEMOTE, Whole(MemoryEntry))
+PIN = Operation(NotePlans.pin, api.PIN, Written(MemoryEntry))
+DEMOTE = Operation(NotePlans.demote, api.DEMOTE, Written(MemoryEntry))
 BUILD_CONTEXT = Operation(
     ContextPlans.build_context,
     api.CONTEXT,

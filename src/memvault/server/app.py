@@ -47,13 +47,13 @@ from ..errors import (
     details,
 )
 from ..memory import AsyncMemory
-from ..rest import operations as ops
 from . import facilities, learning, store, ui
 from .auth import AGENT_HEADER, KeyRing, actor_of, agent_of
 from .guard import Guard
 from .observe import ObserveMiddleware, healthz, readyz, warm_up
 from .request import HttpError
 from .routes import Call, Route, openapi, served
+from .served import SERVED
 
 log = logging.getLogger("memvault.server")
 
@@ -192,18 +192,6 @@ async def openapi_document(request: Request) -> JSONResponse:
     return JSONResponse(openapi(ROUTES, __version__, keys.enabled))
 
 
-SERVED = (
-    ops.RECORD_EXECUTION,
-    ops.EXECUTIONS,
-    ops.SEARCH_EXECUTIONS,
-    ops.STRATEGY_STATS,
-    ops.CHOOSE_STRATEGY,
-    ops.RECORD_DECOMPOSITION,
-    ops.SUGGEST_DECOMPOSITION,
-    ops.FAILURE_PATTERNS,
-    ops.CHECK_FAILURES,
-)
-"""Operations whose routes are derived from the catalogue (:func:`.routes.served`)."""
 ROUTES = (
     *store.ROUTES,
     *facilities.ROUTES,

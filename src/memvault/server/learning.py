@@ -8,8 +8,8 @@ from typing import Any
 
 from ..memory import AsyncMemory
 from ..rest import endpoints as api
-from .routes import Answer, Call, Route
-from .store import written
+from ..rest import operations as ops
+from .routes import Answer, Call, Route, answered
 
 WAIT_SECONDS = 120.0
 """How long a turn sent with ``wait`` (REST) or ``remember_turn`` (MCP) waits for its extraction
@@ -31,12 +31,6 @@ async def add_turn(memory: AsyncMemory, call: Call) -> Answer:
     return (201 if wait else 202), body
 
 
-async def extract(memory: AsyncMemory, call: Call) -> Answer:
-    """Learn from the session's latest turns now, and say what was stored, merged, superseded
-    and dropped."""
-    return 200, (await memory.extract(call.path["session_id"])).to_dict()
-
-
 async def last_extraction(memory: AsyncMemory, call: Call) -> Answer:
     """What the session's last background extraction did, or the error it raised."""
     found = await asyncio.to_thread(memory.last_extraction, call.path["session_id"])
@@ -54,35 +48,16 @@ async def flush(memory: AsyncMemory, call: Call) -> Answer:
 async def supersede(memory: AsyncMemory, call: Call) -> Answer:
     """Replace a fact (or several) by a changed one; the old entries are kept, linked and
     hidden."""
-    if "entry_id" in call.path:
-        return written(await memory.supersede(call.path["entry_id"], **call.args))
-    return written(await memory.supersede(**call.args))
-
-
-async def history(memory: AsyncMemory, call: Call) -> Answer:
-    """Every version of the fact, oldest first, and the audit log's events of them."""
-    return 200, (await memory.history(call.path["entry_id"])).to_dict()
-
-
-async def restore(memory: AsyncMemory, call: Call) -> Answer:
-    """Undo the supersession of an entry."""
-    return 200, (await memory.restore(call.path["entry_id"], **call.args)).to_dict()
-
-
-async def superseded(memory: AsyncMemory, call: Call) -> Answer:
-    """Recent supersessions of a scope, latest first, to confirm or undo."""
-    found = await memory.superseded(**call.args)
-    return 200, {"supersessions": [s.to_dict() for s in found]}
+    ids = call.path.get("entry_id")
+    if ids is None:
+        return answered(ops.SUPERSEDE, await memory.supersede(**call.args))
+    return answered(ops.SUPERSEDE, await memory.supersede(ids, **call.args))
 
 
 ROUTES = (
     Route(api.ADD_TURN, add_turn),
-    Route(api.EXTRACT, extract),
     Route(api.LAST_EXTRACTION, last_extraction),
     Route(api.FLUSH, flush),
     Route(api.SUPERSEDE, supersede),
     Route(api.SUPERSEDE_MANY, supersede),
-    Route(api.HISTORY, history),
-    Route(api.RESTORE, restore),
-    Route(api.SUPERSEDED, superseded),
 )

@@ -77,13 +77,21 @@ def served(operation: Operation[Any, Any]) -> Route:
     """The route of an operation that needs nothing of its own on the server: the endpoint's
     path parameters and fields are the operation's arguments, and its answer is the result as
     the operation's codec encodes it (the remote client decodes with the same codec)."""
-    name, encode, status = operation.name, operation.answer.encode, operation.endpoint.status
+    name = operation.name
 
     async def handler(memory: AsyncMemory, call: Call) -> Answer:
-        return status, encode(await getattr(memory, name)(**call.path, **call.args))
+        return answered(operation, await getattr(memory, name)(**call.path, **call.args))
 
     handler.__name__, handler.__doc__ = name, operation.plan.__doc__
     return Route(operation.endpoint, handler)
+
+
+def answered(operation: Operation[Any, Any], result: Any) -> Answer:
+    """The status and body of ``result``, as the operation's codec says (the client decodes
+    the body with it)."""
+    return operation.answer.status(result, operation.endpoint.status), operation.answer.encode(
+        result
+    )
 
 
 ERROR = {

@@ -21,16 +21,6 @@ from ..types import ItemResult, MemoryEntry, NewEntry
 from .routes import Answer, Call, Route
 
 
-async def write(memory: AsyncMemory, call: Call) -> Answer:
-    """Store one entry; an entry already stating the same fact is returned instead (200)."""
-    return written(await memory.write(**call.args))
-
-
-def written(entry: MemoryEntry) -> Answer:
-    """201 and the new entry, or 200 and the existing one it restates (``duplicate``)."""
-    return (200 if entry.duplicate else 201), {**entry.to_dict(), "duplicate": entry.duplicate}
-
-
 async def write_batch(memory: AsyncMemory, call: Call) -> Answer:
     """Store several entries in one transaction; report each item: stored, merged or refused."""
     items, strict = call.args["items"], call.args.get("strict", False)
@@ -52,11 +42,6 @@ async def write_batch(memory: AsyncMemory, call: Call) -> Answer:
     report = await memory.write_many(requests, strict=strict)
     merged = report.placed(positions, refused)
     return (201 if merged.stored else 200), merged.to_dict()
-
-
-async def list_entries(memory: AsyncMemory, call: Call) -> Answer:
-    """One page of entries, newest first; follow next_cursor."""
-    return 200, (await memory.list(**call.args)).to_dict()
 
 
 async def compaction_sources(memory: AsyncMemory, call: Call) -> Answer:
@@ -95,46 +80,6 @@ async def get_entry(memory: AsyncMemory, call: Call) -> Answer:
     return 200, entry.to_dict()
 
 
-async def update_entry(memory: AsyncMemory, call: Call) -> Answer:
-    """Change content, tags, expiry (null clears it) or metadata."""
-    return 200, (await memory.update(call.path["entry_id"], **call.args)).to_dict()
-
-
-async def delete_entry(memory: AsyncMemory, call: Call) -> Answer:
-    """Delete one entry (not an error if it is already gone)."""
-    return 200, {"deleted": await memory.delete(call.path["entry_id"])}
-
-
-async def promote_entry(memory: AsyncMemory, call: Call) -> Answer:
-    """Copy an entry into a broader scope (200 if the scope already states the same fact)."""
-    return written(await memory.promote(call.path["entry_id"], **call.args))
-
-
-async def delete_scope(memory: AsyncMemory, call: Call) -> Answer:
-    """Delete every entry of exactly one scope."""
-    return 200, {"deleted": await memory.delete_by_scope(call.path["scope"])}
-
-
-async def retrieve(memory: AsyncMemory, call: Call) -> Answer:
-    """Unexpired entries of a scope with all the tags."""
-    return 200, {"entries": [e.to_dict() for e in await memory.retrieve(**call.args)]}
-
-
-async def search(memory: AsyncMemory, call: Call) -> Answer:
-    """Hybrid search, best first, with component scores."""
-    return 200, {"hits": [hit.to_dict() for hit in await memory.search(**call.args)]}
-
-
-async def count(memory: AsyncMemory, call: Call) -> Answer:
-    """How many unexpired entries match."""
-    return 200, {"count": await memory.count(**call.args)}
-
-
-async def purge_expired(memory: AsyncMemory, call: Call) -> Answer:
-    """Really delete expired entries."""
-    return 200, {"purged": await memory.purge_expired()}
-
-
 async def tenant(memory: AsyncMemory, call: Call) -> Answer:
     """The tenant this request acts in (the API key's), and the actor the audit log names."""
     return 200, {"tenant": memory.tenant, "actor": memory.actor}
@@ -153,40 +98,12 @@ async def erase(memory: AsyncMemory, call: Call) -> Answer:
     return 200, (await memory.erase(**call.args)).to_dict()
 
 
-async def finish_erasures(memory: AsyncMemory, call: Call) -> Answer:
-    """Purge the store again for the tenant's pending erasures (503 if one still is)."""
-    return 200, (await memory.finish_erasures()).to_dict()
-
-
-async def apply_retention(memory: AsyncMemory, call: Call) -> Answer:
-    """Apply the tenant's retention policy now (or, with dry_run, list what it would remove)."""
-    return 200, (await memory.apply_retention(**call.args)).to_dict()
-
-
-async def audit(memory: AsyncMemory, call: Call) -> Answer:
-    """A page of the tenant's audit log (never content)."""
-    return 200, (await memory.audit(**call.args)).to_dict()
-
-
 ROUTES = (
-    Route(api.WRITE, write),
-    Route(api.LIST, list_entries),
     Route(api.WRITE_BATCH, write_batch),
     Route(api.COMPACTION_SOURCES, compaction_sources),
     Route(api.COMPACT, compact),
     Route(api.GET, get_entry),
-    Route(api.UPDATE, update_entry),
-    Route(api.DELETE, delete_entry),
-    Route(api.PROMOTE, promote_entry),
-    Route(api.DELETE_SCOPE, delete_scope),
-    Route(api.RETRIEVE, retrieve),
-    Route(api.SEARCH, search),
-    Route(api.COUNT, count),
-    Route(api.PURGE_EXPIRED, purge_expired),
     Route(api.TENANT, tenant),
     Route(api.STATS, stats),
     Route(api.ERASE, erase),
-    Route(api.FINISH_ERASURES, finish_erasures),
-    Route(api.RETENTION, apply_retention),
-    Route(api.AUDIT, audit),
 )
