@@ -1,6 +1,10 @@
 """memvault: long-term memory for LLM agents — scoped, searchable, safe and fast, offline."""
 
 from . import telemetry  # noqa: F401  (first: dependencies' telemetry off before they load)
+from .agents.choice import StrategyChoice
+from .agents.failures import FailureMatch, FailurePattern
+from .agents.model import Decomposition, Execution, Suggestion, ToolCall
+from .agents.stats import StrategyStats
 from .config import Settings
 from .context.builder import ContextWindow, Message
 from .context.plans import HierarchicalContext
@@ -32,6 +36,7 @@ from .errors import (
     ValidationError,
 )
 from .extraction.plans import Extraction, TurnResult
+from .extraction.worker import Failure
 from .facilities.model import Finding, Record, Session, SessionHit, Source, trust_tag
 from .llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest
 from .llm.tasks import LLMCompaction, LLMSummarizer
@@ -60,9 +65,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AsyncMemory",
+    "AsyncRemoteMemory",
     "AuditEvent",
     "AuditPage",
-    "AsyncRemoteMemory",
     "BackendError",
     "BundleError",
     "BundleReport",
@@ -77,17 +82,23 @@ __all__ = [
     "ConfigError",
     "ConflictError",
     "ContextWindow",
+    "Decomposition",
     "EmbeddingMismatchError",
     "ErasureIncompleteError",
     "ErasureReceipt",
+    "Execution",
     "Extraction",
     "ExtractiveSummarizer",
+    "Failure",
+    "FailureMatch",
+    "FailurePattern",
     "FilteredError",
     "Finding",
     "FinishReport",
     "ForbiddenError",
     "GuardError",
     "HierarchicalContext",
+    "History",
     "InvalidScopeError",
     "InvalidScopePromotionError",
     "ItemResult",
@@ -117,14 +128,17 @@ __all__ = [
     "SessionNotFoundError",
     "Settings",
     "Source",
+    "StrategyChoice",
+    "StrategyStats",
     "StructuredOutputError",
+    "Suggestion",
     "Summarizer",
-    "History",
     "Supersession",
+    "ToolCall",
     "TurnResult",
     "UNSET",
     "ValidationError",
     "WriteReport",
-    "__version__",
     "trust_tag",
+    "__version__",
 ]

@@ -29,3 +29,29 @@ def test_every_op_a_backend_handles_is_exported() -> None:
     composed = {"FoldOp"}  # Backend.fold: the backend's own get, put and replace
     assert len(handlers) == len(ops - composed)
     assert handlers <= memvault.store.Backend.__abstractmethods__
+
+
+def _memvault_types(annotation: object) -> set[type]:
+    """The classes of memvault a result annotation names (inside lists, tuples, unions)."""
+    found: set[type] = set()
+    if isinstance(annotation, type) and annotation.__module__.startswith("memvault"):
+        found.add(annotation)
+    for argument in typing.get_args(annotation):
+        found |= _memvault_types(argument)
+    return found
+
+
+def test_every_operations_result_type_is_exported() -> None:
+    """What an operation of ``Memory`` returns, a user can name: ``from memvault import …``."""
+    import memvault
+    from memvault.rest.operations import OPERATIONS
+
+    results: set[type] = set()
+    for operation in OPERATIONS:
+        plan = typing.get_type_hints(operation.plan)["return"]  # Plan[T]: a generator of T
+        results |= _memvault_types(typing.get_args(plan)[2])
+    results |= _memvault_types(typing.get_type_hints(memvault.Memory.last_extraction)["return"])
+    assert results, "no result type found"
+    missing = sorted(t.__name__ for t in results if t.__name__ not in memvault.__all__)
+    assert not missing, f"not exported from memvault: {missing}"
+    assert all(getattr(memvault, t.__name__) is t for t in results)
