@@ -31,7 +31,8 @@ from .extraction.plans import Extraction, LearningPlans, TurnResult, extractor_m
 from .extraction.worker import Failure, Learner, Matches, Slot
 from .facilities.notes import NotePlans
 from .facilities.sessions import SessionPlans
-from .llm.base import ChatModel, chat_model_from_settings
+from .llm.base import ChatModel
+from .llm.configured import chat_model_from_settings
 from .rest.client import AsyncRemoteMemory, RemoteMemory
 from .rest.codec import is_server_url
 from .security import redact

@@ -9,12 +9,26 @@ import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from .errors import ValidationError, shown
 
-if TYPE_CHECKING:
-    from .config import Settings
+
+class Limits(Protocol):
+    """The limits the checks apply (what :class:`memvault.Settings` holds; this module sits
+    below it and does not import it)."""
+
+    @property
+    def max_content_chars(self) -> int: ...
+    @property
+    def max_tags(self) -> int: ...
+    @property
+    def max_tag_chars(self) -> int: ...
+    @property
+    def max_metadata_bytes(self) -> int: ...
+    @property
+    def max_limit(self) -> int: ...
+
 
 _CATEGORY = re.compile(r"^[a-z][a-z0-9_\-]{0,63}$")
 _MAX_ID_CHARS = 128
@@ -125,7 +139,7 @@ def _has_control(text: str) -> bool:
     return any(ord(ch) < 32 or ord(ch) == 127 for ch in text)
 
 
-def content(value: object, settings: Settings) -> str:
+def content(value: object, settings: Limits) -> str:
     if not isinstance(value, str):
         raise ValidationError(f"content must be a string, got {type(value).__name__}")
     if not value.strip():
@@ -140,7 +154,7 @@ def content(value: object, settings: Settings) -> str:
     return value
 
 
-def tags(values: Iterable[str] | None, settings: Settings) -> tuple[str, ...]:
+def tags(values: Iterable[str] | None, settings: Limits) -> tuple[str, ...]:
     """Strip, de-duplicate (first occurrence wins) and check tags."""
     if values is None:
         return ()
@@ -183,7 +197,7 @@ def category(value: str | None) -> str | None:
     return value
 
 
-def metadata(value: Mapping[str, Any] | None, settings: Settings) -> dict[str, Any]:
+def metadata(value: Mapping[str, Any] | None, settings: Limits) -> dict[str, Any]:
     """Check that metadata is a JSON object within the size limit; return a JSON-normal copy."""
     if value is None:
         return {}
@@ -272,7 +286,7 @@ def duration(name: str, value: object) -> float:
     return value.total_seconds()
 
 
-def limit(value: object, settings: Settings) -> int:
+def limit(value: object, settings: Limits) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValidationError(f"limit must be a positive integer, got {shown(value)}")
     if value > settings.max_limit:
@@ -364,7 +378,7 @@ def past(name: str, value: object, now: datetime) -> datetime:
     return when
 
 
-def context(value: object, settings: Settings) -> str:
+def context(value: object, settings: Limits) -> str:
     if not isinstance(value, str):
         raise ValidationError(f"context must be a string, got {type(value).__name__}")
     if "\x00" in value or len(value) > settings.max_content_chars:

@@ -5,7 +5,7 @@ import pytest
 from memvault import ConfigError, Provenance, Settings, ValidationError
 from memvault import validation as check
 from memvault.config import default_home
-from memvault.llm.base import chat_model_from_settings
+from memvault.llm.configured import chat_model_from_settings
 
 
 def test_aware_converts_to_utc() -> None:

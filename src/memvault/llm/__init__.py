@@ -15,9 +15,9 @@ from .base import (
     ChatReply,
     ChatRequest,
     Usage,
-    chat_model_from_settings,
     estimate_tokens,
 )
+from .configured import chat_model_from_settings
 from .scripted import ScriptedChat
 
 if TYPE_CHECKING:

@@ -29,21 +29,7 @@ from .. import __version__
 from ..config import Settings
 from ..environment import SERVE_HOST
 from ..errors import (
-    BackendError,
-    CapabilityError,
-    ClosedError,
-    CompactionError,
-    ConfigError,
-    ConflictError,
-    FilteredError,
-    ForbiddenError,
-    GuardError,
-    InvalidScopePromotionError,
-    LLMError,
-    LLMUnavailableError,
     MemvaultError,
-    NotFoundError,
-    ValidationError,
     details,
 )
 from ..memory import AsyncMemory
@@ -54,34 +40,13 @@ from .observe import ObserveMiddleware, healthz, readyz, warm_up
 from .request import HttpError
 from .routes import Call, Route, openapi, served
 from .served import SERVED
+from .statuses import status_of
 
 log = logging.getLogger("memvault.server")
 
 BOUND_HOST_ENV = SERVE_HOST
 """Set by ``memvault serve`` to the address it listens on (a name of the server for the Host
 check); read by :func:`app_from_env`."""
-
-
-STATUS_BY_ERROR: tuple[tuple[type[MemvaultError], int], ...] = (
-    (NotFoundError, 404),
-    (ForbiddenError, 403),
-    (FilteredError, 422),
-    (ValidationError, 400),
-    (InvalidScopePromotionError, 400),
-    (ConfigError, 400),
-    (ConflictError, 409),
-    (ClosedError, 503),
-    (CompactionError, 502),
-    (GuardError, 422),
-    (LLMUnavailableError, 503),
-    (LLMError, 502),
-    (CapabilityError, 501),
-    (BackendError, 503),
-)
-
-
-def status_of(error: MemvaultError) -> int:
-    return next((code for kind, code in STATUS_BY_ERROR if isinstance(error, kind)), 500)
 
 
 def printable(value: Any) -> Any:

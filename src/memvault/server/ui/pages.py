@@ -25,6 +25,7 @@ from ...types import Scope
 from ..auth import KeyRing, actor_of
 from ..observe import route_template
 from ..request import HttpError
+from ..statuses import status_of
 from . import view
 from .tokens import LIFETIME, OPEN, Revocations, Signer, Visit
 
@@ -274,8 +275,6 @@ def see_other(url: str) -> RedirectResponse:
 def _status_and_message(exc: MemvaultError | HttpError) -> tuple[int, str]:
     if isinstance(exc, HttpError):
         return exc.status, str(exc)
-    from ..app import status_of  # app imports this module
-
     return status_of(exc), str(exc)
 
 
