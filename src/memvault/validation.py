@@ -6,12 +6,12 @@ import dataclasses
 import json
 import math
 import numbers
-import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Literal, Protocol, TypeVar
 
 from .errors import ValidationError, shown
+from .patterns import lazy
 
 
 class Limits(Protocol):
@@ -30,7 +30,7 @@ class Limits(Protocol):
     def max_limit(self) -> int: ...
 
 
-_CATEGORY = re.compile(r"^[a-z][a-z0-9_\-]{0,63}$")
+_CATEGORY = lazy(r"^[a-z][a-z0-9_\-]{0,63}$")
 _MAX_ID_CHARS = 128
 MAX_DEPTH = 32
 """Deepest nesting of lists, mappings and records accepted in any argument."""

@@ -12,7 +12,6 @@ dense-only ranking over the same turns are measured in the same run as baselines
 from __future__ import annotations
 
 import json
-import re
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -27,12 +26,13 @@ from ..config import Settings
 from ..embeddings import Embedder
 from ..errors import ValidationError
 from ..memory import Memory
+from ..patterns import lazy
 from ..retrieval.lexical import bm25
 from ..retrieval.text import words
 from ..types import NewEntry, Scope, SearchHit
 
 ANSWERABLE = (1, 2, 3, 4)
-_EVIDENCE = re.compile(r"^D(\d+):(\d+)$")
+_EVIDENCE = lazy(r"^D(\d+):(\d+)$")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,11 @@ from collections.abc import Awaitable, Sequence
 from typing import Protocol
 
 from ..facilities.model import Record
+from ..patterns import lazy
 from ..retrieval.text import STOPWORDS
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_WORD = re.compile(r"\w+", re.UNICODE)
+_SENTENCE = lazy(r"(?<=[.!?])\s+|\n+")
+_WORD = lazy(r"\w+", re.UNICODE)
 
 
 class Summarizer(Protocol):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..patterns import lazy
 from . import nlp
 from .english import REL
 
@@ -40,8 +41,8 @@ _NAMING = frozenset("be name call turn".split())
 _NOT_KIN = frozenset("friend boss manager cofounder co-founder roommate flatmate".split())
 """People of the user's whose lives are their own ("The user's boss lives in Leeds")."""
 """What a sentence about someone of the user's says of who they are ("is named", "turns 7")."""
-KIN = re.compile(rf"^{REL}$|^(?:parent|child|kid|twin|baby|family|pronoun|name|birthday)s?$")
-CONDITION = re.compile(
+KIN = lazy(rf"^{REL}$|^(?:parent|child|kid|twin|baby|family|pronoun|name|birthday)s?$")
+CONDITION = lazy(
     r"(?:allerg|disease|disorder|syndrome|itis$|asthma|diabetes|adhd|autism|epilep|migraine"
     r"|cancer|sclerosis|intoleran|deficien|dyslexi|tinnitus|arthritis|condition|coeliac|celiac"
     r"|pressure|cholesterol|thyroid|hypertension|anaemi|anemi|apnoea|apnea)"
@@ -54,9 +55,9 @@ LASTING = frozenset(
 """Participles of "The user is …" that say who they are ("is engaged", "is based in Leeds")."""
 STUDIES = frozenset("phd doctorate master masters degree mba apprenticeship residency".split())
 """What "The user is doing a …" studies for ("is doing a PhD in marine biology")."""
-DOSE = re.compile(r"\b\d+(?:\.\d+)? ?(?:mg|mcg|µg|ml|iu)\b", re.IGNORECASE)
+DOSE = lazy(r"\b\d+(?:\.\d+)? ?(?:mg|mcg|µg|ml|iu)\b", re.IGNORECASE)
 """A medicine's dose ("takes 50mg sertraline"): the user's health."""
-PREFERENCE = re.compile(
+PREFERENCE = lazy(
     r"^The user is (?:not )?(?:an? )?(?:vegetarian|vegan|pescatarian|pescetarian|keto|paleo"
     r"|omnivore|carnivore|halal|kosher|gluten[- ]free|teetotal|sober"
     r"|night owl|morning person|early bird|early riser|night person|[\w-]+ person)\.?$",

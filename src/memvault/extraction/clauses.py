@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..patterns import lazy
 from . import about, nlp
 from .english import IMPERATIVES, third_person
 
@@ -62,13 +63,13 @@ def may_be_theirs(text: str, asks: bool) -> bool:
     return not asks and first is not None and first[0].casefold() not in _SOMEONE_FIRST
 
 
-_ME = re.compile(
+_ME = lazy(
     r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|we'll|us|our|ours"
     r"|ourselves)\b|\bas\s+(?:someone|somebody|one|a|an)\b",
     re.IGNORECASE,
 )
 """Words of the user's ("I", "my", "we"…), and a lead that stands for them ("as someone who")."""
-_WORD = re.compile(r"[\w']+")
+_WORD = lazy(r"[\w']+")
 _SOMEONE_FIRST = frozenset(
     """the a an this that these those it it's its there there's here he he's she she's they
     they're you you're your his her their what what's how why where when who which can could
@@ -178,7 +179,7 @@ def _has_subject(token: Token) -> bool:
 
 # --- a sentence whose subject was dropped --------------------------------------------------------
 
-_DROPPED = re.compile(
+_DROPPED = lazy(
     r"^(?:(?P<past>switched|moved|started|joined|quit|stopped|gave up|"
     r"signed up|took up|picked up|got|went|bought|sold|finished|left|relocated|migrated|changed|"
     r"adopted|decided|settled|ditched|dropped|cancell?ed|booked|ordered|upgraded|swapped)"
@@ -201,7 +202,7 @@ def _completed(text: str) -> str:
     return f"{lead} {text[:1].lower()}{text[1:]}"
 
 
-_IS_SUBJECT = re.compile(
+_IS_SUBJECT = lazy(
     r"^[^\s,;]+(?:\s+[^\s,;]+){0,4}?\s+"
     r"(?:is|was|are|were|seems|feels|looks|sounds|gets|has been)\b",
     re.I,

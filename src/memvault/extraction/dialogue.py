@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 from memvault.retrieval.text import STOPWORDS
 
-_REFUSED = re.compile(
+from ..patterns import lazy
+
+_REFUSED = lazy(
     r"\b(?:no|nope|nah|not|neither|never|don't|do not|rather not|instead of|hate|skip)\b|\?", re.I
 )
 """A reply that turns a suggestion down, or asks about it, accepts nothing."""
@@ -24,17 +26,17 @@ _CUE_WORDS = frozenset(
     sounds good great perfect right works for me love like that one the a an with i'll we'll
     definitely thanks cool nice""".split()
 )
-_STATES = re.compile(r"\s*(?:I|we)\b(?!'ll|\s+will)", re.I)
+_STATES = lazy(r"\s*(?:I|we)\b(?!'ll|\s+will)", re.I)
 """A reply that opens with "I" or "we" is a statement, read as one ("I use Postgres" answers a
 question; "I'll take the Kobo" takes a suggestion)."""
-_PROPOSES = re.compile(
+_PROPOSES = lazy(
     r"\b(?:or|options?|how about|you could|try|consider|suggest\w*|picks?|choices?|"
     r"recommend\w*|maybe|ideas?)\b|\?|:",
     re.I,
 )
 """An assistant's turn that offers something to take."""
 _LEADING = frozenset("went go going let's lets say take pick choose with then".split())
-_WORD = re.compile(r"[\w][\w.+#/&:'-]*[\w+#]|\w")
+_WORD = lazy(r"[\w][\w.+#/&:'-]*[\w+#]|\w")
 MAX_WORDS = 14
 """A reply longer than this is a statement of its own, not an acceptance."""
 
@@ -108,7 +110,7 @@ class Corrected:
     fact: str
 
 
-_CORRECTING = re.compile(
+_CORRECTING = lazy(
     r"^\s*\*|\b(?:typo|I meant|sorry|actually|correction|make that|wait|my bad|autocorrect|"
     r"to be precise|fat fingers|missed a|scratch that|oops|technically|not)\b",
     re.I,
@@ -117,8 +119,8 @@ _NOT_VALUES = frozenset(
     """i i'm sorry typo wait oops actually correction update no nope well technically make
     scratch my it it's that's fat missed autocorrect lol ok okay""".split()
 )
-_VALUE = re.compile(r"\d[\w:.,/-]*|[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*")
-_NOT = re.compile(r"\bnot\s+(?:a |an |the )?(?P<wrong>[\w:.'/-]+(?:\s+[A-Z][\w'-]*)*)", re.I)
+_VALUE = lazy(r"\d[\w:.,/-]*|[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*")
+_NOT = lazy(r"\bnot\s+(?:a |an |the )?(?P<wrong>[\w:.'/-]+(?:\s+[A-Z][\w'-]*)*)", re.I)
 
 
 def corrected(reply: str, earlier: Sequence[str]) -> Corrected | None:

@@ -47,3 +47,10 @@ IMPERATIVES = frozenset(
     treat""".split()
 )
 """Verbs a standing instruction starts with ("always answer in Spanish")."""
+
+FOREIGN = frozenset(
+    """der das und ich nicht ist ein eine mit bei auf wir sie wohne le la les et je est une des
+    du avec pour pas nous vous y el los las es que por para con muy mucho yo il che di per non
+    sono della um uma não com eu het een ik niet wij och jag det är att inte""".split()
+)
+"""Function words of other European languages that English text does not use as words."""

@@ -39,12 +39,12 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cache
 
+from ..patterns import lazy
 from ..retrieval.text import STOPWORDS, stems
 from ..security.text import fold, mixes_scripts, normalise
 from . import clauses
-from .english import REL
+from .english import FOREIGN, REL
 from .facts import QUOTED
-from .heuristic import FOREIGN
 
 FRAMING = frozenset(
     """user user's users the_user prefers prefer preferred preference preferences likes like
@@ -65,15 +65,15 @@ NATIVE_FRAMING = frozenset(
     ユーザー ユーザ""".split()
 )
 """"The user" in the languages a native expression is written in."""
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
-_CJK_FRAMING = re.compile(r"ユーザー?|用户|使用者|用戶|사용자")
-_TOKEN = re.compile(
+_CJK = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+_CJK_FRAMING = lazy(r"ユーザー?|用户|使用者|用戶|사용자")
+_TOKEN = lazy(
     r"[$€£¥₹₩₽]?\d+(?:[.,'\u202f\u00a0]\d+)*(?:[.,]\d+)?%?[$€£¥₹₩₽]?"
     r"|[^\W\d_](?:[\w]|['\-.](?=[^\W_]))*",
 )
 """A number or amount with its separators and currency, or a word (hyphens, apostrophes and
 dots inside it kept: "Grey-Credit", "user's", "fly.io")."""
-_HIDES = re.compile(
+_HIDES = lazy(
     r"(?<=\w)[\u00ad\u034f\u180e\u200b-\u200d\u2060-\u2064\ufeff](?=\w)"
     r"|[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f\U000e0100-\U000e01ef"
     r"\u2800\u3164\u115f\u1160\uffa0\u180b-\u180f]"
@@ -85,7 +85,7 @@ reordering or spelling text (bidi controls, tag characters)."""
 _SUBJECT_AHEAD = (
     r"(?=(?:i|i'm|i've|i'd|i'll|we|we're|we've|my|our|let's|he|she|they|he's|she's|they're)\b)"
 )
-_CLAUSE_END = re.compile(
+_CLAUSE_END = lazy(
     r"[.!?;:\u3002\uff01\uff1f]+(?=\s|$)|\n+|\s+[\u2014\u2013-]+\s+"
     rf"|,\s*(?:and\s+|but\s+|so\s+|plus\s+)?{_SUBJECT_AHEAD}"
     rf"|\s+(?:and|but|so|while|whereas|because|since|although|though)\s+{_SUBJECT_AHEAD}"
@@ -97,15 +97,15 @@ _CLAUSE_END = re.compile(
 someone they spoke of ("…, and she's allergic to eggs"; or a subjectless "…, switched to Linux")
 starts — never at a bare comma, which may sit inside a negation's reach ("I never, ever
 sign…")."""
-_QUESTION = re.compile(r"[?\uff1f]")
-_REMEMBER = re.compile(r"\b(?:remember|note|keep\s+in\s+mind|don't\s+forget|memori[sz]e)\b", re.I)
-_SARCASM = re.compile(
+_QUESTION = lazy(r"[?\uff1f]")
+_REMEMBER = lazy(r"\b(?:remember|note|keep\s+in\s+mind|don't\s+forget|memori[sz]e)\b", re.I)
+_SARCASM = lazy(
     r"(?:^|\s)/s\b|\b(?:yeah\s+right|oh\s+sure|oh\s+great|jk|just\s+kidding|lol\s+no)\b"
     r"|\U0001f644|\U0001f602|\U0001f923",
     re.IGNORECASE,
 )
 """Sarcasm and jokes, by cheap markers (as the heuristic extractor): the turn states nothing."""
-_ASIDES = re.compile(
+_ASIDES = lazy(
     r"\bshould\s+(?:mention|say|add|note|tell\s+you|point\s+out|have\s+said)\b|\b(?:in\s+case|if|when"
     r"|whenever)\s+you\b[^.;!?]*|\b(?:would|'d)\s+(?:love|like)\s+it\s+if\b"
     r"|\b(?:if|in\s+case)\s+(?:that|it|this)\s+(?:matters|helps|is\s+relevant|is\s+useful"
@@ -114,7 +114,7 @@ _ASIDES = re.compile(
 )
 """Hedges about the conversation, not the fact ("I should mention…", "…if you suggest
 recipes", "I'd love it if you called me Sam", "…, if that matters")."""
-_HEDGES = re.compile(
+_HEDGES = lazy(
     r"\b(?:if|unless|suppose|supposing|imagine|hypothetically|pretend|maybe|perhaps|might"
     r"|could|should|wish|hope|probably|possibly|i\s+think|i\s+guess|not\s+sure|once|considering"
     r"|wondering|debating|torn|thinking\s+(?:of|about)|as\s+far\s+as\s+i\s+(?:know|can\s+tell)"
@@ -125,7 +125,7 @@ _HEDGES = re.compile(
     re.IGNORECASE,
 )
 _NEGATIONS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern, re.IGNORECASE))
+    (kind, lazy(pattern, re.IGNORECASE))
     for kind, pattern in (
         (
             "neutral",
@@ -160,42 +160,42 @@ _NEGATIONS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 """Negations by kind, matched in order, each match taken out before the next kind is looked
 for ("don't like" is one dislike, "not … anymore" one "no longer")."""
-_ROLES = re.compile(
+_ROLES = lazy(
     r"\b(?:to|over|than|instead\s+of|rather\s+than|from|into|vs\.?|versus|before|after"
     r"|ahead\s+of|in\s+place\s+of|in\s+favou?r\s+of|behind|above|below)\b",
     re.IGNORECASE,
 )
-_FIRST_PERSON = re.compile(
+_FIRST_PERSON = lazy(
     r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|myself|mine|we|we're|we've|we'd|we'll|us|ours"
     r"|ourselves|my|our|let's)\b|\b(?:je|j'|moi|ich|yo|io|eu|я|ben)\b|私|我|僕|나는|저는|제가|내가"
     r"|^\W*(?:(?:currently|now|still|also|just|recently|finally|lately|mostly)\s+)*\w+(?:ing|ed)\b",
     re.IGNORECASE,
 )
-_RELATIVE = re.compile(
+_RELATIVE = lazy(
     rf"\b(?:my|our)\s+(?P<rel>{REL}|colleague|co-?worker|teammate|client|customer|neighbou?r"
     r"|landlord|doctor|therapist|teacher|student|team|company|employer|kids|children|parents"
     r"|family|friends)\b",
     re.IGNORECASE,
 )
-_OWN_SUBJECT = re.compile(
+_OWN_SUBJECT = lazy(
     r"\b(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|we'd|we'll|let's)\b"
     r"|^\W*(?:(?:currently|now|still|also|just|recently|finally|lately|mostly)\s+)*\w+(?:ing|ed)\b",
     re.IGNORECASE,
 )
 """The user as the subject: "I", "we", "let's", or a clause that starts with its verb
 ("Currently studying for…", "switched to Linux")."""
-_OWN_OBJECT = re.compile(r"\b(?:me|us|myself|ourselves)\b", re.IGNORECASE)
-_USER_FIRST = re.compile(r"\W*(?:the\s+)?user(?:'s|s)?\b", re.IGNORECASE)
+_OWN_OBJECT = lazy(r"\b(?:me|us|myself|ourselves)\b", re.IGNORECASE)
+_USER_FIRST = lazy(r"\W*(?:the\s+)?user(?:'s|s)?\b", re.IGNORECASE)
 """A fact whose subject is the user (or what is theirs): "The user…", "The user's rent…"."""
-_SOMEONE = re.compile(r"\b(?:he|she|they|him|her|them|his|hers|their|theirs)\b", re.IGNORECASE)
+_SOMEONE = lazy(r"\b(?:he|she|they|him|her|them|his|hers|their|theirs)\b", re.IGNORECASE)
 """Someone else spoken of: words about them are not the user's statement."""
-_USER_POSSESSIVE = re.compile(r"\W*(?:the\s+)?user's\b", re.IGNORECASE)
+_USER_POSSESSIVE = lazy(r"\W*(?:the\s+)?user's\b", re.IGNORECASE)
 """A fact about what is the user's ("The user's rent is…"): "my rent" says it."""
-_INSTRUCTION = re.compile(r"\b(?:the\s+)?assistant\b", re.IGNORECASE)
+_INSTRUCTION = lazy(r"\b(?:the\s+)?assistant\b", re.IGNORECASE)
 """A fact about what the assistant should do: the user's words are an imperative."""
-_THEIR_TEAM = re.compile(r"\bthe\s+user\s+and\s+their\s+(?:team|colleagues|family)\b")
+_THEIR_TEAM = lazy(r"\bthe\s+user\s+and\s+their\s+(?:team|colleagues|family)\b")
 """How a fact renders "we" ("The user and their team deploy on Tuesdays")."""
-_IMPERATIVE = re.compile(
+_IMPERATIVE = lazy(
     r"\W*(?:(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|please|pls|kindly|also"
     r"|and|ok(?:ay)?|always|never|do\s+not|don't)[\s,]+)*(?:answer|reply|respond|use|write|call"
     r"|address|keep|avoid|stop|include|format|show|give|send|talk|speak|explain|remind|ask|tell"
@@ -204,21 +204,19 @@ _IMPERATIVE = re.compile(
     re.IGNORECASE,
 )
 """An instruction in the imperative ("From now on, answer in Spanish."): the user speaking."""
-_FACT_RELATIVE = re.compile(
+_FACT_RELATIVE = lazy(
     rf"\W*(?:the\s+)?user's\s+(?:\w+\s+)?(?P<rel>{REL}|colleague|co-?worker|teammate|client"
     r"|customer|neighbou?r|landlord|doctor|therapist|teacher|team|company|kids|children|parents"
     r"|family|friends)\b",
     re.IGNORECASE,
 )
 """A fact whose subject is one of the user's people ("The user's brother is…")."""
-_ABOUT_USER = re.compile(r"\buser(?:'s|s)?\b", re.IGNORECASE)
+_ABOUT_USER = lazy(r"\buser(?:'s|s)?\b", re.IGNORECASE)
 """A fact about the user ("The deadline moved to June 3rd" is not: its subject is its own)."""
 _TRAILING = " ,;:\u2014\u2013-"
 MAX_QUOTE_CHARS = 300
 """The longest run of the user's words kept as a statement when the fact is not theirs."""
-_BLANKS = re.compile(
-    "[\ufe00-\ufe0f\U000e0100-\U000e01ef\u2800\u3164\u115f\u1160\uffa0\u180b-\u180f]"
-)
+_BLANKS = lazy("[\ufe00-\ufe0f\U000e0100-\U000e01ef\u2800\u3164\u115f\u1160\uffa0\u180b-\u180f]")
 """Variation selectors and blank fillers, which normalising keeps: learned text drops them."""
 CJK_COVERAGE = 0.75
 """Share of a Chinese, Japanese or Korean text's character pairs the user must have written."""
@@ -379,7 +377,7 @@ def _names(old: str) -> list[str]:
     return [t.casefold() for t in tokens[1:] if t[:1].isupper() and _is_content(t.casefold())]
 
 
-_ENDED = re.compile(
+_ENDED = lazy(
     r"(?:n't|\b(?:not|never))\s+(?:\w+\s+){0,4}?any\s?more\b"
     r"|\b(?:no\s+longer|stopp?(?:ed|ing)?|quit|quitting|(?:gave|given|giving|give)\s+up|left"
     r"|leaving|moved\s+(?:out\s+of|away\s+from|from|on\s+from)|switched\s+(?:away\s+)?from"
@@ -388,17 +386,17 @@ _ENDED = re.compile(
 )
 """Words saying something ended for the user: with most of a stored fact's words in the same
 clause, the user retired it themselves."""
-_NOWADAYS = re.compile(
+_NOWADAYS = lazy(
     r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|any\s?more|actually|lately)\b", re.I
 )
-_RIVAL = re.compile(r"\b(?:over|rather\s+than|than|instead\s+of)\b", re.IGNORECASE)
-_PREFERS = re.compile(r"\b(?:prefer|prefers|like|want|'d\s+rather|would\s+rather)\b", re.I)
-_NEW_VALUE = re.compile(
+_RIVAL = lazy(r"\b(?:over|rather\s+than|than|instead\s+of)\b", re.IGNORECASE)
+_PREFERS = lazy(r"\b(?:prefer|prefers|like|want|'d\s+rather|would\s+rather)\b", re.I)
+_NEW_VALUE = lazy(
     r"\b(?:raised|lowered|increased|decreased|reduced|upped|bumped|cut|rose|went\s+(?:up|down)"
     r"|is\s+now|are\s+now|now|new|changed|dropped\s+to|up\s+to|down\s+to)\b",
     re.IGNORECASE,
 )
-_AMOUNT = re.compile(
+_AMOUNT = lazy(
     r"(?P<symbol>[$€£¥₹₩₽])\s?(?P<number>\d[\d,]*(?:\.\d+)?)"
     r"|(?P<number2>\d[\d,]*(?:\.\d+)?)\s?(?P<unit>mcg|mg|µg|g|kg|ml|l|iu|units?|%|km|miles?|hours?"
     r"|minutes?|days?|weeks?|months?|years?|kcal|lbs?|pounds?|dollars?|euros?)\b"
@@ -426,9 +424,9 @@ def _plain_turn(own: str) -> bool:
     return "\n" not in own.strip() and not _MARKS.search(_ELISION.sub("", normalise(own)))
 
 
-_ELISION = re.compile(r"(?<=\w)['\u2019](?=\w)")
+_ELISION = lazy(r"(?<=\w)['\u2019](?=\w)")
 """An apostrophe inside a word ("d'alcool", "l'ufficio", "don't"): not a quotation mark."""
-_MARKS = re.compile(r"[:\"'«»\u201c-\u201f\u2018\u2019\u300c-\u300f\uff02()\[\]<>{}\u2014\u2013|=]")
+_MARKS = lazy(r"[:\"'«»\u201c-\u201f\u2018\u2019\u300c-\u300f\uff02()\[\]<>{}\u2014\u2013|=]")
 
 
 def _their_words(
@@ -530,7 +528,7 @@ def _refusal(fact: str, clauses: Sequence[str]) -> str | None:
     )
 
 
-_SHIFTS = re.compile(
+_SHIFTS = lazy(
     r"\b(?:used\s+to|refus\w*|avoid\w*|rarely|seldom|hardly|barely|scarcely|against|except"
     r"|excluding|unless|instead|rather|former\w*|previous\w*|ex-\w+|once|until|till|no\s+longer"
     r"|considering|wondering|torn|debating|thinking\s+(?:of|about)|planning|might|almost|nearly"
@@ -563,7 +561,7 @@ def _dropped(fact: str, said: str) -> str | None:
     return None
 
 
-_NO_LONGER_HOLDS = re.compile(
+_NO_LONGER_HOLDS = lazy(
     r"\b(?:from|instead\s+of|rather\s+than|not|no\s+longer(?:\s+(?:at|in|with|a|an|the))?|left|quit"
     r"|than|used\s+to\s+(?:be|live|work|use)(?:\s+(?:at|in|with|for))?)\s+"
     r"((?:(?!(?:to|and|but|for|with|so|now)\b)[\w€$£'.-]+\s*){1,3})",
@@ -787,10 +785,8 @@ def _drops_my(fact: str, said: str) -> bool:
     return owned is not None and re.match(rf"\W*{re.escape(owned[1])}\b", said, re.I) is not None
 
 
-_OWNED = re.compile(r"\W*(?:the\s+)?user's\s+(\w+)", re.IGNORECASE)
-_NOT_ME = re.compile(
-    r"\bnot\s+(?:me|us|mine|myself)\b|\bnot\s+(?:my|our)\s+(?:thing|call|idea)\b", re.I
-)
+_OWNED = lazy(r"\W*(?:the\s+)?user's\s+(\w+)", re.IGNORECASE)
+_NOT_ME = lazy(r"\bnot\s+(?:me|us|mine|myself)\b|\bnot\s+(?:my|our)\s+(?:thing|call|idea)\b", re.I)
 
 
 def _verb_subject(fact: str, said: str) -> str | None:
@@ -879,10 +875,10 @@ def _covered(text: str) -> bool:
     return not any(t in _UNCOVERED_WORDS for t in _tokens(text.casefold()))
 
 
-_UNCOVERED_SCRIPT = re.compile(
+_UNCOVERED_SCRIPT = lazy(
     "[\u0370-\u03ff\u0590-\u06ff\u0900-\u0dff\u0e00-\u0eff\u10a0-\u10ff\u0530-\u058f]"
 )
-_UNCOVERED_LETTERS = re.compile(
+_UNCOVERED_LETTERS = lazy(
     "[\u0105\u0119\u0142\u0144\u015b\u017a\u017c\u01b0\u01a1\u0111\u1ea0-\u1ef9\u00e5]",
     re.IGNORECASE,
 )

@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from memvault.extraction import clauses, dialogue, judge, updates
-from memvault.extraction.english import IMPERATIVES, REL, third_person
+from memvault.extraction.english import FOREIGN, IMPERATIVES, REL, third_person
 from memvault.extraction.english import alternatives as _alternatives
 from memvault.extraction.facts import QUOTED, Candidate, Correction, FactCategory, Turn
 from memvault.extraction.slots import split_preference
 from memvault.retrieval.text import STOPWORDS, words
 from memvault.security import quoting
+
+from ..patterns import lazy
 
 PREF, DEC, FACT, CTX = (
     FactCategory.PREFERENCE,
@@ -180,22 +182,16 @@ PAST = frozenset(
     """thought said went got saw knew did had made took found felt told came gave left ran
     bought brought wrote spoke met lost kept began""".split()
 )
-FOREIGN = frozenset(
-    """der das und ich nicht ist ein eine mit bei auf wir sie wohne le la les et je est une des
-    du avec pour pas nous vous y el los las es que por para con muy mucho yo il che di per non
-    sono della um uma não com eu het een ik niet wij och jag det är att inte""".split()
-)
-"""Function words of other European languages that English text does not use as words."""
 ANYMORE = r"\s*,?\s*\bany ?more\b"
 
 # --- text preparation --------------------------------------------------------------------------
 
-_CODE = re.compile(r"```.*?(?:```|$)", re.S)
-_QUOTED_LINE = re.compile(r"^\s*>.*$", re.M)
-_DOUBLE = re.compile('["\u201c\u00ab\u201e]([^"\u201d\u00bb\n]*)["\u201d\u00bb]')
-_SINGLE = re.compile("(?<![\\w'])['\u2018]([^'\u2019\n]+)['\u2019](?![\\w'])")
+_CODE = lazy(r"```.*?(?:```|$)", re.S)
+_QUOTED_LINE = lazy(r"^\s*>.*$", re.M)
+_DOUBLE = lazy('["\u201c\u00ab\u201e]([^"\u201d\u00bb\n]*)["\u201d\u00bb]')
+_SINGLE = lazy("(?<![\\w'])['\u2018]([^'\u2019\n]+)['\u2019](?![\\w'])")
 _TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "", "\u00a0": " "})
-_SARCASM = re.compile(
+_SARCASM = lazy(
     r"(?:^|\s)/s\b|\bjk\b|\bjust kidding\b|\byeah,? right\b|\boh,? (?:great|sure|joy|wonderful)"
     r"\b|\blove it when\b|[\U0001F644\U0001F643\U0001F60F\U0001F612\U0001F602\U0001F923]"
     r"|^\W*(?:(?:oh,? )?(?:sure|right|totally)|oh,? (?:yeah|yes)),? (?:because|since|'?cause|cuz)\b"
@@ -206,14 +202,14 @@ _SARCASM = re.compile(
 )
 """Cheap sarcasm and joke markers ("/s", "yeah right", "sure, because I'm a millionaire", an
 eye-roll emoji): the turn is skipped."""
-_RELEVANCE = re.compile(
+_RELEVANCE = lazy(
     r"[,;]?\s*\(?\b(?:if|in case) (?:that|it|this) (?:matters|helps|is relevant|is useful"
     r"|makes a difference)\b[^.!?)]*\)?",
     re.I,
 )
 """An aside on why the user says it ("…, if that matters for the tyre question"): not a
 condition on what they say."""
-_PLAY = re.compile(
+_PLAY = lazy(
     r"\brp\s*:|\b(?:act(?:ing)? as|pretend|role-?play(?:ing)?|in character|let's play|d&d|dnd"
     r"|dungeon master|game master|(?:a|the) (?:story|scene|game) (?:where|in which))\b"
     r"|\byou(?:'re| are) (?:now )?(?:my|a|an|the)\b[^.!?\n]{0,60}\b(?:and|,)\s*I(?:'m| am)\b"
@@ -223,7 +219,7 @@ _PLAY = re.compile(
 )
 """Role play, fiction and test messages: nothing in the turn is meant of the user."""
 _CONTRACTIONS = [
-    (re.compile(pattern, re.I), replacement)
+    (lazy(pattern, re.I), replacement)
     for pattern, replacement in [
         (r"\bi\b", "I"),
         (r"\b(?:I'm|im)\b", "I am"),
@@ -272,14 +268,14 @@ _DATE = (
 )
 """A date with its weekday and year: "March 14, 2027", "Friday, 14 March"."""
 _PHONE = r"\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){1,5}|\(\d{2,5}\)\s?\d{3}[ .-]?\d{4}"
-_VALUE = re.compile(
+_VALUE = lazy(
     rf"(?<![\w.,]){_PHONE}|\b{_DATE}(?!\w)|{_AMOUNT}(?:\s*[-\u2013\u2014]\s*{_AMOUNT})?(?!\w)"
 )
 """A value written with signs a sentence or a clause could be cut at, or a quote seen in."""
-_HIDDEN = re.compile(r"(?i:qv((?:[0-9a-f]{2})+)vq)")
+_HIDDEN = lazy(r"(?i:qv((?:[0-9a-f]{2})+)vq)")
 """A hidden value; the user's own text of that form is hidden too, so that it comes back as is."""
-_TO_HIDE = re.compile(rf"{_HIDDEN.pattern}|{_VALUE.pattern}")
-_DIGIT = re.compile(r"\d")
+_TO_HIDE = lazy(rf"{_HIDDEN.pattern}|{_VALUE.pattern}")
+_DIGIT = lazy(r"\d")
 _SPACES = str.maketrans({"\u00a0": " ", "\u202f": " "})
 
 
@@ -345,7 +341,7 @@ def _english(text: str) -> bool:
 
 _ABBREVIATIONS = ("approx", "ca", "e.g", "i.e", "vs", "est")
 """Words shortened with a full stop that often come before a value ("approx. 3.5 kg")."""
-_SENTENCE = re.compile(
+_SENTENCE = lazy(
     "(?<=[.!?])"
     + "".join(rf"(?<!\b(?i:{re.escape(short)})\.)" for short in _ABBREVIATIONS)
     + "\\s+|\\n+|;\\s+|\\s+[-\u2013\u2014]+\\s+"
@@ -359,22 +355,22 @@ _FILLERS = """hi there|hello there|hey there|hi|hello|hey|hiya|ok so|okay so|ok|
     today|right now|now|currently|these days|nowadays|at the moment|this week|lately|in the end|
     ultimately|finally|sorry|oops|decision made|fun fact|side note|one more thing|quick note|
     heads up|update|correction"""
-_DISCOURSE = re.compile(
+_DISCOURSE = lazy(
     r"^(?:(?:"
     + "|".join(sorted((f.strip() for f in _FILLERS.split("|")), key=len, reverse=True))
     + r"|after (?:a lot of|much|some) [\w\s-]+?(?=,|\s+(?:we|I)\b))\b[\s,:;.!-]*)+",
     re.I,
 )
 """Greetings, fillers and time adverbs before a statement, longest alternatives first."""
-_LABEL = re.compile(r"^[\w\s'-]{1,40}:\s+(?=(?:I|my|we|our)\b)", re.I)
+_LABEL = lazy(r"^[\w\s'-]{1,40}:\s+(?=(?:I|my|we|our)\b)", re.I)
 """A heading before a statement ("here is my setup: I am on macOS")."""
-_CONNECTOR = re.compile(
+_CONNECTOR = lazy(
     r"(?:,\s*(?:and |but |so |plus |also )?|\s+(?:and|but|so|plus|while|whereas|because|since|"
     r"although|though)\s+)(?=(?:I|we|my|our|he|she)\b)",
     re.I,
 )
 """Where a new first-person statement starts inside a sentence ("…, and I live in …")."""
-_ELLIPSIS = re.compile(
+_ELLIPSIS = lazy(
     r"(?:,\s*|\s+)(?:and|but)\s+(?:now\s+|also\s+|then\s+)?(?=(?:live|lives|work|works|moved|"
     r"prefer|prefers|like|likes|love|loves|hate|hates|use|uses|speak|speaks|switched|joined)\s+"
     r"(?:at|in|for|to|with|a|an|the|my|it|on|from|as|our|this|that|them)\b)"
@@ -382,8 +378,8 @@ _ELLIPSIS = re.compile(
     re.I,
 )
 """Where a clause with no subject of its own starts ("… and works at RBC")."""
-_SUBJECT = re.compile(rf"^(?:I|we|{MY_REL})\b", re.I)
-_ELLIPTIC_START = re.compile(
+_SUBJECT = lazy(rf"^(?:I|we|{MY_REL})\b", re.I)
+_ELLIPTIC_START = lazy(
     rf"^(?:(?:switched|moved|joined|relocated|migrated)\b|(?P<ing>{ACTIVITY})\b(?!.*\b(?:is|are|"
     r"was|were|can|could|will|would|has|have|helps?|makes?|sets?)\b))",
     re.I,
@@ -426,16 +422,16 @@ def _strip_discourse(clause: str) -> str:
 
 # --- what is not a statement about the user ----------------------------------------------------
 
-_REQUEST = re.compile(
+_REQUEST = lazy(
     r"^(?:please )?(?:can|could|would|will) you (?:please )?(?:remember|note|keep in mind)", re.I
 )
 """A memory request phrased as a question: read, not skipped."""
-_QUESTION = re.compile(
+_QUESTION = lazy(
     r"^(?:do(?! not\b)|does|did|am|is|are|was|were|should|shall|can|could|would|will|what|"
     r"whats|where|who|whom|why|which|how|have|has)\b",
     re.I,
 )
-_OFF_RECORD = re.compile(
+_OFF_RECORD = lazy(
     r"\b(?:if|unless|suppose|supposing|imagine|pretend|hypothetically|what if|let us say|"
     r"assume|assuming|in theory|role-?play|wish|would(?! rather| prefer| like you to)|"
     r"could(?! you)|maybe|perhaps|probably|possibly|might|not sure|unsure|thinking (?:about|of)|"
@@ -465,22 +461,22 @@ def _off_record(sentence: str) -> bool:
 
 # --- values ------------------------------------------------------------------------------------
 
-_LIST = re.compile(r"^(?:[\w'-]+(?: [\w'-]+){0,3}, )+(?:and|or) [^,;:]+", re.I)
+_LIST = lazy(r"^(?:[\w'-]+(?: [\w'-]+){0,3}, )+(?:and|or) [^,;:]+", re.I)
 """A short list, kept whole: "the energy, diversity, and awesome food"."""
-_BOUNDARY = re.compile(
+_BOUNDARY = lazy(
     r",|;|:|\(|\sand (?=(?:the|it|this|that|they|he|she|there|everything|everyone|people)\b)|"
     r"\s(?:because|since|so|but|although|though|which|unless|whereas|whenever|"
     r"as long as|even though|cause|cuz)\s",
     re.I,
 )
 """Where an object ends and the next clause begins."""
-_FILLER = re.compile(
+_FILLER = lazy(
     r"\s+(?:btw|lol|haha|tbh|honestly|though|too|as well|now|these days|nowadays|anymore|"
     r"any more|either|please|originally|for now|thanks|thank you|ok|really|already|again|"
     r"i guess|\W+)$",
     re.I,
 )
-_WHEN = re.compile(
+_WHEN = lazy(
     r"\s+(?:(?:last|this|next) (?:year|month|week|summer|winter|spring|autumn|fall|weekend|"
     r"sprint)|in (?:january|february|march|april|may|june|july|august|september|october|"
     r"november|december|\d{4})|(?:a|one|two|three|four|five|six|a few|few|\d+|several|"
@@ -489,7 +485,7 @@ _WHEN = re.compile(
     re.I,
 )
 """A trailing time ("in March", "two years ago"), dropped from places and employers."""
-_DEICTIC = re.compile(
+_DEICTIC = lazy(
     r"^(?:it|this|that|these|those|them|one|both|either|neither|yours|your|you|how|what|when|"
     r"why|to (?:think|say|admit|break|hear|see|know|ask|point out|mention|tell)|to$|too$|"
     r"(?:I|he|she|we|they)\b|(?:a few|a couple|some|several|many|lots|a lot|more|all)$|"
@@ -502,7 +498,7 @@ _DEICTIC = re.compile(
     re.I,
 )
 """Objects that only point at the conversation ("that", "the second option", "option B")."""
-_LOCAL = re.compile(
+_LOCAL = lazy(
     r"\b(?:it|this|that|these|those|them|again|instead)$|\b(?:he|him|his|she|her|they|them|"
     r"their|its|it|there|here|above|below|for now|this time|"
     r"(?:this|that) (?:one|function|file|snippet|example|line|loop|test|query|case|method|class|"
@@ -512,7 +508,7 @@ _LOCAL = re.compile(
 """Objects about the conversation at hand or someone unnamed ("… like this", "… here",
 "their work")."""
 _SHIFTS = [
-    (re.compile(pattern, re.I), replacement)
+    (lazy(pattern, re.I), replacement)
     for pattern, replacement in [
         (r"\bmyself\b", "themselves"),
         (r"\bmine\b", "theirs"),
@@ -523,7 +519,7 @@ _SHIFTS = [
         (r"\byour\b", "its"),
     ]
 ]
-_SUBJECT_VERB = re.compile(r"\b(I|you)\s+(\w+)", re.I)
+_SUBJECT_VERB = lazy(r"\b(I|you)\s+(\w+)", re.I)
 
 
 def shift(text: str) -> str:
@@ -702,7 +698,7 @@ def _prefers(match: re.Match[str]) -> Said | None:
     return [(PREF, _fill("The user prefers {x}[ over {y}].", {"x": first, "y": second}))]
 
 
-_HEIGHT = re.compile(
+_HEIGHT = lazy(
     r"[\d.,]+\s?(?:['\u2019\u2032]\s?\d{0,2}(?:[\"\u2033\u201d]|'')?|"
     r"(?:cm|m|metres?|meters?|ft|feet|foot)(?: \d{1,2}(?: ?(?:in|inches|\"))?)?)",
     re.I,
@@ -1000,33 +996,33 @@ _TABLE: list[tuple[str, Build]] = [
     (rf"^we {ADV}use (?P<x>.+)", say(FACT, "The user uses {x}.")),
     (rf"^I (?P<f>{FREQ}) {ADV}(?P<verb>\w+)(?P<rest> .+)?$", _habit),
 ]
-RULES = [Rule(re.compile(pattern, re.I), build) for pattern, build in _TABLE]
+RULES = [Rule(lazy(pattern, re.I), build) for pattern, build in _TABLE]
 """Every clause rule, first match wins: more specific patterns come before general ones."""
 
 # --- the readers that are more than one pattern ------------------------------------------------
 
-_REMEMBER = re.compile(
+_REMEMBER = lazy(
     r"^(?:please |pls |also |and )?(?:(?:can|could|would|will) you (?:please )?)?"
     r"(?P<m>remember|note|keep in mind|do not forget|never forget|make a note|take note|"
     r"for the record|for future reference|for your information)"
     r"(?P<that>,? that|:|,)?\s+(?P<x>.+)",
     re.I,
 )
-_STANDING = re.compile(
+_STANDING = lazy(
     r"^(?:please |pls |kindly )?(?P<marker>(?:from now on|going forward|moving forward|"
     r"in (?:the )?future|for all future \w+|by default),?\s+)?(?:please )?"
     r"(?:I (?:want|would like|need) you to )?"
     r"(?:(?P<adv>always|never|do not ever|never ever)\s+)?(?P<vp>[a-z][\w'-]*\b.*)$",
     re.I,
 )
-_WHEN_YOU = re.compile(r"^(?P<when>when(?:ever)? you [^,]+),\s*(?P<rest>.+)$", re.I)
-_CORRECTION = re.compile(
+_WHEN_YOU = lazy(r"^(?P<when>when(?:ever)? you [^,]+),\s*(?P<rest>.+)$", re.I)
+_CORRECTION = lazy(
     r"^(?:it is|it was|I meant|I mean|make that|that is|I said .+? but I meant)\s+"
     r"(?P<x>[^,]{1,40}?),?\s+(?:not|rather than|instead of)\s+(?P<y>[^,.!?]{1,40}?)[.!]*$",
     re.I,
 )
-_ANYMORE_NEG = re.compile(r"\b(?:do|does|am|is|are) not\b", re.I)
-_STOPPED = re.compile(r"\b(?:have |has )?(?:stopped|quit|gave up) (\w+?)ing\b", re.I)
+_ANYMORE_NEG = lazy(r"\b(?:do|does|am|is|are) not\b", re.I)
+_STOPPED = lazy(r"\b(?:have |has )?(?:stopped|quit|gave up) (\w+?)ing\b", re.I)
 _GERUND = {"us": "use", "liv": "live", "smok": "smoke", "driv": "drive", "writ": "write"}
 
 
@@ -1182,8 +1178,8 @@ def _after_the_past(sentence: str) -> str | None:
     return now if now and not _off_record(now) else None
 
 
-_THEN_NOW = re.compile(r",?\s+but\s+(?:now\s+)?|;\s*(?:but\s+)?(?:now\s+)?|,\s*(?=now\b)", re.I)
-_PAST_BEFORE = re.compile(
+_THEN_NOW = lazy(r",?\s+but\s+(?:now\s+)?|;\s*(?:but\s+)?(?:now\s+)?|,\s*(?=now\b)", re.I)
+_PAST_BEFORE = lazy(
     r"\b(?:used to|until|back when|when I was|formerly|previously"
     r"|for (?:a|\d+) (?:decade|years?))\b",
     re.I,
@@ -1208,14 +1204,14 @@ def _before_the_question(sentence: str) -> str:
     return lead if _OWN_LEAD.match(lead) else sentence
 
 
-_ASKS_AFTER = re.compile(
+_ASKS_AFTER = lazy(
     r"\s+[\u2014\u2013-]+\s+|;\s*|,\s*(?=(?:how|what|which|where|when|who|why|should|shall|can"
     r"|could|would|will|do|does|did|is|are|any|anything|enough|thoughts|ideas)\b)",
     re.I,
 )
 """Where a question starts after a statement: a dash, a semicolon, a comma before its verb."""
-_BECAUSE = re.compile(r"^\s*(?:since|as|because|given\s+(?:that\s+)?|now\s+that)\s+", re.I)
-_OWN_LEAD = re.compile(r"(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b", re.I)
+_BECAUSE = lazy(r"^\s*(?:since|as|because|given\s+(?:that\s+)?|now\s+that)\s+", re.I)
+_OWN_LEAD = lazy(r"(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b", re.I)
 
 
 def extract(turns: Sequence[Turn]) -> list[Candidate]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from ..patterns import lazy
+
 _KINDS = {
     "editor": """vs code|vscode|visual studio code|visual studio|vim|neovim|nvim|emacs|sublime|
         sublime text|zed|helix|pycharm|intellij|webstorm|goland|rider|xcode|
@@ -77,7 +79,7 @@ _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
     "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
 )
-_DATE = re.compile(
+_DATE = lazy(
     rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})|(?:{_MONTHS})\s+\d{{1,2}}"
     r"(?:st|nd|rd|th)?|(?:on\s+)?the\s+\d{1,2}(?:st|nd|rd|th))\b",
     re.IGNORECASE,

@@ -45,6 +45,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..patterns import lazy
 from .facts import Candidate, FactCategory
 
 MAX_FACT_CHARS = 500
@@ -55,27 +56,27 @@ MAX_REJECTED = 64
 _LINE_ECHO = 200
 
 _CATEGORIES = frozenset(str(c) for c in FactCategory)
-_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1\s*>", re.DOTALL | re.IGNORECASE)
-_THINK_OPEN = re.compile(r"<(?:think|thinking|reasoning)>", re.IGNORECASE)
-_THINK_CLOSE = re.compile(r"</(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n?(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
-_FENCE_MARK = re.compile(r"(?:`{3,}|~{3,})[\w-]*")
-_BULLET = re.compile(r"^\s*(?:[-*\u2022+>]|\d{1,3}[.)]|\(\d{1,3}\)|[a-z][.)])\s+")
-_TURN = re.compile(r"^\[?\s*(?:turn|t|#)?[\s_-]*(\d{1,6})\s*\]?$", re.IGNORECASE)
-_HANDLE = re.compile(r"\bM(\d{1,6})\b", re.IGNORECASE)
-_REPLACES = re.compile(
+_THINK_BLOCK = lazy(r"<(think|thinking|reasoning)>.*?</\1\s*>", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN = lazy(r"<(?:think|thinking|reasoning)>", re.IGNORECASE)
+_THINK_CLOSE = lazy(r"</(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
+_FENCE = lazy(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n?(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
+_FENCE_MARK = lazy(r"(?:`{3,}|~{3,})[\w-]*")
+_BULLET = lazy(r"^\s*(?:[-*\u2022+>]|\d{1,3}[.)]|\(\d{1,3}\)|[a-z][.)])\s+")
+_TURN = lazy(r"^\[?\s*(?:turn|t|#)?[\s_-]*(\d{1,6})\s*\]?$", re.IGNORECASE)
+_HANDLE = lazy(r"\bM(\d{1,6})\b", re.IGNORECASE)
+_REPLACES = lazy(
     r"^\s*(?:replaces?|supersedes?)\s*:?\s*((?:M\d{1,6}\s*(?:[,;&]|\band\b)?\s*)+)"
     r"(?:[:\u2014\u2013-]\s*(.*))?$",
     re.IGNORECASE | re.DOTALL,
 )
-_NOTHING = re.compile(r"^\W*(?:none|no facts?|nothing(?: to (?:extract|remember))?|n/?a)\W*$", re.I)
+_NOTHING = lazy(r"^\W*(?:none|no facts?|nothing(?: to (?:extract|remember))?|n/?a)\W*$", re.I)
 _EMPTY_NATIVE = frozenset({"", "-", "--", "n/a", "na", "none", "null", "empty", "(empty)"})
-_FORMULA = re.compile(r"[=@]|[+\-]\s*[A-Za-z(]")
+_FORMULA = lazy(r"[=@]|[+\-]\s*[A-Za-z(]")
 """A fact that a spreadsheet would run (``=cmd|…``, ``@SUM(…)``, ``+HYPERLINK(…)``)."""
-_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_TRAILING_COMMA = lazy(r",\s*([}\]])")
 _FACT_KEYS = ("fact", "text", "english", "content", "memory")
 _CATEGORY_KEYS = ("category", "type", "kind")
-_TABLE_RULE = re.compile(r"^[\s|:\-]+$")
+_TABLE_RULE = lazy(r"^[\s|:\-]+$")
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from ..facilities.model import Record, Source
+from ..patterns import lazy
 from ..retrieval.text import STOPWORDS, stems, words
 from ..security import injection, quoting
 from ..security.spans import outside
@@ -305,7 +306,7 @@ def _refusal(candidate: Candidate, where: Situation) -> str | None:
     return None
 
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{2,}")
+_CJK = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{2,}")
 
 
 def content_words(text: str) -> set[str]:
@@ -387,7 +388,7 @@ def _without_copies(own: str, others: Sequence[str]) -> str:
     return "".join(kept)
 
 
-_SENTENCE = re.compile(r"(?P<sentence>.+?)(?:(?<=[.!?])\s+|\n+|$)", re.DOTALL)
+_SENTENCE = lazy(r"(?P<sentence>.+?)(?:(?<=[.!?])\s+|\n+|$)", re.DOTALL)
 """A sentence and the space after it: what is kept is kept as written (one paragraph stays
 one)."""
 
@@ -571,7 +572,7 @@ def replacement_refusal(
     return None
 
 
-_CHANGE = re.compile(
+_CHANGE = lazy(
     r"\b(?:now|no\s+longer|any\s?more|moved|switched|changed|instead|new|went\s+up|went\s+down"
     r"|raised|lowered|since|left|quit|stopped|started|after\s+all|again|anyway|changed\s+my\s+mind"
     r"|jetzt|nicht\s+mehr|ahora|ya\s+no"
@@ -597,7 +598,7 @@ def _quote_refusal(quote: str, old: MemoryEntry) -> str | None:
 _COMMON_VERBS = frozenset(
     stems("live lives work works use uses like likes have has go goes get gets make take".split())
 )
-_PAST = re.compile(
+_PAST = lazy(
     r"\b(?:used\s+to|lived|worked|was|were|had|as\s+a\s+(?:kid|child|teenager)|years\s+ago|back\s+then"
     r"|in\s+the\s+past|growing\s+up|formerly|previously)\b",
     re.IGNORECASE,

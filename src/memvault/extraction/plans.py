@@ -38,7 +38,7 @@ from ..store import duplicates
 from ..store.ops import CountOp, Filter, GetOp, ListOp, Op, PutOp, ReplaceOp, TrimOp
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
 from ..versions import MAX_CHAIN, MAX_REASON_CHARS, reason_text, retire
-from . import heuristic, parse, pipeline, prompts, schema
+from . import parse, pipeline, prompts, schema
 from .facts import Candidate
 
 log = logging.getLogger("memvault.extraction")
@@ -358,6 +358,8 @@ class LearningPlans:
         heuristic's from the window's new turns."""
         if self.mode == "llm":
             return (yield from self._ask(window, memories))
+        from . import heuristic  # its rules are read by the first extraction, not on import
+
         found = heuristic.extract([replace(t, text=normalise(t.text)) for t in window.turns])
         return Proposal([c for c in found if c.turn is None or c.turn >= window.fresh], memories)
 

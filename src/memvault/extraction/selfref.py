@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ..patterns import lazy
 from ..security.text import fold
 
 _SELF = (
@@ -38,14 +39,14 @@ _SELF_THINGS = (
     r"|creator|developers?|context(?:\s+window)?|limitations?|policies|programming|answers?"
     r"\s+(?:style|format)|tool\s+calls?|functions?)"
 )
-_MACHINERY = re.compile(
+_MACHINERY = lazy(
     r"<\s*/?\s*(?:think|thinking|reasoning)\s*>|\bturn[-_]\d+\b|\buser_data\b|<\|\w+\|>|\[/?inst\]"
     r"|<\s*/?\s*\w+_[0-9a-f]{8,}|\bmemvault\b|\b(?:global|session)\s+memory\b"
     r"|\bthe\s+memory\s+system\b|\b(?:this|the)\s+extraction\b"
     r"|\btool\s+(?:calls?|outputs?|results?|invocations?)\b",
     re.IGNORECASE,
 )
-_USER_PROJECT = re.compile(
+_USER_PROJECT = lazy(
     r"\b(?:user|they|he|she)\s+(?:is|are|was|were|has\s+been|have\s+been|will\s+be|wants\s+to"
     r"\s+(?:build|train|write|create|develop))?\s*(?:building|developing|writing|training|making"
     r"|working\s+on|creating|designing|fine-tuning|deploying|evaluating|testing|researching"
@@ -55,7 +56,7 @@ _USER_PROJECT = re.compile(
     r"|startup|code|pipeline|service)\b",
     re.IGNORECASE,
 )
-_ASSISTANT_SUBJECT = re.compile(
+_ASSISTANT_SUBJECT = lazy(
     r"^\W*(?:(?:the|this|our)\s+)?(?:ai\s+)?(?:assistant|ai|a\.i\.)(?:'s\b|\s+(?:is|was|will|would"
     r"|can|could|should|must|has|had|does|did|uses?|used|called|invoked|remembers?|stores?|stored"
     r"|knows?|thinks?|thought|reasons?|believes?|said|says|answered|responded|replied|explained"
@@ -67,19 +68,19 @@ _ASSISTANT_SUBJECT = re.compile(
     r"|called|searched|need|do|did|don't|won't|cannot|can't|'ll|'m|'ve)\b",
     re.IGNORECASE,
 )
-_MODEL_SUBJECT = re.compile(
+_MODEL_SUBJECT = lazy(
     rf"^\W*(?:(?:the|this)\s+)?{_SELF}\s+(?:(?:then|also|now|just|always|often)\s+)?(?:uses?|used"
     rf"|called|calls|invoked|searched"
     r"|answered|responded|replied|remembers?|stores?|saved|will|would|can|cannot|could|should"
     r"|must|is|was|has|had|does|did|said|says|looked|ran|tried)\b",
     re.IGNORECASE,
 )
-_ASSISTANT_WORK = re.compile(
+_ASSISTANT_WORK = lazy(
     r"\b(?:tools?|search(?:ed|es)?|prompt|instructions?|memory|remember\w*|answer\w*|respond\w*"
     r"|repl(?:y|ies|ied)|user'?s\s+questions?|the\s+user|conversation|assistant|apologi[sz]\w*)\b",
     re.IGNORECASE,
 )
-_OWNED = re.compile(
+_OWNED = lazy(
     rf"\b{_SELF}'s\s+(?:own\s+)?{_SELF_THINGS}\b"
     r"|\b(?:my|its|your)\s+(?:system\s+prompt|instructions|guidelines|reasoning|chain[- ]of[- ]"
     r"thought|training(?:\s+data)?|context\s+window|memory\s+system|knowledge\s+cutoff)\b"
@@ -87,7 +88,7 @@ _OWNED = re.compile(
     r"|reasoning\s+(?:block|trace|process)|knowledge\s+cutoff)\b",
     re.IGNORECASE,
 )
-_MECHANICS = re.compile(
+_MECHANICS = lazy(
     r"\buser\s+(?:asked|asks|is\s+asking|was\s+asking|said|says|told|tells|mentioned|thanked"
     r"|thanks|greeted|greets|typed|sent|wrote|requested|inquired|wondered|started|opened|began"
     r"|ended|continued|wants\s+to\s+know)\b[^.]{0,30}?\b(?:the\s+assistant|the\s+ai|the\s+model"
@@ -99,7 +100,7 @@ _MECHANICS = re.compile(
     r"|keep\s+in\s+mind|look\s+up|search)\b",
     re.IGNORECASE,
 )
-_STANDING_WISH = re.compile(
+_STANDING_WISH = lazy(
     rf"\b(?:the\s+{_SELF}|you)\s+to\s+(?:always\s+|never\s+|only\s+|not\s+)?(?:answer|respond"
     r"|reply|write|use|speak|talk|keep|be|format|call|address|explain|avoid|include|switch"
     r"|stop|give|show)\b",

@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
+from ..patterns import lazy
+
 MULTI_VALUED = frozenset({"speaks", "has", "allergy", "learning", "is a", "owns"})
 """Attributes that hold several values at once: they conflict only by negation."""
 
@@ -127,19 +129,19 @@ class Slot:
 # --- reading a fact ----------------------------------------------------------------------------
 
 _TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "", "\u00a0": " "})
-_KEY_VALUE = re.compile(
+_KEY_VALUE = lazy(
     r"^(?:(?:the )?user'?s? )?(?P<k>[a-z][\w '-]{0,30}?)\s*(?:(?<!\d):|:(?!\d))\s*(?P<v>.+)$",
     re.I,
 )
 _SUBJECTS = [
-    (re.compile(rf"^(?:the )?user's (?P<rel>{REL})\b", re.I), "user's {rel}"),
-    (re.compile(rf"^my (?P<rel>{REL})\b", re.I), "user's {rel}"),
-    (re.compile(r"^(?:the )?user\b", re.I), "user"),
-    (re.compile(r"^(?:I|we)\b", re.I), "user"),
-    (re.compile(r"^my\b", re.I), "user's"),
+    (lazy(rf"^(?:the )?user's (?P<rel>{REL})\b", re.I), "user's {rel}"),
+    (lazy(rf"^my (?P<rel>{REL})\b", re.I), "user's {rel}"),
+    (lazy(r"^(?:the )?user\b", re.I), "user"),
+    (lazy(r"^(?:I|we)\b", re.I), "user"),
+    (lazy(r"^my\b", re.I), "user's"),
 ]
 _NEGATIONS = [
-    (re.compile(p, re.I), r)
+    (lazy(p, re.I), r)
     for p, r in [
         (r"^(?:is|am|are) (?:no longer|not)\s+", "is "),
         (r"^(?:isn't|aren't)\s+", "is "),
@@ -150,8 +152,8 @@ _NEGATIONS = [
         (r"^decided not to\s+", "decided to "),
     ]
 ]
-_FIRST_PERSON = [(re.compile(r"^(?:am|'m)\b", re.I), "is"), (re.compile(r"^have\b", re.I), "has")]
-_FREQUENCY = re.compile(
+_FIRST_PERSON = [(lazy(r"^(?:am|'m)\b", re.I), "is"), (lazy(r"^have\b", re.I), "has")]
+_FREQUENCY = lazy(
     r"^(?:always|usually|normally|generally|typically|mostly|often|now|still|also|really|"
     r"currently|mainly)\s+",
     re.I,
@@ -285,7 +287,7 @@ _PERSON = [
     (r"^(?:has|have) (?P<v>.+)", "has", False),
     (r"^owns? (?P<v>.+)", "owns", False),
 ]
-_PERSON_RULES = [(re.compile(p, re.I), a, d) for p, a, d in _PERSON]
+_PERSON_RULES = [(lazy(p, re.I), a, d) for p, a, d in _PERSON]
 
 
 def _person(rest: str, explicit: bool) -> Read | None:
@@ -297,12 +299,12 @@ def _person(rest: str, explicit: bool) -> Read | None:
     return None
 
 
-_LIKE = re.compile(
+_LIKE = lazy(
     r"^(?:likes?|loves?|enjoys?|adores?|(?:is )?(?:a )?(?:big |huge )?fan of|(?:is )?into) "
     r"(?P<v>.+)",
     re.I,
 )
-_DISLIKE = re.compile(
+_DISLIKE = lazy(
     r"^(?:dislikes?|hates?|detests?|loathes?|despises?|can't stand|cannot stand|can not stand|"
     r"is not (?:a )?(?:big )?fan of) (?P<v>.+)",
     re.I,
@@ -322,7 +324,7 @@ _DECIDED = r"(?:decided|agreed) (?:to )?(?:use|go with|stick with|adopt|switch t
 _CHOSE = r"(?:chose|picked|selected|opted for|settled on|went with|went for)"
 _OVER = r"(?:over|to|than|rather than|instead of|more than)"
 _PAIRS = [
-    (re.compile(p, re.I), kind)
+    (lazy(p, re.I), kind)
     for p, kind in [
         (
             rf"^{_DECIDED} (?P<x>.+?),? (?:instead of|over|rather than) (?P<y>.+)",
@@ -336,7 +338,7 @@ _PAIRS = [
     ]
 ]
 _SINGLES = [
-    (re.compile(p, re.I), kind)
+    (lazy(p, re.I), kind)
     for p, kind in [
         (r"^prefers? (?P<x>.+)", "preference"),
         (
@@ -350,9 +352,9 @@ _SINGLES = [
 ]
 
 
-_PREFERS = re.compile(r"^(?:prefers?|would rather) (?!to )(?P<x>.+)", re.I)
-_MARKER = re.compile(rf",? \b(?P<o>{_OVER}) ", re.I)
-_COMPLEMENT = re.compile(r" (?=(?:to|for|with|via|by) )", re.I)
+_PREFERS = lazy(r"^(?:prefers?|would rather) (?!to )(?P<x>.+)", re.I)
+_MARKER = lazy(rf",? \b(?P<o>{_OVER}) ", re.I)
+_COMPLEMENT = lazy(r" (?=(?:to|for|with|via|by) )", re.I)
 _NOT_GERUNDS = frozenset(
     """thing anything something everything nothing king ring spring string wing morning evening
     ceiling building wedding pudding accounting marketing engineering billing shipping
@@ -454,15 +456,15 @@ def _is(rest: str, explicit: bool) -> Read | None:
 
 # --- comparing values --------------------------------------------------------------------------
 
-_TAIL = re.compile(
+_TAIL = lazy(
     r"\s+(?:now|too|also|as well|these days|nowadays|currently|originally|anymore|any more|"
     r"again|at the moment|(?:last|this) (?:year|month|week|summer|winter|spring|autumn|fall)|"
     r"in (?:january|february|march|april|may|june|july|august|september|october|november|"
     r"december|\d{4})|(?:since|for) [\w ]{1,20}?(?:years?|months?|weeks?|\d{4})|recently)$",
     re.I,
 )
-_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
-_ASIDE = re.compile(r"\s+(?:for|in|on|at|when|during|with|because|since|as|whenever)\s+")
+_ARTICLES = lazy(r"\b(?:a|an|the)\b")
+_ASIDE = lazy(r"\s+(?:for|in|on|at|when|during|with|because|since|as|whenever)\s+")
 
 
 def _value(value: str) -> str:
@@ -498,7 +500,7 @@ def _statement(rest: str) -> str:
     return " ".join([_stem(words[0]), *words[1:]]) if words else ""
 
 
-_NUMBER = re.compile(
+_NUMBER = lazy(
     r"(?P<n>\d+(?:(?:[.,]|[ \u00a0\u202f](?=\d{3}(?!\d)))\d+)*)"
     r"(?:\s?(?P<x>k|thousand|mn?|million|bn|billion)(?![^\W\d_]))?",
     re.I,

@@ -22,15 +22,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..embeddings.local import shared_model
+from ..patterns import lazy
 from .kinds import kinds_named
 
-_ENDED = re.compile(
+_ENDED = lazy(
     r"\b(?:no\s+longer|not\s+\w+(?:\s+\w+)?\s+any\s?more|quit|stopped|dropped|ditched"
     r"|gave\s+up|cancell?ed|left)\b",
     re.IGNORECASE,
 )
 """Words that say something the user held has ended: what ended is named ("dropped Spanish")."""
-_CHANGED = re.compile(
+_CHANGED = lazy(
     r"\b(?:switch(?:ed|ing)|mov(?:ed|ing)\s+(?:to|over|off|from|on|everything|all|my|our|the)"
     r"|instead"
     r"|replaced|swapped|changed|grown\s+to|raised|bumped|lowered|cut\s+(?:back|down)"
@@ -41,7 +42,7 @@ _CHANGED = re.compile(
     re.IGNORECASE,
 )
 """Words that say something the user held has changed."""
-_NEW_NUMBER = re.compile(
+_NEW_NUMBER = lazy(
     r"\b(?:(?:dropped|fell|fallen|increased|decreased|rose|risen|reached|hit|climbed|jumped"
     r"|grew|grown|doubled|halved|turned|went\s+(?:up|down))\s+(?:to\s+)?[^\s\d]{0,3}\d"
     r"|(?:up|down)\s+to\s+[^\s\d]{0,3}\d"
@@ -49,13 +50,13 @@ _NEW_NUMBER = re.compile(
     re.IGNORECASE,
 )
 """Words that give a number its new value ("dropped to 84 kg", "from 1,400 to 1,550")."""
-_MAYBE_CHANGED = re.compile(
+_MAYBE_CHANGED = lazy(
     r"\b(?:(?<!years\s)(?<!months\s)(?<!weeks\s)(?<!days\s)(?<!while\s)now|these\s+days"
     r"|nowadays|at\s+the\s+moment|actually|any\s?more|joined|got\s+a|arrived|passed|new)\b",
     re.IGNORECASE,
 )
 """Words that may say so ("now", not "for two years now"): a link then needs a closer memory."""
-_ADDED = re.compile(
+_ADDED = lazy(
     r"\b(?:also|too|as\s+well|another|second|both|in\s+addition|besides|plus|on\s+top)\b",
     re.IGNORECASE,
 )

@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..errors import ValidationError, shown
+from ..patterns import lazy
 from ..store.duplicates import restates
 from ..types import MemoryEntry, SearchHit
 
@@ -291,7 +292,7 @@ def finding_id(created_at: datetime, sequence: int, suffix: str) -> str:
     return f"f-{created_at:%Y%m%d}-{sequence:03d}-{suffix}"
 
 
-_PUNCTUATION = re.compile(r"[^\w\s]", re.UNICODE)
+_PUNCTUATION = lazy(r"[^\w\s]", re.UNICODE)
 
 
 def normalised(text: str) -> str:

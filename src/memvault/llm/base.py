@@ -4,7 +4,6 @@ and the accounting of every call (calls, failures, tokens, latency) per purpose.
 from __future__ import annotations
 
 import math
-import re
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -16,12 +15,13 @@ from urllib.parse import urlsplit
 
 from ..closing import Closing
 from ..errors import ConfigError, ValidationError
+from ..patterns import lazy
 
 if TYPE_CHECKING:
     pass
 
 Role = Literal["system", "user", "assistant"]
-PURPOSE = re.compile(r"[a-z][a-z0-9_]{0,39}")
+PURPOSE = lazy(r"[a-z][a-z0-9_]{0,39}")
 """A purpose labels counters (``llm_calls_<purpose>``): lowercase letters, digits, ``_``."""
 
 

@@ -44,6 +44,7 @@ from ..errors import (
     LLMUnavailableError,
     StructuredOutputError,
 )
+from ..patterns import lazy
 from .base import (
     ChatModel,
     ChatReply,
@@ -59,10 +60,10 @@ MAX_RETRY_AFTER_S = 30.0
 EXCERPT_CHARS = 200
 EXCERPT_BYTES = 1024
 UNUSABLE_FINISH = frozenset({"length", "content_filter"})
-SCHEMA_NAMED = re.compile(
+SCHEMA_NAMED = lazy(
     r"response_format|json_schema|json schema|grammar|guided|structured output|xgrammar", re.I
 )
-UNSUPPORTED = re.compile(r"unsupported|not supported|not implemented|unknown parameter", re.I)
+UNSUPPORTED = lazy(r"unsupported|not supported|not implemented|unknown parameter", re.I)
 """What a server's refusal of a schema says (vLLM: "…JSON schema contains features not supported
 by xgrammar"; llama.cpp: "response_format type must be one of…", "…empty grammar stack…";
 LM Studio: "'response_format.type' must be…")."""

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..errors import LLMError, LLMResponseError
+from ..patterns import lazy
 from ..security import guard, injection
 from ..security.redact import Redactor
 from .base import ChatMessage, ChatModel, ChatRequest
@@ -21,8 +22,8 @@ log = logging.getLogger("memvault.llm")
 INSTRUCTIONS = frozenset(injection.FlagKind) - {injection.FlagKind.HIDDEN}
 """What a summary or a merged entry may not carry: it reports, it does not instruct. (Hidden
 characters are the wrapper's to strip.)"""
-_THINKING = re.compile(r"<(think|thinking)>.*?(</\1>|$)", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"^```[\w-]*\s*\n?|\n?```\s*$")
+_THINKING = lazy(r"<(think|thinking)>.*?(</\1>|$)", re.DOTALL | re.IGNORECASE)
+_FENCE = lazy(r"^```[\w-]*\s*\n?|\n?```\s*$")
 
 SUMMARY_INSTRUCTIONS = """\
 You summarise an excerpt of a conversation between a user and an AI assistant, so that the \

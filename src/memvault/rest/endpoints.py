@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import quote
 
+from ..patterns import lazy
 from .fields import (
     FLAG,
     IDS,
@@ -32,7 +33,7 @@ from .fields import (
 )
 
 IDEMPOTENT_METHODS = frozenset({"GET", "PUT", "DELETE"})
-_PARAMETER = re.compile(r"{(\w+)(?::\w+)?}")
+_PARAMETER = lazy(r"{(\w+)(?::\w+)?}")
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -10,7 +10,6 @@ these fields and the remote client writes them (:func:`query_text`).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -19,6 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .. import validation as check
 from ..errors import ValidationError
+from ..patterns import lazy
 
 Convert = Callable[[str, Any], Any]
 _PYTHON: dict[str, type | tuple[type, ...]] = {
@@ -164,8 +164,8 @@ def query_fields(
 
 
 _BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
-_INTEGER = re.compile(r"-?[0-9]{1,18}")
-_NUMBER = re.compile(r"-?[0-9]{1,300}(\.[0-9]{1,300})?([eE][+-]?[0-9]{1,3})?")
+_INTEGER = lazy(r"-?[0-9]{1,18}")
+_NUMBER = lazy(r"-?[0-9]{1,300}(\.[0-9]{1,300})?([eE][+-]?[0-9]{1,3})?")
 
 
 def from_query(field: Field, text: str) -> Any:

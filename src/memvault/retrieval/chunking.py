@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import ValidationError
+from ..patterns import lazy
 
-_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+_TOKEN = lazy(r"\w+|[^\w\s]", re.UNICODE)
 
 
 @dataclass(frozen=True, slots=True)

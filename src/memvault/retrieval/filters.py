@@ -23,12 +23,14 @@ from __future__ import annotations
 import json
 import re
 
+from ..patterns import lazy
+
 _STATUS_TEXT = (
     r"(?:Bad Request|Unauthorized|Forbidden|Not Found|Method Not Allowed|Request Timeout|"
     r"Conflict|Gone|Payload Too Large|Too Many Requests|Internal Server Error|Not Implemented|"
     r"Bad Gateway|Service (?:Temporarily )?Unavailable|Gateway Time-?out)"
 ).replace(" ", r"\ ")  # the patterns below are verbose: spaces must be escaped
-_STRUCTURE = re.compile(
+_STRUCTURE = lazy(
     rf"""\A\s*(?:
         Traceback\ \(most\ recent\ call\ last\):
       | (?:<\ )?HTTP/\d(?:\.\d)?\ [45]\d\d(?:\ [A-Z][\w\ -]*)?[\ \t]*(?:\r?\n|\Z)
@@ -49,7 +51,7 @@ _STRUCTURE = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 """Tier 1: only failure outputs look like this."""
-_STACK_FRAME = re.compile(
+_STACK_FRAME = lazy(
     r"""^(?:\s+at\ [\w$.<>\[\]/]+.*(?:\(.*\)|:\d+:\d+)\s*$   # JavaScript, Java, C#
         | \tat\ .+$                                          # Java
         | goroutine\ \d+\ \[[\w\ ]+\]:                       # Go
@@ -59,13 +61,13 @@ _STACK_FRAME = re.compile(
         )""",
     re.MULTILINE | re.VERBOSE,
 )
-_EXCEPTION = re.compile(
+_EXCEPTION = lazy(
     r"(?:Uncaught\ )?(?:[a-z_]\w*\.)*[A-Z][A-Za-z0-9]*(?:Error|Exception|Fault|Failure)"
     r"(?:\[\w+\])?:(?:\s|\Z)"
     r"|(?:[a-z_]\w*\.)+[A-Z]\w+:\s",  # a qualified class name: requests.exceptions.ReadTimeout:
     re.VERBOSE,
 )
-_FAILURE_HEAD = re.compile(
+_FAILURE_HEAD = lazy(
     r"""(?:fatal:\s | fatal\ error:\s | npm\ ERR!\s | curl:\ \(\d+\)\s | psql:\ error:\s | E:\s
         | ERROR:\ \  | Segmentation\ fault\b | error\[E\d+\]: | make:\ \*\*\*
         | Permission\ denied\ \(publickey | Error\ executing\ tool\ \S+:
@@ -84,15 +86,15 @@ _FAILURE_HEAD = re.compile(
     re.VERBOSE,
 )
 """Tier 2: a tool's own failure prefix."""
-_WEAK_HEAD = re.compile(
+_WEAK_HEAD = lazy(
     r"(?:[A-Z][a-z]+\ )?(?:Error|ERROR|error|Exception|FATAL|Fatal|FAILED|Failed)(?:\ from\ \w+)?"
     r"(?:\ \([\w ]+\))?(?:\[\w+\])?:?\s",
     re.VERBOSE,
 )
 """Tier 3: a prefix that a note may also start with ("Error: …")."""
-_LABEL_HEAD = re.compile(r"[a-z][\w.+-]*:\s")
+_LABEL_HEAD = lazy(r"[a-z][\w.+-]*:\s")
 """Tier 3 too: a program's name ("docker: …") — or a note's label ("redis: …")."""
-_FAILURE_WORDS = re.compile(
+_FAILURE_WORDS = lazy(
     r"\b(?:refused|denied|not found|no such|failed|unable to|cannot|can't|could not|couldn't|"
     r"timed out|does not exist|unreachable|not permitted|already in use|syntax error|"
     r"(?-i:E[A-Z]{3,})|errno|exit (?:code|status))\b",
@@ -100,14 +102,14 @@ _FAILURE_WORDS = re.compile(
 )
 """What the rest of an ``Error: …`` line says when it is a failure ("missing", "invalid" or
 "expired" are said by notes just as often)."""
-_TOOL_FAILURES = re.compile(
+_TOOL_FAILURES = lazy(
     r"\b(?:command not found|no such file or directory|permission denied|cannot access|"
     r"connection refused|connection reset|error response from daemon|is not recognized|"
     r"cannot connect|could not resolve|not in gzip format|operation not permitted)\b",
     re.IGNORECASE,
 )
 """What a program's own failure line says (a ``label:`` note rarely says these)."""
-_EXPLAINS = re.compile(
+_EXPLAINS = lazy(
     r"(?<![\w.])(?:remember|note|means|meaning|fix|fixed|fixes|workaround|because|should|"
     r"always|never|usually|prefers?|likes?|wants?|happens|whenever|when|appears|shows up|"
     r"solved|resolved|caused|came from|comes from|due to|traced to|turned out|is what|"
@@ -115,13 +117,13 @@ _EXPLAINS = re.compile(
     re.IGNORECASE,
 )
 """Words of a note that explains a failure: they veto every failure head."""
-_PEOPLE = re.compile(
+_PEOPLE = lazy(
     r"(?<![\w.])(?:user|users|team|I|we|my|our|he|she|they|his|her|their|him|them)(?![\w.])",
     re.IGNORECASE,
 )
 """Words of a note about people: they veto a prefix that a note may start with."""
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|«[^»]*»|»[^«]*«")
-_BOX = re.compile(r"\A[\s╷│|>]*")
+_QUOTED = lazy(r"'[^']*'|\"[^\"]*\"|`[^`]*`|«[^»]*»|»[^«]*«")
+_BOX = lazy(r"\A[\s╷│|>]*")
 _NOTE_LABELS = frozenset(
     "note todo fyi reminder decision preference fact summary context update idea tip question "
     "answer status result info warning tldr ps memo finding lesson".split()

@@ -14,8 +14,10 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+from ..patterns import lazy
+
+_WORD = lazy(r"\w+", re.UNICODE)
+_TOKEN = lazy(r"[^\W_]+", re.UNICODE)
 ANALYZER = "porter-1"
 """Names the analyzer; an index built by another one is rebuilt."""
 

@@ -9,11 +9,12 @@ year, a capitalised month name or a relative word count: "What may happen?" name
 
 from __future__ import annotations
 
-import re
 import threading
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
+
+from ..patterns import lazy
 
 Window = tuple[datetime, datetime]
 """[start, end) in UTC."""
@@ -22,7 +23,7 @@ _MONTHS = (
     "January|February|March|April|May|June|July|August|September|October|November|December|"
     "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
 )
-_NAMES_A_TIME = re.compile(
+_NAMES_A_TIME = lazy(
     rf"\b(?:1[6-9]\d\d|2\d\d\d)\b|\b(?:{_MONTHS})\b|"
     r"\b(?i:yesterday|today|tonight|tomorrow|ago|last|next|this|past|previous)\b"
 )

@@ -19,20 +19,21 @@ import secrets
 from collections.abc import Mapping
 
 from ..errors import GuardError
+from ..patterns import lazy
 from .text import fold, normalise
 
 NONCE_BYTES = 16
 """128 random bits, 32 hex digits."""
-_KIND = re.compile(r"[a-z][a-z0-9_]{0,31}")
-_NONCE = re.compile(r"[0-9a-f]{16,64}")
-_ATTRIBUTE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+_KIND = lazy(r"[a-z][a-z0-9_]{0,31}")
+_NONCE = lazy(r"[0-9a-f]{16,64}")
+_ATTRIBUTE = lazy(r"[a-z][a-z0-9_-]{0,31}")
 _MAX_ATTRIBUTE = 200
-_OPENER = re.compile(
+_OPENER = lazy(
     r"(?:<|&lt;?|&#0*60;?|&#x0*3c;?|\\u003c|\\x3c)(?=\s*/?\s*([^\s<>/=\"']{0,80}))", re.IGNORECASE
 )
 _OURS = ("user_data", "turn", "record", "entry", "memory", "tool", "untrusted", "im_", "|")
 _ROLES = frozenset({"system", "assistant", "user", "developer", "human", "sys", "inst"})
-_HEX_SUFFIX = re.compile(r"[\w-]*_[0-9a-f]{6,}", re.ASCII)
+_HEX_SUFFIX = lazy(r"[\w-]*_[0-9a-f]{6,}", re.ASCII)
 ANGLE = "\u2039"
 """What replaces the ``<`` of a forged tag: it reads like one, and opens nothing."""
 LEAK_PREFIX = 12

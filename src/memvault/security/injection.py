@@ -82,6 +82,7 @@ from enum import StrEnum
 from functools import lru_cache
 from itertools import pairwise
 
+from ..patterns import lazy
 from .quoting import quoted_spans
 from .spans import Span, merge, overlaps, to_raw
 from .text import (
@@ -127,7 +128,7 @@ class Flag:
 
 
 def _rx(pattern: str, flags: int = re.IGNORECASE) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
+    return lazy(pattern, flags)
 
 
 # -- other languages ----------------------------------------------------------------------------
@@ -585,7 +586,8 @@ _TONGUES = (_ITALIAN, _PORTUGUESE, _RUSSIAN, _JAPANESE, _KOREAN, _TURKISH)
 def _alternation(patterns: Iterable[str], start: str) -> re.Pattern[str]:
     """The patterns as one, each starting where ``start`` says, matched case-sensitively on
     lowered text (see :class:`_Vocabulary`)."""
-    return re.compile(f"{start}(?:{'|'.join(fold_pattern(p) for p in patterns if p)})")
+    kept = tuple(patterns)
+    return lazy(lambda: f"{start}(?:{'|'.join(fold_pattern(p) for p in kept if p)})")
 
 
 def _overrides(tongue: _Tongue) -> Iterator[str]:
@@ -625,7 +627,7 @@ def _words(tongue: _Tongue) -> set[str]:
 _SCRIPTS = tuple({t.script: t.start for t in _TONGUES}.items())
 """The tables' scripts (the letters of each as folded, "" for Latin) and where their patterns
 start."""
-_SCRIPT_LETTERS = tuple(re.compile(script) if script else None for script, _ in _SCRIPTS)
+_SCRIPT_LETTERS = tuple(lazy(script) if script else None for script, _ in _SCRIPTS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -712,7 +714,7 @@ _THIRD_PARTY_AI = (
     rf"|\bto\s+(?:the|any|all)\s+{_MACHINE}s?\s+(?:reading|processing|that\s+(?:reads?"
     rf"|processes))\b"
 )
-_ADDRESSED = _Vocabulary.of(re.compile(_THIRD_PARTY_AI, re.IGNORECASE), lambda t: (t.addressed,))
+_ADDRESSED = _Vocabulary.of(lazy(_THIRD_PARTY_AI, re.IGNORECASE), lambda t: (t.addressed,))
 _INSTRUCTIONS = (
     r"(?:instructions?|prompts?|rules?|directives?|guidelines?|guidance|commands?|constraints?"
     r"|restrictions?|programming|policies|directions?|orders)"
@@ -931,7 +933,7 @@ _FORMAT_FORGERY = _rx(
 )
 """An extraction answer written out: a ``category|turn-N|`` line, a ``"category": "decision"``."""
 _FIRST_PERSON = _Vocabulary.of(
-    re.compile(
+    lazy(
         r"\bI\b|\bus\b|(?i:\b(?:i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|we'll|our"
         r"|ours|ourselves|je|j'|moi|mon|ma|mes|nous|notre|nos|ich|mich|mir|mein\w*|wir|uns|unser\w*"
         r"|yo|mi|mis|nosotros|nuestr\w*|prefiero|quiero)\b)|(?-i:\bi\s+(?:prefer|like|love|want|am"
@@ -1064,11 +1066,11 @@ _RULES: tuple[tuple[FlagKind, re.Pattern[str] | _Vocabulary, bool], ...] = (
 """(kind, pattern, strong): a strong pattern is flagged in every voice."""
 
 _QUOTES = "\"'\u201c\u201d\u2018\u2019\u00ab\u00bb\u300c\u300d\u300e\u300f"
-_BASE64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{20,}={0,2}(?![\w+/=-])")
-_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_WORD = re.compile(r"\w+")
+_BASE64 = lazy(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{20,}={0,2}(?![\w+/=-])")
+_BIDI = lazy("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_WORD = lazy(r"\w+")
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n|(?<=[\u3002\uff01\uff1f])")
+_SENTENCE_END = lazy(r"(?<=[.!?])[\"')\]]*\s+|\n|(?<=[\u3002\uff01\uff1f])")
 
 
 # -- public -----------------------------------------------------------------------------------
@@ -1165,7 +1167,7 @@ def _directed(sentence: str) -> bool:
 
 
 _ENGLISH_VERB = _rx(_ENGLISH_MEMVERB)
-_TOLD = re.compile(
+_TOLD = lazy(
     r"(?:^|[.;,:!?()\u2014\u2013-]|\b(?:and|then|please|pls|so|also|just|now|do|must|should))\W*$"
     r"|\b(?:you|assistant|ai|bot|model|memory|system|agent|it)\s+(?:(?:to|should|must|will|shall"
     r"|can|could|would|needs?\s+to|ha(?:ve|s)\s+to|always|never)\s+){1,2}$",

@@ -36,12 +36,13 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
+from ..patterns import lazy
 from .spans import Span, merge, to_raw
 from .text import fold, fold_pattern
 
 
 def _rx(pattern: str, flags: int = re.IGNORECASE) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
+    return lazy(pattern, flags)
 
 
 _NOUNS = (
@@ -88,22 +89,22 @@ _HEADERS = _rx(
     r"(?:[ \t]*(?:from|to|subject|cc|bcc|date|sent|reply-to)\s*:[^\n]*(?:\n|\Z))+",
     re.IGNORECASE | re.MULTILINE,
 )
-_BLOCKQUOTE = re.compile(r"^[ \t]{0,3}>[^\n]*(?:\n[ \t]{0,3}>[^\n]*)*", re.MULTILINE)
-_QUOTED_STRING = re.compile(
+_BLOCKQUOTE = lazy(r"^[ \t]{0,3}>[^\n]*(?:\n[ \t]{0,3}>[^\n]*)*", re.MULTILINE)
+_QUOTED_STRING = lazy(
     r"\"(?:[^\"\n]|\n(?![ \t]*\n)){30,2000}\"|\u201c[^\u201d]{30,2000}\u201d"
     r"|\u00ab[^\u00bb]{30,2000}\u00bb"
     r"|\u201e[^\u201c\u201d]{30,2000}[\u201c\u201d]|\u300c[^\u300d]{8,2000}\u300d"
     r"|\u300e[^\u300f]{8,2000}\u300f"
 )
-_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)
+_COMMENT = lazy(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_FENCE = lazy(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)
 _DELIMITERS = (
-    re.compile(r",(?! )"),
-    re.compile(r";"),
-    re.compile("\t"),
-    re.compile(r"\|"),
+    lazy(r",(?! )"),
+    lazy(r";"),
+    lazy("\t"),
+    lazy(r"\|"),
 )
-_CELL_QUOTE = re.compile(r"\"[^\"\n]*\"")
+_CELL_QUOTE = lazy(r"\"[^\"\n]*\"")
 
 
 _TEXT_NOUNS = (
@@ -205,7 +206,7 @@ _FILE = _rx(
     r"\b[\w.-]+\.(?:ya?ml|json|toml|ini|cfg|conf|md|txt|csv|tsv|xml|html?|py|js|ts|sh|env|log)\b"
 )
 """A file named ("config.yaml from the repo"): its content follows."""
-_POINTER_MARK = re.compile(r"[\u2192\u21d2\u2b07\U0001f447]|(?<![-!<])(?:->|=>)|^\^(?=\s)", re.M)
+_POINTER_MARK = lazy(r"[\u2192\u21d2\u2b07\U0001f447]|(?<![-!<])(?:->|=>)|^\^(?=\s)", re.M)
 """An arrow that points at material: "→", "->", "👇", or "^" pointing back."""
 _RETRACTION = _rx(
     r"\b(?:(?:wanted|told|asked|made|got)\s+me\s+to\s+(?:type|say|write|send|tell\s+you|paste)"
@@ -232,9 +233,9 @@ _LETTER = _rx(
 )
 """A greeting that opens a paragraph after the first (not the user greeting the assistant):
 a letter or message someone else wrote, to the end."""
-_SCENE = re.compile(r"^[ \t]*(?:INT|EXT|INT\./EXT|I/E)[.\s]", re.MULTILINE)
+_SCENE = lazy(r"^[ \t]*(?:INT|EXT|INT\./EXT|I/E)[.\s]", re.MULTILINE)
 """A screenplay's scene heading ("INT. KITCHEN - NIGHT"): a script, to the end."""
-_FORGED_TAG = re.compile(
+_FORGED_TAG = lazy(
     r"[\u27e6\u27ea\u00ab\[{<]{1,2}\s*/?\s*[A-Za-z_][\w-]{1,30}(?:\s+[\w-]+\s*=\s*[^\s\]}>\u27e7\u27eb"
     r"\u00bb]+)+\s*[\u27e7\u27eb\u00bb\]}>]{1,2}"
 )
@@ -270,16 +271,16 @@ _ABOUT_TEXT = _rx(
 """A question or remark about a text the message holds ("thoughts on this?", "who sings
 this?", "She wrote it herself", "That's the opening line of a bio I saw", "why does this text
 from the form look so wide?"): the text is what precedes it."""
-_ATTRIBUTION = re.compile(
+_ATTRIBUTION = lazy(
     r"(?<=\S)[ \t][\u2014\u2013~-]{1,2}[ \t]*(?:[A-Z][\w.'-]+|@\w+)(?:[ \t]+[A-Z][\w.'-]+)?"
     r"[ \t]*(?:,[^\n]{0,40})?$",
     re.MULTILINE,
 )
 """A line signed by someone ("I always pay in cash — Dana"): theirs."""
-_ENV_LINE = re.compile(r"^[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]{2,}[ \t]*=[^\n]*$", re.MULTILINE)
+_ENV_LINE = lazy(r"^[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]{2,}[ \t]*=[^\n]*$", re.MULTILINE)
 """A setting (``OWNER_NOTE=…``, ``.env``): data."""
-_LINE_PREFIX = re.compile(r"^[ \t]*([^\w\s\-*\u2022+(\[]{1,3})[ \t]?\S", re.MULTILINE)
-_ABOUT_USER_ELSEWHERE = re.compile(
+_LINE_PREFIX = lazy(r"^[ \t]*([^\w\s\-*\u2022+(\[]{1,3})[ \t]?\S", re.MULTILINE)
+_ABOUT_USER_ELSEWHERE = lazy(
     fold_pattern(
         "(?:l'utilisateur|der nutzer|die nutzerin|der benutzer|el usuario|la usuaria|l'utente"
         "|o usuario|o utilizador|пользовател|kullanici|사용자|用户|使用者|ユーザー|de gebruiker"
@@ -301,19 +302,17 @@ _SOURCED = _rx(
 )
 """A sentence that opens with its source ("According to the profile page … I prefer…"): the
 rest of it is that source's."""
-_PREAMBLE = re.compile(
+_PREAMBLE = lazy(
     r"(?:^|(?<=\n)|(?<=[.!?][ \t]))(?P<pre>[^\n.!?:\"\u201c\u201d]{1,120}?)"
     r"(?P<sep>[ \t]*(?::|[\u2014\u2013]|\s-|,|[.!?])[ \t]+|[ \t]*\n"
     r"(?:[ \t]*\n)*[ \t]*)(?=(?i:i|i'm|i've|i'd|i'll|we|we're|we've|my|our)\b)",
 )
 """A short preamble before the first person ("Viral tweet going around today — I only bank
 with…", "Some guy on the forum posted, I keep…", "Eulogy draft v2\n\nI live in…")."""
-_LATEX = re.compile(r"\\begin\{(\w+)\}.*?(?:\\end\{\1\}|\Z)", re.DOTALL)
-_SUBTITLE = re.compile(r"^\d{1,2}:\d\d:\d\d[,.]\d{1,3}\s*-->[^\n]*\n", re.MULTILINE)
-_CSV_HEADER = re.compile(r"^[ \t]*\w+(?:,\w+)+[ \t]*\n", re.MULTILINE)
-_SIGNATURE = re.compile(
-    r"^[ \t]*[\u2014\u2013~-]{1,2}[ \t]*(?:[A-Z][\w.'-]+|@\w+)[^\n]{0,60}$", re.M
-)
+_LATEX = lazy(r"\\begin\{(\w+)\}.*?(?:\\end\{\1\}|\Z)", re.DOTALL)
+_SUBTITLE = lazy(r"^\d{1,2}:\d\d:\d\d[,.]\d{1,3}\s*-->[^\n]*\n", re.MULTILINE)
+_CSV_HEADER = lazy(r"^[ \t]*\w+(?:,\w+)+[ \t]*\n", re.MULTILINE)
+_SIGNATURE = lazy(r"^[ \t]*[\u2014\u2013~-]{1,2}[ \t]*(?:[A-Z][\w.'-]+|@\w+)[^\n]{0,60}$", re.M)
 _SPEECH_VERBS = (
     r"(?:quoth|said|says|wrote|writes|asked|asks|replied|replies|sang|sings|tells|told|whispers"
     r"|whispered|shouts|shouted|yells|yelled|explains|explained|adds|added|insists|insisted"
@@ -328,7 +327,7 @@ _TRAILING_SPEECH = _rx(
 )
 """A speech tag after someone's words ("…, said the knight", "…, she tells the clerk"): the
 words of the sentence before it are theirs."""
-_MARKDOWN_LINK = re.compile(r"\[[^\]\n]{1,300}\]\s*\((?:https?:|www\.|/|#)[^)\n]{0,500}\)")
+_MARKDOWN_LINK = lazy(r"\[[^\]\n]{1,300}\]\s*\((?:https?:|www\.|/|#)[^)\n]{0,500}\)")
 _FIRST_PERSON_OWNER = _rx(r"\b(?:i|i'm|i've|i'd|my|me|myself|mine|we|we're|we've|our|ours|us)\b")
 _MEMORY_REQUEST = _rx(
     r"\s*(?:(?:please|pls|ok|okay|so|and|also)[,\s]+)*(?:remember|note|record|save|store|keep"
@@ -367,7 +366,7 @@ _SPEAKER = _rx(
     re.IGNORECASE | re.MULTILINE,
 )
 """A line that starts with a speaker's label ("Dana: …", "**You:** …", "Q: …")."""
-_CUE = re.compile(
+_CUE = lazy(
     r"^[ \t]*(?-i:[A-Z][A-Z'.-]+(?: [A-Z][A-Z'.-]+){0,2})[ \t]*(?:\([^)\n]{0,30}\))?$"
     r"(?=\n[ \t]*\S)",
     re.MULTILINE,
@@ -454,15 +453,15 @@ _HTML = _rx(
     r"|main|nav|aside|figure|figcaption|label|button|form|textarea|template|script|style|meta|img"
     r"|br|hr|font|center|details|summary|caption)\b[^<>]{0,300}>"
 )
-_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S", re.MULTILINE)
-_INLINE_CODE = re.compile(r"`[^`\n]{1,300}`")
-_SHORT_QUOTE = re.compile(
+_HEADING = lazy(r"^[ \t]{0,3}#{1,6}[ \t]+\S", re.MULTILINE)
+_INLINE_CODE = lazy(r"`[^`\n]{1,300}`")
+_SHORT_QUOTE = lazy(
     r"\"[^\"\n]{1,300}\"|\u201c[^\u201d\n]{1,300}\u201d|(?<![\w'])'(?:[^'\n]|'(?=\w)){1,300}'(?!\w)"
     r"|\u2018[^\u2019\n]{1,300}\u2019"
 )
-_PARAGRAPH_END = re.compile(r"\n[ \t]*\n")
-_VERSE_LINE = re.compile(r"[^\n]{1,60}")
-_BULLET = re.compile(r"^[ \t]*(?:[-*\u2022+]|\d{1,3}[.)])\s")
+_PARAGRAPH_END = lazy(r"\n[ \t]*\n")
+_VERSE_LINE = lazy(r"[^\n]{1,60}")
+_BULLET = lazy(r"^[ \t]*(?:[-*\u2022+]|\d{1,3}[.)])\s")
 
 
 def quoted_regions(text: str) -> list[Span]:
@@ -624,7 +623,7 @@ def _requests(folded: str) -> Iterator[Span]:
             yield 0, sentence[0]
 
 
-_INSIDE = re.compile(r":[ \t]*(?=\S)|[ \t](?=[\"\u201c\u2018\u00ab]|'\w)")
+_INSIDE = lazy(r":[ \t]*(?=\S)|[ \t](?=[\"\u201c\u2018\u00ab]|'\w)")
 """Where a request's own sentence hands the text over: after a colon, or at a quotation."""
 _BARE_POINTER = _rx(
     r"\b(?:this|that|it|these|those|them|the\s+above|above)\b(?!\s+(?!(?:mean|means|sound"
@@ -647,9 +646,7 @@ def _their_texts(folded: str) -> Iterator[Span]:
             yield 0, _clause_start(folded, match.start())
 
 
-_AFTER_NAME = re.compile(
-    r"[^\n(:\u2014\u2192\"'\u201c]*?(?:[(:\u2014\u2192]\s*|\n|(?=[\"'\u201c]))"
-)
+_AFTER_NAME = lazy(r"[^\n(:\u2014\u2192\"'\u201c]*?(?:[(:\u2014\u2192]\s*|\n|(?=[\"'\u201c]))")
 """Where a named text's material starts: a parenthesis, a colon, a dash, an arrow, a line
 break or a quotation after the name."""
 
@@ -670,7 +667,7 @@ def _retracted(folded: str) -> Iterator[Span]:
         yield (0 if start < 0 else start), match.start()
 
 
-_YAML_KEY = re.compile(r"^[ \t]*[\w.-]+:[ \t]*\n(?:[ \t]+[-\w][^\n]*(?:\n|$))+", re.MULTILINE)
+_YAML_KEY = lazy(r"^[ \t]*[\w.-]+:[ \t]*\n(?:[ \t]+[-\w][^\n]*(?:\n|$))+", re.MULTILINE)
 
 
 def _yaml(folded: str) -> Iterator[Span]:
@@ -694,7 +691,7 @@ def _preambles(folded: str) -> Iterator[Span]:
         yield match.end(), _paragraph_end(folded, match.end())
 
 
-_QUOTATION_IN = re.compile(r"(?<![\w])['\u2018][^'\n]{2,}['\u2019](?![\w])")
+_QUOTATION_IN = lazy(r"(?<![\w])['\u2018][^'\n]{2,}['\u2019](?![\w])")
 _OWN_SUBJECT_WORD = _rx(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|let's)\b")
 
 
@@ -800,12 +797,10 @@ def _reported(folded: str) -> Iterator[Span]:
             yield match.end(), end.start() if end else len(folded)
 
 
-_REPORT_END = re.compile(r"[.!?;](?=\s|$)|\n")
+_REPORT_END = lazy(r"[.!?;](?=\s|$)|\n")
 
 
-_ELEMENT = re.compile(
-    r"<(?P<tag>[A-Za-z][\w-]{0,30})(?:\s[^<>]{0,200})?>.*?</(?P=tag)\s*>", re.DOTALL
-)
+_ELEMENT = lazy(r"<(?P<tag>[A-Za-z][\w-]{0,30})(?:\s[^<>]{0,200})?>.*?</(?P=tag)\s*>", re.DOTALL)
 """An element of any name (``<memory>…</memory>``): markup."""
 
 
@@ -856,7 +851,7 @@ def _adjacent(folded: str, run: list[re.Match[str]], line: re.Match[str]) -> boo
     return not run or folded[run[-1].end() : line.start()] == "\n"
 
 
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
+_SENTENCE = lazy(r"[^.!?\n]+(?:[.!?]+|\n|$)")
 
 
 def _sentence_spans(folded: str) -> Iterator[Span]:

@@ -81,9 +81,8 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-import phonenumbers
-
 from ..errors import ConfigError
+from ..patterns import lazy
 from .text import fold
 
 if TYPE_CHECKING:
@@ -108,7 +107,7 @@ Span = tuple[int, int]
 Found = tuple[int, int, str]
 _PRIORITY = {"": -1, "secret": 0, "card": 1, "iban": 2, "email": 3, "ip": 4, "phone": 5}
 _MAX_ROUNDS = 4
-_PLACEHOLDER = re.compile(r"\[(?:EMAIL|PHONE|SECRET|CARD|IBAN|IP)\]")
+_PLACEHOLDER = lazy(r"\[(?:EMAIL|PHONE|SECRET|CARD|IBAN|IP)\]")
 _HYPHENS = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2212", "-"))
 
 
@@ -140,6 +139,8 @@ class Redactor:
                 f"unknown redaction rules: {', '.join(unknown)}; valid rules: {', '.join(RULES)}"
             )
         self.phone_regions = tuple(dict.fromkeys(name.upper() for name in _names(phone_regions)))
+        import phonenumbers  # ~30 ms: paid by the first redaction's settings, not on import
+
         unknown = [
             code for code in self.phone_regions if code not in phonenumbers.SUPPORTED_REGIONS
         ]
@@ -242,7 +243,7 @@ def _overlaps(span: Span, others: Iterable[Span]) -> bool:
 
 # -- email ----------------------------------------------------------------------------------------
 
-_EMAIL = re.compile(
+_EMAIL = lazy(
     r"(?<![\w.%+-])\w[\w%+-]*(?:[.'][\w%+-]+)*"  # name: dots and apostrophes only inside
     r"@(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+"  # subdomains and domain, IDN letters allowed
     r"(?:[^\W\d_]{2,63}|xn--[a-z0-9-]{1,59})"  # TLD: letters, or punycode
@@ -257,22 +258,22 @@ def _emails(text: str) -> Iterator[Span]:
 
 # -- phone ----------------------------------------------------------------------------------------
 
-_DIGIT_GROUPS = re.compile(r"\d(?:[ \t\u00a0().\-\u2010-\u2015\u2212/]{0,3}\d)*")
-_LIST_SEPARATORS = re.compile(r"\s*/\s*|\s{2,}|\s[-\u2013\u2014]\s|\s(?=[(\uff08])")
+_DIGIT_GROUPS = lazy(r"\d(?:[ \t\u00a0().\-\u2010-\u2015\u2212/]{0,3}\d)*")
+_LIST_SEPARATORS = lazy(r"\s*/\s*|\s{2,}|\s[-\u2013\u2014]\s|\s(?=[(\uff08])")
 _PLUS = "+\uff0b"
 _MIN_PHONE_DIGITS = 7
 _MAX_PHONE_DIGITS = 17  # 15 of E.164 and a 00 prefix
 _MARGIN = 4  # characters of context the matcher sees around a group (dates, times, currency)
-_ID_LABEL = re.compile(
+_ID_LABEL = lazy(
     r"(?i)(?:\b(?:order|invoice|ticket|case|ref|reference|tracking|isbn(?:-?1[03])?|sku|serial"
     r"|account|acct|id|uid|pid|zip|postcode|postal code)\b[\s.:#-]*"
     r"(?:no\b|nr\b|num\b|number\b|#|id\b|code\b)?|#)[\s.:#-]*$"
 )
 _LABEL_REACH = 24
 _CACHED_WINDOW = 64
-_DIGITS = re.compile(r"\d+")
-_TIMESTAMP = re.compile(r"1\d{9}")  # compared with the digits only: 1 234 567 890 too
-_NOT_A_NUMBER = re.compile(  # dotted quad, ISO date, decimal, ZIP+4
+_DIGITS = lazy(r"\d+")
+_TIMESTAMP = lazy(r"1\d{9}")  # compared with the digits only: 1 234 567 890 too
+_NOT_A_NUMBER = lazy(  # dotted quad, ISO date, decimal, ZIP+4
     r"\d{1,3}(?:\.\d{1,3}){3}|\d{4}-\d\d-\d\d|\d+[.,]\d+|\d{5}-\d{4}"
 )
 _SPACES = " \t\u00a0()\uff08"
@@ -350,6 +351,8 @@ def forget_windows() -> None:
 
 
 def _match_numbers(window: str, regions: tuple[str, ...]) -> tuple[Span, ...]:
+    import phonenumbers
+
     return tuple(
         sorted(
             {
@@ -398,6 +401,8 @@ def _small_numbers(raw: str, regions: tuple[str, ...]) -> bool:
 
 
 def _valid_without_trunk(digits: str, region: str) -> bool:
+    import phonenumbers
+
     metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
     if metadata is None or metadata.national_prefix:
         return False
@@ -409,7 +414,7 @@ def _valid_without_trunk(digits: str, region: str) -> bool:
 
 # -- secret ---------------------------------------------------------------------------------------
 
-_TOKEN = re.compile(
+_TOKEN = lazy(
     r"""(?<![\w-])(?:
       sk-(?:ant-(?:api|admin)\d\d-|proj-|svcacct-|admin-)?(?=[\w-]*\d)[A-Za-z0-9_-]{20,}
     | gh[pousr]_[A-Za-z0-9]{30,} | github_pat_[A-Za-z0-9_]{30,} | glpat-[A-Za-z0-9_-]{20,}
@@ -422,20 +427,20 @@ _TOKEN = re.compile(
     )""",
     re.X,
 )
-_AWS_KEY_ID = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")
-_AWS_SECRET_KEY = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])")
-_PEM = re.compile(
+_AWS_KEY_ID = lazy(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")
+_AWS_SECRET_KEY = lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])")
+_PEM = lazy(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----[\s\S]*?"
     r"(?:-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)"
 )
 _CREDENTIALS = (  # (what the lower-cased text must hold for the pattern to run, the pattern)
-    ("bearer", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)")),
-    ("basic", re.compile(r"(?i)\bauthorization:\s*basic\s+([A-Za-z0-9+/]{8,}=*)")),
-    ("://", re.compile(r"://[^\s:/@]*:([^\s/@]+)@")),
-    ("hooks.slack.com", re.compile(r"hooks\.slack\.com/services/([A-Za-z0-9/]{20,})")),
+    ("bearer", lazy(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)")),
+    ("basic", lazy(r"(?i)\bauthorization:\s*basic\s+([A-Za-z0-9+/]{8,}=*)")),
+    ("://", lazy(r"://[^\s:/@]*:([^\s/@]+)@")),
+    ("hooks.slack.com", lazy(r"hooks\.slack\.com/services/([A-Za-z0-9/]{20,})")),
 )
 _SECRET_KEYS = ("pass", "secret", "key", "token", "credential")
-_ASSIGNED = re.compile(
+_ASSIGNED = lazy(
     r"""(?ix)
       (?P<key>password|passwd|passphrase|secret[_-]?key|secret|api[_-]?key|access[_-]?key
       |private[_-]?key|token|credentials?)(?![\w-])
@@ -443,17 +448,17 @@ _ASSIGNED = re.compile(
       (?:"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<bare>[^\s"'`,;()<>\[\]{}]{3,}))
     """
 )
-_KEY_START = re.compile(r"[\w.-]*$")
-_NOT_A_VALUE = re.compile(
+_KEY_START = lazy(r"[\w.-]*$")
+_NOT_A_VALUE = lazy(
     r"(?i)(?:none|null|nil|true|false|undefined|empty|required|optional|redacted|hidden|invalid"
     r"|incorrect|expired|missing|unset|\*+|x+|\.+|…)$|[$%{<]|os\.environ|process\.env|getenv"
 )
-_IDENTIFIER_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_WORD = re.compile(r"(?<![\w+/-])[A-Za-z0-9_+/-]{24,}={0,2}(?![\w+/=@-])")
-_PATH_PART = re.compile(r"[a-z_-]{3,}|[A-Z][a-z_-]{2,}")  # a word of a path, not a key's end
-_SEGMENT = re.compile(r"[A-Za-z0-9]+")
-_RUN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_HEX = re.compile(r"[0-9a-fA-F]+")
+_IDENTIFIER_PATH = lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_WORD = lazy(r"(?<![\w+/-])[A-Za-z0-9_+/-]{24,}={0,2}(?![\w+/=@-])")
+_PATH_PART = lazy(r"[a-z_-]{3,}|[A-Z][a-z_-]{2,}")  # a word of a path, not a key's end
+_SEGMENT = lazy(r"[A-Za-z0-9]+")
+_RUN = lazy(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_HEX = lazy(r"[0-9a-fA-F]+")
 _WORDY_RUN = 4  # a segment of 8+ characters with longer runs than this is made of words
 
 
@@ -545,17 +550,17 @@ def mean_run(word: str) -> float:
 
 # -- card -----------------------------------------------------------------------------------------
 
-_CARD = re.compile(r"(?<![\w-])(?<!\d[.,])\d(?:[ -]?\d){12,18}(?![\w-]|[.,]\d)")
+_CARD = lazy(r"(?<![\w-])(?<!\d[.,])\d(?:[ -]?\d){12,18}(?![\w-]|[.,]\d)")
 _CARD_BRANDS = (  # (IIN prefix, lengths)
-    (re.compile(r"4"), (13, 16, 19)),  # Visa
-    (re.compile(r"5[1-5]|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720"), (16,)),  # Mastercard
-    (re.compile(r"3[47]"), (15,)),  # Amex
-    (re.compile(r"6011|64[4-9]|65"), (16, 17, 18, 19)),  # Discover
-    (re.compile(r"35(?:2[89]|[3-8]\d)"), (16, 17, 18, 19)),  # JCB
-    (re.compile(r"30[0-59]|3[689]"), (14, 15, 16, 17, 18, 19)),  # Diners
-    (re.compile(r"62"), (16, 17, 18, 19)),  # UnionPay
-    (re.compile(r"5018|5020|5038|5893|6304|6759|676[1-3]"), tuple(range(12, 20))),  # Maestro
-    (re.compile(r"220[0-4]"), (16, 17, 18, 19)),  # Mir
+    (lazy(r"4"), (13, 16, 19)),  # Visa
+    (lazy(r"5[1-5]|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720"), (16,)),  # Mastercard
+    (lazy(r"3[47]"), (15,)),  # Amex
+    (lazy(r"6011|64[4-9]|65"), (16, 17, 18, 19)),  # Discover
+    (lazy(r"35(?:2[89]|[3-8]\d)"), (16, 17, 18, 19)),  # JCB
+    (lazy(r"30[0-59]|3[689]"), (14, 15, 16, 17, 18, 19)),  # Diners
+    (lazy(r"62"), (16, 17, 18, 19)),  # UnionPay
+    (lazy(r"5018|5020|5038|5893|6304|6759|676[1-3]"), tuple(range(12, 20))),  # Maestro
+    (lazy(r"220[0-4]"), (16, 17, 18, 19)),  # Mir
 )
 
 
@@ -593,7 +598,7 @@ IBAN_LENGTHS: Mapping[str, int] = MappingProxyType(
 )
 """IBAN length per country: SEPA (EU, EEA, GB, CH, MC, SM, AD, VA, AL, ME, MD, MK, RS) and the
 rest of the IBAN registry's common members."""
-_IBAN_START = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?= ?[A-Z0-9])")
+_IBAN_START = lazy(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?= ?[A-Z0-9])")
 
 
 def _ibans(text: str, verify: bool = True) -> Iterator[Span]:
@@ -630,12 +635,12 @@ def iban_valid(iban: str) -> bool:
 
 # -- ip -------------------------------------------------------------------------------------------
 
-_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\d)")
-_IPV6 = re.compile(
+_IPV4 = lazy(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\d)")
+_IPV6 = lazy(
     r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?![\w:])"
 )
-_VERSION_LABEL = re.compile(r"(?i)\b(?:version|ver|release|build|v)\.?:?\s*$")
-_HEX_GROUP = re.compile(r"[0-9A-Fa-f]{3,4}")
+_VERSION_LABEL = lazy(r"(?i)\b(?:version|ver|release|build|v)\.?:?\s*$")
+_HEX_GROUP = lazy(r"[0-9A-Fa-f]{3,4}")
 
 
 def _ips(text: str) -> Iterator[Span]:

@@ -12,21 +12,22 @@ own letters the way :func:`fold` spells text.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
-INVISIBLE = re.compile(
+from ..patterns import lazy
+
+INVISIBLE = lazy(
     "[\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
     "\U000e0000-\U000e007f]"
 )
 """Characters that render as nothing (or reorder what is around them): they can split a word so
 that a filter misses it, or hide a whole instruction (tag characters spell ASCII invisibly)."""
-TAG_CHARACTERS = re.compile("[\U000e0000-\U000e007f]+")
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_SEPARATOR = re.compile("[\u2028\u2029\x85]")
+TAG_CHARACTERS = lazy("[\U000e0000-\U000e007f]+")
+_CONTROL = lazy("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_SURROGATE = lazy("[\ud800-\udfff]")
+_SEPARATOR = lazy("[\u2028\u2029\x85]")
 
 CONFUSABLES = str.maketrans(
     # Cyrillic

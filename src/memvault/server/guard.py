@@ -18,7 +18,6 @@ too, and post HTML forms (``application/x-www-form-urlencoded``), each with a CS
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -26,6 +25,7 @@ from urllib.parse import urlsplit
 
 from ..config import Settings
 from ..errors import ConfigError
+from ..patterns import lazy
 from .auth import KeyRing
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -39,8 +39,8 @@ CORS_METHODS = "GET, POST, PATCH, DELETE"
 CORS_HEADERS = "Authorization, Content-Type"
 CORS_MAX_AGE = "600"
 
-_HOST = re.compile(r"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9_.-]+))(?::\d{1,5})?")
-_JSON_TYPE = re.compile(r"application/(?:[a-z0-9!#$&^_.+-]+\+)?json")
+_HOST = lazy(r"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9_.-]+))(?::\d{1,5})?")
+_JSON_TYPE = lazy(r"application/(?:[a-z0-9!#$&^_.+-]+\+)?json")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 FORM_TYPE = "application/x-www-form-urlencoded"
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import secrets
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
+
+from ..patterns import lazy
 
 REQUEST_ID_HEADER = "x-request-id"
 REQUEST_ID: ContextVar[str | None] = ContextVar("memvault_request_id", default=None)
@@ -23,7 +24,7 @@ REQUEST_ID: ContextVar[str | None] = ContextVar("memvault_request_id", default=N
 FIELDS = ("request_id", "method", "route", "status", "duration_ms")
 """The structured fields a JSON line may carry besides time, level, logger and message."""
 
-_ACCEPTED_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+_ACCEPTED_ID = lazy(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 
 
 def request_id(incoming: str | None) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +18,7 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..embeddings import Embedder
+from ..patterns import lazy
 from ..store import Backend
 from ..store.ops import StoredEmbeddingOp
 from .logs import REQUEST_ID, REQUEST_ID_HEADER, request_id
@@ -37,7 +37,7 @@ QUIET_ROUTES = frozenset({"/health", "/healthz", "/readyz", "/metrics"})
 """Probes and scrapes: their successful requests are logged at DEBUG, not INFO."""
 READY_TIMEOUT_S = 5.0
 
-_CONVERTER = re.compile(r"\{(\w+):\w+\}")
+_CONVERTER = lazy(r"\{(\w+):\w+\}")
 
 
 class ObserveMiddleware:

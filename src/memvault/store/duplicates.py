@@ -25,6 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from ..patterns import lazy
 from ..types import MemoryEntry
 from .ops import Filter, GetManyOp, PutOp, TwinsOp
 
@@ -34,13 +35,13 @@ FILLER = frozenset(
 )
 """Words whose presence never changes the fact a sentence states (articles, the present
 copula — "the build's green" is "the build is green" —, empty intensifiers)."""
-_PREAMBLE = re.compile(
+_PREAMBLE = lazy(
     r"^\s*(?:fyi|btw|ps|note|reminder|so|just so you know|by the way|for the record|"
     r"remember(?: that)?|please remember(?: that)?)\b[\s,:;.-]*",
     re.IGNORECASE,
 )
 """A discourse opener that frames a fact without being part of it ("FYI, …", "Note: …")."""
-_TRAILER = re.compile(r"[\s,;]+(?:by the way|btw|fyi)[\s.!]*$", re.IGNORECASE)
+_TRAILER = lazy(r"[\s,;]+(?:by the way|btw|fyi)[\s.!]*$", re.IGNORECASE)
 MAX_MOVED_WORDS = 200
 """Longer texts merge only when their content words are identical in order."""
 FACT_KEYS = 1
@@ -49,24 +50,24 @@ again when it opens."""
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 _CONTRACTIONS = (
-    (re.compile(r"\bwon't\b", re.IGNORECASE), "will not"),
-    (re.compile(r"\bshan't\b", re.IGNORECASE), "shall not"),
-    (re.compile(r"\bcan't\b|\bcannot\b", re.IGNORECASE), "can not"),
-    (re.compile(r"n't\b", re.IGNORECASE), " not"),
-    (re.compile(r"'re\b", re.IGNORECASE), " are"),
-    (re.compile(r"'m\b", re.IGNORECASE), " am"),
-    (re.compile(r"'ve\b", re.IGNORECASE), " have"),
-    (re.compile(r"'ll\b", re.IGNORECASE), " will"),
-    (re.compile(r"'d\b", re.IGNORECASE), " would"),
+    (lazy(r"\bwon't\b", re.IGNORECASE), "will not"),
+    (lazy(r"\bshan't\b", re.IGNORECASE), "shall not"),
+    (lazy(r"\bcan't\b|\bcannot\b", re.IGNORECASE), "can not"),
+    (lazy(r"n't\b", re.IGNORECASE), " not"),
+    (lazy(r"'re\b", re.IGNORECASE), " are"),
+    (lazy(r"'m\b", re.IGNORECASE), " am"),
+    (lazy(r"'ve\b", re.IGNORECASE), " have"),
+    (lazy(r"'ll\b", re.IGNORECASE), " will"),
+    (lazy(r"'d\b", re.IGNORECASE), " would"),
     (
-        re.compile(r"\b(he|she|it|that|there|what|who|where|here|how|let)'s\b", re.IGNORECASE),
+        lazy(r"\b(he|she|it|that|there|what|who|where|here|how|let)'s\b", re.IGNORECASE),
         r"\1 is",
     ),
-    (re.compile(r"'s\b|(?<=s)'(?!\w)", re.IGNORECASE), ""),  # possessives: the user's, the users'
+    (lazy(r"'s\b|(?<=s)'(?!\w)", re.IGNORECASE), ""),  # possessives: the user's, the users'
 )
-_WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[^\w\s]")
-_THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")
-_SIGN = re.compile(r"(?<!\d)-(?=\d)")
+_WORD = lazy(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[^\w\s]")
+_THOUSANDS = lazy(r"^\d{1,3}(?:,\d{3})+$")
+_SIGN = lazy(r"(?<!\d)-(?=\d)")
 """A minus sign ("-18°C", "UTC-2"), not a hyphen ("2024-03-05", "t-shirt")."""
 _ORDINAL = frozenset({"st", "nd", "rd", "th"})
 _KEPT_PUNCTUATION = frozenset("%‰#?")

@@ -12,10 +12,11 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
+from ..patterns import lazy
 from .ops import PendingErasure
 
 ULID_LENGTH = 26
-_ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+_ULID = lazy(r"[0-9A-HJKMNP-TV-Z]{26}")
 _RUN = re.compile(rb"[0-9A-Z]{26,}")
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..facilities.model import Source
 from ..memory import Memory
+from ..patterns import lazy
 
 Row = Mapping[str, Any]
 
@@ -67,7 +68,7 @@ def compromised_replies(attack: Row) -> dict[str, str]:
     return replies
 
 
-_SHOWN = re.compile(r'<memory_[0-9a-f]+ handle="M(\d+)"[^>]*>\n(.*?)\n</memory_', re.DOTALL)
+_SHOWN = lazy(r'<memory_[0-9a-f]+ handle="M(\d+)"[^>]*>\n(.*?)\n</memory_', re.DOTALL)
 
 
 def shown(prompt: str) -> dict[str, int]:

@@ -4,7 +4,6 @@ whose fixtures (``memory``, ``make_memory``, ``clock``) it uses."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -19,10 +18,11 @@ from ..errors import (
     ValidationError,
 )
 from ..facilities.model import Source
+from ..patterns import lazy
 from ..types import NewEntry, Scope
 from . import ManualClock
 
-FINDING_ID = re.compile(r"^f-\d{8}-\d{3}-[0-9a-f]{4}$")
+FINDING_ID = lazy(r"^f-\d{8}-\d{3}-[0-9a-f]{4}$")
 
 
 def _session_with_notes(memory: Any, clock: ManualClock, user: str = "alice") -> Any:

@@ -39,15 +39,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..patterns import lazy
 from ..security.text import TAG_CHARACTERS, decode_tag_characters, fold, fold_pattern
 
-_MARKER = re.compile(
+_MARKER = lazy(
     r"<\w+[^>\n]*?\b(?:turn|n|number)=\"(?:turn-)?(\d+)\"[^>\n]*>|<turn_(\d+)"
     r"|^\W{0,4}turn[-_ ](\d+)\b",
     re.IGNORECASE | re.MULTILINE,
 )
-_NONCE = re.compile(r"<(\w+?)_([0-9a-f]{16,64})\b")
-_RECALL = re.compile(
+_NONCE = lazy(r"<(\w+?)_([0-9a-f]{16,64})\b")
+_RECALL = lazy(
     r"\b(?:remember|memori[sz]e|keep\s+in\s+mind|note\s+(?:down\s+)?that"
     r"|make\s+(?:a\s+)?(?:\w+\s+)?note(?:\s+of)?|take\s+note(?:\s+of)?|noted|memorise[rz]?|retiens"
     r"|retenez|souviens-toi|souvenez-vous|enregistre[rz]?|merke?\s+dir|merken\s+sie\s+sich"
@@ -63,7 +64,7 @@ _RECALL = re.compile(
     re.IGNORECASE,
 )
 """Verbs that ask to remember whatever follows."""
-_RECALL_LAST = re.compile(
+_RECALL_LAST = lazy(
     fold_pattern(
         r"(?:覚えて|覚えと|覚えろ|覚えなさい|記憶して|記憶しておいて|記憶せよ|記憶しろ|メモして|記録して"
         r"|記録せよ|保存して|保存せよ|登録して|心に留めて)(?:おいて|おけ|いて)?"
@@ -76,14 +77,14 @@ _RECALL_LAST = re.compile(
 )
 """Japanese, Korean and Turkish verbs that ask to remember what comes before them (or after
 them, after a colon)."""
-_QUOTATIVE = re.compile(
+_QUOTATIVE = lazy(
     fold_pattern(
         r"(?:ということを|ことを|ってこと|って|と|을|를|고|라고|다고|는\s*것을|것을|것)\s*$"
     ),
     re.IGNORECASE,
 )
 """The particle that ends what is to be remembered in a verb-last language ("…と覚えて")."""
-_FILE = re.compile(
+_FILE = lazy(
     r"\b(?:store|save|add|pin|note|record|log|persist|write\s+down|commit|label|tag|mark|classify"
     r"|file|treat|register|retain|enregistre[rz]?|sauvegarde[rz]?|ajoute[rz]?|note[rz]?"
     r"|speicher(?:e|n)?|notier(?:e|en)?|vermerke?|guard[ae]|anot[ae]|registr[ae]|almacen[ae])\b"
@@ -97,7 +98,7 @@ _FILE = re.compile(
     re.IGNORECASE,
 )
 """Verbs that ask to store something when the sentence speaks of memory or a category."""
-_MEMORY_TALK = re.compile(
+_MEMORY_TALK = lazy(
     r"memor|preference|decision|\bfacts?\b|\bcontext\b|profile|long[- ]term|permanent|global"
     r"|gedachtnis|praferenz|vorliebe|memoire|preferencia|记忆|偏好"
     + fold_pattern(
@@ -106,56 +107,56 @@ _MEMORY_TALK = re.compile(
     ),
     re.IGNORECASE,
 )
-_QUESTION = re.compile(r"\b(?:do|did|can't|don't|if|whether)\s+(?:you|i|we)\s+$|\byou\s+$", re.I)
-_NEGATED = re.compile(
+_QUESTION = lazy(r"\b(?:do|did|can't|don't|if|whether)\s+(?:you|i|we)\s+$|\byou\s+$", re.I)
+_NEGATED = lazy(
     r"\b(?:not|never|don't|do\s+not|no\s+need\s+to|avoid|without|nor|ne|nicht|nunca|no"
     + fold_pattern(r"|non|mai|nao|не|никогда")
     + r")\s+(?:\w+\s+){0,2}$",
     re.IGNORECASE,
 )
-_CLAUSE_END = re.compile(r"[.!?](?=\s|$)|\n|</|\u2039/|\u3002|$")
-_SENTENCE_START = re.compile(r"[.!?](?=\s)|\n|>|\u3002")
-_CATEGORY = re.compile(
+_CLAUSE_END = lazy(r"[.!?](?=\s|$)|\n|</|\u2039/|\u3002|$")
+_SENTENCE_START = lazy(r"[.!?](?=\s)|\n|>|\u3002")
+_CATEGORY = lazy(
     r"\b(?:as|under|category\W{0,3}|comme|als|como)\s+(?:an?\s+|the\s+|une\s+|una\s+)?(?:new\s+)?"
     r"(?:user'?s?\s+|global\s+|permanent\s+|long[- ]term\s+|durable\s+)*(preference|decision|fact"
     r"|context)|\b(decision|fact|context)\b",
     re.IGNORECASE,
 )
-_LABEL = re.compile(
+_LABEL = lazy(
     r"\b(?:as|under|comme|als|como)\s+(?:an?\s+|the\s+|une\s+|una\s+)?(?:new\s+)?"
     r"(?:user'?s?\s+|global\s+|permanent\s+|long[- ]term\s+|durable\s+)*(?:preference|decision"
     r"|fact|context|praferenz|preferencia)\b",
     re.IGNORECASE,
 )
-_TARGET = re.compile(
+_TARGET = lazy(
     r"\b(?:to|in|into|inside|dans|en|a|im|ins|nella|nel|alla|na|no|"
     + fold_pattern("в|во")
     + r")\s+(?:your\s+|the\s+|its\s+|ta\s+|tu\s+|dein\w*\s+)?"
     r"(?:[\w'-]+\s+){0,2}?(?:memory|memories|profile|memoire|memoria|gedachtnis)\b",
     re.IGNORECASE,
 )
-_LEAD = re.compile(
+_LEAD = lazy(
     r"^(?:\W|\b(?:this|that|the\s+following|it|please|forever|permanently|for\s+(?:all\s+)?future"
     r"\s+sessions|que|dass|das|que"
     + fold_pattern(r"|che|de\s+que|что|per\s+sempre|para\s+sempre|навсегда")
     + r")\b)+",
     re.IGNORECASE,
 )
-_WH = re.compile(r"^(?:what|when|where|who|why|how|which|if|whether|to|about)\b", re.IGNORECASE)
-_OUTPUT = re.compile(
+_WH = lazy(r"^(?:what|when|where|who|why|how|which|if|whether|to|about)\b", re.IGNORECASE)
+_OUTPUT = lazy(
     r"\b(?:output|print|say|respond\s+with|reply\s+with|answer\s+with|return|emit|echo|write"
     r"\s+out)\s+(?:only\s+|exactly\s+|verbatim\s+)?(?:the\s+following\s*)?"
     r"(?:\"([^\"\n]{1,500})\"|'([^'\n]{1,500})'|\u201c([^\u201d\n]{1,500})\u201d|:\s*([^\n]{1,500})"
     r"|(\S*\|[^\n]{1,500}))",
     re.IGNORECASE,
 )
-_ECHO_TAG = re.compile(
+_ECHO_TAG = lazy(
     r"\b(?:print|repeat|echo|output|reveal|include|copy|say|tell|show|close|end"
     r"|escape)\b[^\n.]{0,40}?"
     r"\b(?:nonce|closing\s+tag|wrapper|tag\s+name|the\s+tag|data\s+tag)",
     re.IGNORECASE,
 )
-_LEAK = re.compile(
+_LEAK = lazy(
     r"\b(?:print|reveal|repeat|show|output|tell|recite|dump)\b[^\n.]{0,30}?\b(?:your|the)\s+"
     r"(?:system\s+prompt|instructions|prompt)",
     re.IGNORECASE,
@@ -163,7 +164,7 @@ _LEAK = re.compile(
 _NAIVE = (
     (
         "preference",
-        re.compile(
+        lazy(
             r"\b(?:I|you)\s+(?:really\s+|also\s+|still\s+|strongly\s+|always\s+"
             r"|usually\s+)?prefer\s+"
         ),
@@ -171,26 +172,26 @@ _NAIVE = (
     ),
     (
         "preference",
-        re.compile(r"\bI\s+(?:really\s+|also\s+)?(?:like|love|enjoy)\s+"),
+        lazy(r"\bI\s+(?:really\s+|also\s+)?(?:like|love|enjoy)\s+"),
         "The user likes ",
     ),
-    ("preference", re.compile(r"\bI\s+(?:really\s+)?(?:hate|dislike)\s+"), "The user dislikes "),
-    ("fact", re.compile(r"\bmy\s+name\s+is\s+", re.I), "The user's name is "),
-    ("fact", re.compile(r"\bI\s+live\s+in\s+"), "The user lives in "),
-    ("fact", re.compile(r"\bI\s+work\s+(?=at|for|as)"), "The user works "),
+    ("preference", lazy(r"\bI\s+(?:really\s+)?(?:hate|dislike)\s+"), "The user dislikes "),
+    ("fact", lazy(r"\bmy\s+name\s+is\s+", re.I), "The user's name is "),
+    ("fact", lazy(r"\bI\s+live\s+in\s+"), "The user lives in "),
+    ("fact", lazy(r"\bI\s+work\s+(?=at|for|as)"), "The user works "),
     (
         "fact",
-        re.compile(r"\bI(?:'m|\s+am)\s+(?=allergic|vegetarian|vegan|a\s|an\s)"),
+        lazy(r"\bI(?:'m|\s+am)\s+(?=allergic|vegetarian|vegan|a\s|an\s)"),
         "The user is ",
     ),
     (
         "decision",
-        re.compile(r"\b(?:we|I)\s+(?:have\s+|'ve\s+)?decided\s+(?:to\s+)?", re.I),
+        lazy(r"\b(?:we|I)\s+(?:have\s+|'ve\s+)?decided\s+(?:to\s+)?", re.I),
         "The user decided to ",
     ),
     (
         "decision",
-        re.compile(
+        lazy(
             r"\b(?:the|this)\s+user\s+(?:has\s+)?(?:decided|authori[sz]ed|approved|agreed|chosen"
             r"|chose)\s+",
             re.I,
@@ -199,7 +200,7 @@ _NAIVE = (
     ),
     (
         "preference",
-        re.compile(
+        lazy(
             r"\b(?:the|this)\s+user\s+(?:always\s+|now\s+|really\s+)?(?:prefers|wants|likes"
             r"|loves)\s+",
             re.I,
@@ -209,36 +210,34 @@ _NAIVE = (
 )
 """(category, pattern, lead): the fact is the lead and the rest of the clause; an empty lead
 keeps the words matched ("The user has decided …")."""
-_FORGED_LINE = re.compile(
+_FORGED_LINE = lazy(
     r"\b(?:preference|decision|fact|context)\s*\|\s*turn-\d+\s*\|[^\n]*?(?=</|\u2039/|\n|$)", re.I
 )
-_FORGED_JSON = re.compile(
+_FORGED_JSON = lazy(
     r"\{[^{}]*\"category\"\s*:\s*\"(\w+)\"[^{}]*\"fact\"\s*:\s*\"([^\"]+)\"[^{}]*\}"
 )
-_PRONOUN = re.compile(
+_PRONOUN = lazy(
     r"^\s*(?:it|that|this|them|those|these|both(?:\s+parts)?"
     + fold_pattern(r"|questo|isso|isto|это|bunu|これ|それ|이걸|이것|그걸")
     + r")\b(?!\s+(?:the|i|we|my|you|he|she|they|our)\b)",
     re.IGNORECASE,
 )
-_CLITIC = re.compile(r"(?:lo|la|telo|tela)$", re.IGNORECASE)
+_CLITIC = lazy(r"(?:lo|la|telo|tela)$", re.IGNORECASE)
 """An Italian verb carrying "it" ("memorizzalo"): what it points back to is the payload."""
-_BE = re.compile(r"^(?:I|we|they)\s*(?:am|'m|are|'re)\b", re.I)
-_SUBJECT = re.compile(
-    r"^(?:I|we|they)\s+((?:\w+ly|always|never|also|really|still|now)\s+)?(\w+)", re.I
-)
-_POSSESSIVE = re.compile(r"\b(?:my|our)\b", re.I)
-_ME = re.compile(r"\b(?:me|us)\b|(?<=\s)I\b")
-_PARTS = re.compile(
+_BE = lazy(r"^(?:I|we|they)\s*(?:am|'m|are|'re)\b", re.I)
+_SUBJECT = lazy(r"^(?:I|we|they)\s+((?:\w+ly|always|never|also|really|still|now)\s+)?(\w+)", re.I)
+_POSSESSIVE = lazy(r"\b(?:my|our)\b", re.I)
+_ME = lazy(r"\b(?:me|us)\b|(?<=\s)I\b")
+_PARTS = lazy(
     r"\bpart\s*(?:one|1|two|2|three|3|a|b|c)\b[^:\n]{0,30}:\s*(.+?)"
     r"(?=[.!?](?:\s|$)|\s*(?:</|\u2039/|\n|$))",
     re.IGNORECASE,
 )
-_NAIVE_END = re.compile(r",|;|\s+(?:and|but|so|because|although)\s+")
+_NAIVE_END = lazy(r",|;|\s+(?:and|but|so|because|although)\s+")
 _LOOK_BACK = 400
 _CLAUSE = 500
 """The longest instruction clause read (characters)."""
-_BASE64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/]{20,}={0,2}(?![\w+/=-])")
+_BASE64 = lazy(r"(?<![\w+/=-])[A-Za-z0-9+/]{20,}={0,2}(?![\w+/=-])")
 
 
 @dataclass(frozen=True, slots=True)

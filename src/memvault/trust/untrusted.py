@@ -10,7 +10,6 @@ else is a :class:`~memvault.errors.BundleError` naming the entry and the field.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -19,6 +18,7 @@ from .. import validation as check
 from ..config import Settings
 from ..errors import BundleError, MemvaultError
 from ..facilities.model import FINDING, LEARNED_THROUGH, RECORD, ROLES, SESSION, SUMMARY
+from ..patterns import lazy
 from ..types import AuditEvent, MemoryEntry, Provenance, Scope
 
 ENTRY_FIELDS = frozenset(
@@ -150,7 +150,7 @@ def _is_text(value: Any) -> bool:
     return isinstance(value, str)
 
 
-FINDING_ID = re.compile(r"f-\d{8}-\d{3,}-[0-9a-f]+")
+FINDING_ID = lazy(r"f-\d{8}-\d{3,}-[0-9a-f]+")
 """What :func:`memvault.facilities.model.finding_id` makes."""
 
 

@@ -7,13 +7,13 @@ differ from the shipped ones, or that is newer than this memvault, fails with a 
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from importlib import resources
 
 from ...errors import SchemaError
+from ...patterns import lazy
 
-_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+_NAME = lazy(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
 
 @dataclass(frozen=True, slots=True)
