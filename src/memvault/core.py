@@ -22,7 +22,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Self, TypeVar, cast
@@ -509,7 +509,7 @@ class Planner:
             self.stats.add("written")
             return entry
         self.stats.add("near_duplicate")
-        return replace((yield from self.live(duplicate)), duplicate=True)
+        return replace(duplicate, duplicate=True)
 
     def twin(self, entry: MemoryEntry, chunks: tuple[ChunkRecord, ...]) -> Plan[MemoryEntry | None]:
         """A live, current entry of ``entry``'s scope and category that it restates, found by
@@ -736,13 +736,12 @@ class Planner:
             for entry, entry_chunks, twin in zip(entries, chunks, same_batch, strict=True)
             if twin is None
         )
-        outcomes = iter((yield from run_all(puts)))
-        kept: builtins.list[MemoryEntry | str] = []
+        outcomes: Iterator[MemoryEntry | None] = iter((yield from run_all(puts)))
+        kept: builtins.list[MemoryEntry] = []
         for entry, twin in zip(entries, same_batch, strict=True):
             kept.append(kept[twin] if twin is not None else next(outcomes) or entry)
-        found = yield from self._fetch_existing(kept)
         results = []
-        for entry, stored in zip(entries, found, strict=True):
+        for entry, stored in zip(entries, kept, strict=True):
             merged = stored.id != entry.id
             outcome = Outcome.MERGED if merged else Outcome.STORED
             results.append(ItemResult(-1, outcome, entry=replace(stored, duplicate=merged)))
@@ -770,16 +769,6 @@ class Planner:
         groups: builtins.list[object] = [(e.scope, e.category) for e in entries]
         texts = [e.content for e in entries]
         return duplicates.earlier_duplicates(vectors, texts, groups, eligible, threshold=threshold)
-
-    def _fetch_existing(
-        self, items: Sequence[MemoryEntry | str]
-    ) -> Plan[builtins.list[MemoryEntry]]:
-        """Replace the ids among ``items`` (pre-existing duplicates) by their entries."""
-        ids = tuple(dict.fromkeys(item for item in items if isinstance(item, str)))
-        found: dict[str, MemoryEntry] = {}
-        if ids:
-            found = {e.id: e for e in (yield from run(GetManyOp(self.tenant, ids)))}
-        return [found[item] if isinstance(item, str) else item for item in items]
 
     def retrieve(
         self,

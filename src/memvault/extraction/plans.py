@@ -630,12 +630,11 @@ class LearningPlans:
         for scope, evicted in zip(trims, evictions, strict=True):
             self.store.stats.add("evicted", len(evicted))
             yield from self.store.relink_evicted(scope, [gone.id for gone in evicted])
-        merged = yield from run_all(GetOp(tenant, str(twin)) for twin in twins if twin)
         stored = tuple(e for e, twin in zip(written, twins, strict=True) if twin is None)
         self.store.stats.add("written", len(stored))
         self.store.stats.add("near_duplicate", len(twins) - len(stored))
         self.store.stats.add("superseded", len(superseded))
-        found = tuple(replace(e, duplicate=True) for e in merged if e is not None)
+        found = tuple(replace(twin, duplicate=True) for twin in twins if twin is not None)
         return Extraction("", "", stored, found, tuple(superseded))
 
     def _heads(self, ids: Iterable[str]) -> Plan[dict[str, MemoryEntry]]:

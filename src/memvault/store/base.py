@@ -166,10 +166,10 @@ class Backend(ABC):
         copies.listeners.append(listener)
         return lambda: copies.listeners.remove(listener) if listener in copies.listeners else None
 
-    def put_all(self, tx: Any, puts: Sequence[PutOp]) -> list[str | None]:
+    def put_all(self, tx: Any, puts: Sequence[PutOp]) -> list[MemoryEntry | None]:
         """Run consecutive ``puts``: first their near-duplicate checks, together — their scopes
         locked (in order), each probed once for all of them (:func:`stored_duplicates`) —,
-        then the inserts of the others. Each result: None, or the duplicate's id."""
+        then the inserts of the others. Each result: None, or the duplicate, as read there."""
         probed = {(p.tenant, str(p.entry.scope)) for p in puts if probe_filter(p) is not None}
         for tenant, scope in sorted(probed):
             self.lock_scope(tx, tenant, scope)

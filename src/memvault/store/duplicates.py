@@ -160,9 +160,9 @@ class Reader(Protocol):
     def op_get_many(self, tx: Any, op: GetManyOp) -> list[MemoryEntry]: ...
 
 
-def stored_duplicates(backend: Reader, tx: Any, puts: Sequence[PutOp]) -> list[str | None]:
-    """For each put, the id of a live entry its entry restates (same scope and category,
-    cosine at least the put's threshold), found by ``backend`` inside its write transaction
+def stored_duplicates(backend: Reader, tx: Any, puts: Sequence[PutOp]) -> list[MemoryEntry | None]:
+    """For each put, the live entry its entry restates (same scope and category, cosine at
+    least the put's threshold), found and read by ``backend`` inside its write transaction
     ``tx``: each scope probed once for all its puts created at the same instant (the entries
     of their fact keys), and every nominee read at once."""
     nominated = _nominated(backend, tx, puts)
@@ -176,7 +176,11 @@ def stored_duplicates(backend: Reader, tx: Any, puts: Sequence[PutOp]) -> list[s
     }
     return [
         next(
-            (i for i in nominated.get(n, ()) if same_fact(stored.get((put.tenant, i)), put.entry)),
+            (
+                twin
+                for i in nominated.get(n, ())
+                if same_fact(twin := stored.get((put.tenant, i)), put.entry)
+            ),
             None,
         )
         for n, put in enumerate(puts)

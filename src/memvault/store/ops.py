@@ -99,8 +99,9 @@ class Op(Generic[R_co]):
 
 
 @dataclass(frozen=True, slots=True)
-class PutOp(Op[str | None]):
-    """Insert a new entry. Result: None, or the id of a live near-duplicate written instead of it.
+class PutOp(Op[MemoryEntry | None]):
+    """Insert a new entry. Result: None, or the live near-duplicate stored instead of it (as read
+    in the same transaction: the caller needs no second one, and it cannot be gone meanwhile).
 
     With ``duplicate_threshold`` > 0 and a one-chunk entry, an unexpired entry of the same scope
     and category that it restates, with cosine >= the threshold, is looked for inside the same
