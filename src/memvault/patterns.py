@@ -16,24 +16,42 @@ from typing import Any, cast
 
 
 class _Lazy:
-    """A pattern's source and flags, compiled when first used (a race compiles it twice:
-    harmless)."""
-
-    __slots__ = ("_compiled", "_flags", "_source")
+    """A pattern's source and flags, compiled when first used; then the compiled pattern's
+    members are kept on the stand-in itself, so a call costs what it costs on the pattern (a
+    race compiles it twice: harmless)."""
 
     def __init__(self, source: str | Callable[[], str], flags: int) -> None:
         self._source, self._flags = source, flags
-        self._compiled: re.Pattern[str] | None = None
 
     def __getattr__(self, name: str) -> Any:
-        compiled = self._compiled
-        if compiled is None:
-            source = self._source if isinstance(self._source, str) else self._source()
-            compiled = self._compiled = re.compile(source, self._flags)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        source = self._source if isinstance(self._source, str) else self._source()
+        compiled = re.compile(source, self._flags)
+        for member in _MEMBERS:
+            setattr(self, member, getattr(compiled, member))
         return getattr(compiled, name)
 
     def __repr__(self) -> str:
         return f"lazy({self._source!r}, {self._flags!r})"
+
+
+_MEMBERS = (
+    "search",
+    "match",
+    "fullmatch",
+    "finditer",
+    "findall",
+    "sub",
+    "subn",
+    "split",
+    "scanner",
+    "pattern",
+    "flags",
+    "groups",
+    "groupindex",
+)
+"""What a compiled pattern offers, kept on the stand-in once it is compiled."""
 
 
 def lazy(source: str | Callable[[], str], flags: int | re.RegexFlag = 0) -> re.Pattern[str]:
