@@ -5,7 +5,8 @@ offline learner's rules); compiling them all cost most of ``import memvault``. A
 by :func:`lazy` is a stand-in with the compiled pattern's methods and attributes (``search``,
 ``sub``, ``finditer``, ``pattern``…), compiled the first time one is used. Give it to
 ``re.sub`` and friends as ``.pattern`` or call its own methods: the ``re`` functions want the
-real thing.
+real thing. A match's ``.re`` is the compiled pattern, not the stand-in: to ask which pattern
+matched, compare ``.pattern`` (``match.re is PATTERN`` is never true).
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ def test_a_lazy_pattern_is_compiled_when_first_used() -> None:
     assert pattern.sub(r"\1", "84 kg and 90 lb") == "84 and 90"
     assert pattern.flags & re.IGNORECASE and pattern.pattern == r"(\d+) (kg|lb)"
     assert written == ["now"]  # written once
+    assert found.re is not pattern and found.re.pattern == pattern.pattern  # ask by .pattern
     bound = pattern.search.__self__  # type: ignore[attr-defined]
     assert isinstance(bound, re.Pattern)  # no stand-in between, after that
 

@@ -304,7 +304,7 @@ def _stores(text: str, start: int) -> Iterator[_Line]:
         end = _CLAUSE_END.search(text, match.end(), match.end() + _CLAUSE)
         clause = text[match.end() : end.start() if end else len(text)]
         before = _sentence_before(text, match)
-        if match.re is _FILE and not _MEMORY_TALK.search(before + clause):
+        if match.re.pattern == _FILE.pattern and not _MEMORY_TALK.search(before + clause):
             continue
         clitic = _CLITIC.search(match.group(0)) and not clause.lstrip().startswith(":")
         if (_PRONOUN.match(clause) and ":" not in clause) or clitic:
