@@ -399,6 +399,7 @@ def test_a_value_with_separators_is_one_word() -> None:
         ("commute's 15 minutes now since we moved", "The user's commute is 15 minutes."),
         ("my commute's 40 minutes", "The user's commute is 40 minutes."),
         ("my team's grown to 7", "The user's team has grown to 7."),
+        ("my team's shrunk to 3", "The user's team has shrunk to 3."),
     ],
 )
 def test_a_quantity_of_the_users_with_my_left_out(text: str, fact: str) -> None:

@@ -976,9 +976,9 @@ _TABLE: list[tuple[str, Build]] = [
         say(FACT, "The user's {a} is {q}."),
     ),
     (
-        rf"^(?:my|our) (?P<g>{GROUP})(?:'s| has| have) (?:grown|shrunk|gone (?:up|down)) to "
+        rf"^(?:my|our) (?P<g>{GROUP})(?:'s| has| have) (?P<v>grown|shrunk|gone (?:up|down)) to "
         r"(?P<q>\d+(?: (?:people|engineers|developers|staff|employees|members|reports))?)",
-        say(FACT, "The user's {g} has grown to {q}."),
+        say(FACT, "The user's {g} has {v} to {q}."),
     ),
     (rf"^I am {ADV}(?P<q>{AMOUNT_START}.+?)(?P<tall> tall)?$", _height),
     (
@@ -1262,15 +1262,16 @@ def extract(turns: Sequence[Turn]) -> list[Candidate]:
 
 def _changes(sentences: Sequence[tuple[str, bool]], learned: Sequence[str]) -> Iterator[str]:
     """The user's sentences that say something changed ("dropped Spanish, doing Italian now",
-    "13 years coding as of this month") when nothing was learned from them: offered in the
-    user's words, as an update only. Their words say a change outright (not only "now" or
+    "back on day shifts now") when nothing was learned from them: offered in the user's words,
+    as an update only. Their words say a change outright (not only "now" or
     "joined"), the user is their subject (or they dropped it), and no sentence is negated ("not
     switching to Android")."""
     for said, asks in sentences:
         change = updates.change_said(said)
         if asks or change is None or change.least > updates.CLOSE:
             continue
-        if not any(_content(said) & _content(f) for f in learned) and clauses.of_the_user(said):
+        own = _content(said)
+        if not any(own & _content(f) for f in learned) and clauses.of_the_user(said):
             yield said.strip().rstrip(".!")
 
 
