@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
-
-T = TypeVar("T")
+from typing import Any, Protocol
 
 
 class Dictionary(Protocol):
@@ -58,17 +56,12 @@ class Whole(_Declared):
 
 
 @dataclass(frozen=True, slots=True)
-class Written(_Declared):
+class Written(Whole):
     """A write's result (an entry, a finding): the new one — or, 200, the one already there
     that states the same (``duplicate``)."""
 
-    kind: Any
-
     def encode(self, result: Any) -> Any:
         return {**result.to_dict(), "duplicate": result.duplicate}
-
-    def decode(self, body: Any) -> Any:
-        return self.kind.from_dict(body)
 
     def status(self, result: Any, declared: int) -> int:
         return 200 if result.duplicate else declared
