@@ -129,3 +129,21 @@ def test_serve_gives_each_worker_its_share_unless_configured(
     assert os.environ["MEMVAULT_EMBED_THREADS"] == "3"
     with pytest.raises(ConfigError, match="threads"):
         LocalEmbedder(-1)
+
+
+def test_import_memvault_loads_the_store_on_first_use() -> None:
+    """Issue 30: ``import memvault`` loads only the errors (and switches telemetry off); the
+    store, numpy and the planners load with the first name that needs them."""
+    probe = (
+        "import json, sys, memvault\n"
+        "watched = ('numpy', 'memvault.memory', 'memvault.core')\n"
+        "before = sorted(m for m in watched if m in sys.modules)\n"
+        "memvault.Scope, memvault.ValidationError\n"
+        "middle = 'memvault.memory' in sys.modules\n"
+        "from memvault import Memory\n"
+        "print(json.dumps([before, middle, Memory.__module__, 'numpy' in sys.modules]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert json.loads(done.stdout) == [[], False, "memvault.memory", True]

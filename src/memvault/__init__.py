@@ -1,15 +1,10 @@
 """memvault: long-term memory for LLM agents — scoped, searchable, safe and fast, offline."""
 
+import importlib
+import warnings
+from typing import TYPE_CHECKING, Any
+
 from . import telemetry  # noqa: F401  (first: dependencies' telemetry off before they load)
-from .agents.choice import StrategyChoice
-from .agents.failures import FailureMatch, FailurePattern
-from .agents.model import Decomposition, Execution, Suggestion, ToolCall
-from .agents.stats import StrategyStats
-from .config import Settings
-from .context.builder import ContextWindow, Message
-from .context.plans import HierarchicalContext
-from .context.summarize import ExtractiveSummarizer, Summarizer
-from .core import UNSET, CompactionCallback
 from .errors import (
     BackendError,
     BundleError,
@@ -28,6 +23,7 @@ from .errors import (
     LLMError,
     LLMResponseError,
     LLMUnavailableError,
+    LocalOnlyError,
     MemvaultError,
     NotFoundError,
     SchemaError,
@@ -35,37 +31,46 @@ from .errors import (
     StructuredOutputError,
     ValidationError,
 )
-from .extraction.plans import Extraction, TurnResult
-from .extraction.worker import Failure
-from .facilities.model import Finding, Record, Session, SessionHit, Source, trust_tag
-from .llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest
-from .llm.tasks import LLMCompaction, LLMSummarizer
-from .memory import AsyncMemory, Memory
-from .rest import AsyncRemoteMemory, RemoteMemory
-from .trust.bundles import BundleReport
-from .trust.erasure import ErasureReceipt, FinishReport
-from .trust.retention import RetentionReport
-from .types import (
-    AuditEvent,
-    AuditPage,
-    ItemResult,
-    MemoryEntry,
-    NewEntry,
-    Outcome,
-    Page,
-    Provenance,
-    Scope,
-    ScopeKind,
-    SearchHit,
-    WriteReport,
-)
-from .versions import History, Supersession
+
+if TYPE_CHECKING:  # what the names below load on first use, for type checkers
+    from .agents.choice import StrategyChoice
+    from .agents.failures import FailureMatch, FailurePattern
+    from .agents.model import Decomposition, Execution, Suggestion, ToolCall
+    from .agents.stats import StrategyStats
+    from .config import Settings
+    from .context.builder import ContextWindow, Message
+    from .context.plans import HierarchicalContext
+    from .context.summarize import ExtractiveSummarizer, Summarizer
+    from .core import UNSET, CompactionCallback
+    from .extraction.plans import Extraction, TurnResult
+    from .extraction.worker import Failure
+    from .facilities.model import Finding, Record, Session, SessionHit, Source, trust_tag
+    from .llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest
+    from .llm.tasks import LLMCompaction, LLMSummarizer
+    from .memory import AsyncMemory, Memory
+    from .trust.bundles import BundleReport
+    from .trust.erasure import ErasureReceipt, FinishReport
+    from .trust.retention import RetentionReport
+    from .types import (
+        AuditEvent,
+        AuditPage,
+        ItemResult,
+        MemoryEntry,
+        NewEntry,
+        Outcome,
+        Page,
+        Provenance,
+        Scope,
+        ScopeKind,
+        SearchHit,
+        WriteReport,
+    )
+    from .versions import History, Supersession
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AsyncMemory",
-    "AsyncRemoteMemory",
     "AuditEvent",
     "AuditPage",
     "BackendError",
@@ -107,6 +112,7 @@ __all__ = [
     "LLMResponseError",
     "LLMSummarizer",
     "LLMUnavailableError",
+    "LocalOnlyError",
     "Memory",
     "MemoryEntry",
     "MemvaultError",
@@ -117,7 +123,6 @@ __all__ = [
     "Page",
     "Provenance",
     "Record",
-    "RemoteMemory",
     "RetentionReport",
     "SchemaError",
     "Scope",
@@ -142,3 +147,86 @@ __all__ = [
     "trust_tag",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, loaded on first use (:data:`_LAZY`); ``RemoteMemory`` and
+    ``AsyncRemoteMemory``: deprecated names of ``Memory`` and ``AsyncMemory``, which a memvault
+    server's URL opens (removed in the release after 0.1)."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    if name in _RENAMED:
+        warnings.warn(
+            f"memvault.{name} is deprecated: Memory(url) and AsyncMemory(url) are the memories "
+            f"on a memvault server; use {_RENAMED[name]}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return __getattr__(_RENAMED[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_RENAMED = {"RemoteMemory": "Memory", "AsyncRemoteMemory": "AsyncMemory"}
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+_LAZY = {
+    "AsyncMemory": "memory",
+    "AuditEvent": "types",
+    "AuditPage": "types",
+    "BundleReport": "trust.bundles",
+    "ChatMessage": "llm.base",
+    "ChatModel": "llm.base",
+    "ChatReply": "llm.base",
+    "ChatRequest": "llm.base",
+    "CompactionCallback": "core",
+    "ContextWindow": "context.builder",
+    "Decomposition": "agents.model",
+    "ErasureReceipt": "trust.erasure",
+    "Execution": "agents.model",
+    "Extraction": "extraction.plans",
+    "ExtractiveSummarizer": "context.summarize",
+    "Failure": "extraction.worker",
+    "FailureMatch": "agents.failures",
+    "FailurePattern": "agents.failures",
+    "Finding": "facilities.model",
+    "FinishReport": "trust.erasure",
+    "HierarchicalContext": "context.plans",
+    "History": "versions",
+    "ItemResult": "types",
+    "LLMCompaction": "llm.tasks",
+    "LLMSummarizer": "llm.tasks",
+    "Memory": "memory",
+    "MemoryEntry": "types",
+    "Message": "context.builder",
+    "NewEntry": "types",
+    "Outcome": "types",
+    "Page": "types",
+    "Provenance": "types",
+    "Record": "facilities.model",
+    "RetentionReport": "trust.retention",
+    "Scope": "types",
+    "ScopeKind": "types",
+    "SearchHit": "types",
+    "Session": "facilities.model",
+    "SessionHit": "facilities.model",
+    "Settings": "config",
+    "Source": "facilities.model",
+    "StrategyChoice": "agents.choice",
+    "StrategyStats": "agents.stats",
+    "Suggestion": "agents.model",
+    "Summarizer": "context.summarize",
+    "Supersession": "versions",
+    "ToolCall": "agents.model",
+    "TurnResult": "extraction.plans",
+    "UNSET": "core",
+    "WriteReport": "types",
+    "trust_tag": "facilities.model",
+}
+"""Where each exported name lives: its module loads when the name is first used, so
+``import memvault`` costs little (the store, numpy and the planners load with ``Memory``)."""

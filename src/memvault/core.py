@@ -497,19 +497,32 @@ class Planner:
             (chunks,) = yield from self.index([entry])
         threshold = self.settings.near_duplicate_threshold if duplicates else 0.0
         put = PutOp(self.tenant, entry, chunks=chunks or (), duplicate_threshold=threshold)
-        if cap is None:
-            duplicate = yield from run(put, *also)
-        else:
-            current = Filter(self.tenant, (entry.scope,), categories=cap[0], superseded="hide")
-            trim = TrimOp(current, cap[1])
-            duplicate, evicted = yield from run_pair(put, trim, *also)
+        caps = {} if cap is None else {entry.scope: cap}
+        (twin,), _ = yield from self.put_many([put], caps, also)
+        return entry if twin is None else replace(twin, duplicate=True)
+
+    def put_many(
+        self,
+        puts: Sequence[PutOp],
+        caps: Mapping[Scope, tuple[tuple[str, ...], int]],
+        also: Sequence[Op[Any]] = (),
+    ) -> Plan[tuple[builtins.list[MemoryEntry | None], builtins.list[Any]]]:
+        """Run ``puts`` and ``also`` in one transaction, then the FIFO ``caps``: in each scope
+        named, only the newest n current entries of those categories stay (the chains of those
+        evicted are mended after). Each put's twin (None: stored), and ``also``'s results."""
+        trims = [
+            (scope, TrimOp(Filter(self.tenant, (scope,), categories=kept, superseded="hide"), n))
+            for scope, (kept, n) in sorted(caps.items(), key=lambda cap: str(cap[0]))
+        ]
+        results = yield from run_all([*puts, *also, *(trim for _, trim in trims)])
+        twins, evictions = results[: len(puts)], results[len(results) - len(trims) :]
+        for (scope, _), evicted in zip(trims, evictions, strict=True):
             self.stats.add("evicted", len(evicted))  # the FIFO cap's oldest entries
-            yield from self.relink_evicted(entry.scope, [gone.id for gone in evicted])
-        if duplicate is None:
-            self.stats.add("written")
-            return entry
-        self.stats.add("near_duplicate")
-        return replace(duplicate, duplicate=True)
+            yield from self.relink_evicted(scope, [gone.id for gone in evicted])
+        stored = sum(twin is None for twin in twins)
+        self.stats.add("written", stored)
+        self.stats.add("near_duplicate", len(twins) - stored)
+        return twins, results[len(puts) : len(results) - len(trims)]
 
     def twin(self, entry: MemoryEntry, chunks: tuple[ChunkRecord, ...]) -> Plan[MemoryEntry | None]:
         """A live, current entry of ``entry``'s scope and category that it restates, found by
@@ -1019,16 +1032,19 @@ class Planner:
         session_id: str | None = None,
         as_of: datetime | None = None,
         include_superseded: bool = False,
+        include_expired: bool = False,
     ) -> Plan[int]:
         """How many unexpired current entries match (in every scope of the tenant if ``scope`` is
-        None); ``as_of`` and ``include_superseded`` as for :meth:`retrieve`."""
+        None); ``as_of`` and ``include_superseded`` as for :meth:`retrieve`;
+        ``include_expired`` counts expired entries too, until they are purged."""
         scopes = None
         if scope is not None:
             scopes = expand_scopes(
                 Scope.coerce(scope), include_narrower=include_narrower, session_id=session_id
             )
+        now = None if include_expired else self.now()
         where = self.where(
-            scopes, tags, since, self.now(), as_of=as_of, include_superseded=include_superseded
+            scopes, tags, since, now, as_of=as_of, include_superseded=include_superseded
         )
         return (yield from run(CountOp(where)))
 

@@ -20,7 +20,8 @@ these *types* (never their message text) into HTTP statuses and CLI messages::
     │   ├── LLMUnavailableError    unreachable, timed out, or refused after every retry
     │   └── LLMResponseError       it answered, but not with anything usable
     ├── ConfigError                a setting is unknown or has a bad value
-    │   └── EmbeddingMismatchError the store was embedded with another model; re-embed it
+    │   ├── EmbeddingMismatchError the store was embedded with another model; re-embed it
+    │   └── LocalOnlyError         asked of a server's memory, what only a local store has
     └── BackendError               the storage engine failed
         ├── CapabilityError        the backend does not support this (also a NotImplementedError)
         ├── SchemaError            the store's schema is newer, altered, or unreadable
@@ -140,6 +141,15 @@ class ConfigError(MemvaultError):
 
 class EmbeddingMismatchError(ConfigError):
     """The store's vectors come from another embedding model than the one in use."""
+
+
+class LocalOnlyError(ConfigError, AttributeError):
+    """What only a local store has (its backend, its settings, re-embedding), asked of a
+    memory on a memvault server (also an AttributeError: ``hasattr`` says it has none)."""
+
+    def __init__(self, name: str, why: str) -> None:
+        super().__init__(f"a memvault server's memory has no {name}: {why}")
+        self.name = name
 
 
 class BackendError(MemvaultError):

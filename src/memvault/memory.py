@@ -1,9 +1,10 @@
-"""``Memory`` and ``AsyncMemory``: thin drivers that run plans against a backend.
+"""``Memory`` and ``AsyncMemory``: one facade per driver, for a local store or a server.
 
-The plans come from small planners composed on the store planner (:class:`Planners`): the
-store's own (:class:`memvault.core.Planner`), sessions and records, the note facilities and the
-context. Both classes bind the same operations, each explicitly from the planner that does it
-(``pin = _blocking(NotePlans.pin)``); only the way a step runs differs (a call vs ``await``).
+Each operation is bound with one line from its declaration in the catalogue
+(:mod:`memvault.api`): ``pin = _blocking(facilities.PIN)``. A bound operation runs the
+operation's plan on a local store (:class:`~memvault.local.Local`), or sends it to a memvault
+server (:class:`~memvault.remote.Remote`) when the memory was opened with the server's URL;
+only the way a step runs differs between the two drivers (a call vs ``await``).
 """
 
 from __future__ import annotations
@@ -12,129 +13,38 @@ import asyncio
 import functools
 import inspect
 from collections.abc import Callable, Coroutine, Iterator, Sequence
-from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, ClassVar, Concatenate, ParamSpec, Self, TypeVar, cast
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar, cast
 
 from . import validation as check
 from .agents.background import Recorder
 from .agents.model import Execution
-from .agents.plans import AgentPlans
+from .api import agents, facilities, learning, store, trust
+from .api.operation import Operation
 from .closing import AsyncClosing, Closing
 from .config import Settings
-from .context.plans import ContextPlans
-from .core import Plan, Planner, utc_now
-from .drivers import described, drive_awaiting, drive_blocking, name_operations
-from .embeddings import Embedder, default_embedder
-from .errors import ConfigError, ValidationError
-from .extraction.plans import Extraction, LearningPlans, TurnResult, extractor_mode
-from .extraction.worker import Failure, Learner, Matches, Slot
-from .facilities.notes import NotePlans
-from .facilities.sessions import SessionPlans
+from .drivers import described, name_operations
+from .embeddings import Embedder
+from .errors import ConfigError, LocalOnlyError
+from .extraction.plans import Extraction
+from .extraction.worker import Failure
 from .llm.base import ChatModel
-from .llm.configured import chat_model_from_settings
-from .rest.client import AsyncRemoteMemory, RemoteMemory
+from .local import Local, Planners
+from .remote import LOCAL_ONLY, Remote
 from .rest.codec import is_server_url
-from .security import redact
-from .store.audit import DIRECT, Stamp
+from .store.audit import Stamp
 from .store.base import Backend
-from .store.registry import open_backend
-from .trust.audit import AuditPlans
-from .trust.bundles import BundlePlans
-from .trust.erasure import ErasurePlans, Residue
-from .trust.retention import RetentionPlans
-from .versions import VersionPlans
 
 P = ParamSpec("P")
 T = TypeVar("T")
-PlannerT = TypeVar("PlannerT")
-
-
-def run_blocking(plan: Plan[T], backend: Backend, stamp: Stamp = DIRECT) -> T:
-    """Run a plan to completion with blocking calls; the audit log says ``stamp`` of what it
-    changes."""
-    return drive_blocking(plan, functools.partial(backend.batch, stamp=stamp))
-
-
-async def run_awaiting(plan: Plan[T], backend: Backend, stamp: Stamp = DIRECT) -> T:
-    """Run a plan to completion, awaiting the backend and async callbacks; the audit log says
-    ``stamp`` of what it changes."""
-    return await drive_awaiting(plan, functools.partial(backend.abatch, stamp=stamp))
-
-
-@dataclass(frozen=True, slots=True)
-class Planners:
-    """The planners of one tenant's memory: the store's, and the capabilities composed on it."""
-
-    store: Planner
-    versions: VersionPlans
-    sessions: SessionPlans
-    notes: NotePlans
-    context: ContextPlans
-    learning: LearningPlans
-    erasure: ErasurePlans
-    retention: RetentionPlans
-    audit: AuditPlans
-    bundles: BundlePlans
-    agents: AgentPlans
-
-    @classmethod
-    def on(
-        cls, store: Planner, chat: ChatModel | None = None, residue: Residue | None = None
-    ) -> Planners:
-        """The planners on ``store``; ``residue``: an erasure's purge and scan (none: the
-        store cannot be scanned)."""
-        sessions = SessionPlans(store)
-        notes = NotePlans(store, sessions)
-        context = ContextPlans(store, sessions, notes, chat)
-        learning = LearningPlans(store, sessions, notes, chat)
-        erasure = ErasurePlans(store, residue)
-        return cls(
-            store,
-            VersionPlans(store),
-            sessions,
-            notes,
-            context,
-            learning,
-            erasure,
-            RetentionPlans(store),
-            AuditPlans(store),
-            BundlePlans(store, sessions),
-            AgentPlans(store),
-        )
-
-    def of(self, owner: str) -> Any:
-        """The planner of class ``owner`` (by name)."""
-        return getattr(self, _PART[owner])
-
-
-_PART = {
-    "Planner": "store",
-    "VersionPlans": "versions",
-    "SessionPlans": "sessions",
-    "NotePlans": "notes",
-    "ContextPlans": "context",
-    "LearningPlans": "learning",
-    "ErasurePlans": "erasure",
-    "RetentionPlans": "retention",
-    "AuditPlans": "audit",
-    "BundlePlans": "bundles",
-    "AgentPlans": "agents",
-}
 
 
 class _Base:
-    """What both drivers share: opening the store, tenancy, closing."""
+    """What both drivers share: where the memory is (a local store or a server), tenancy,
+    views."""
 
-    _remote: ClassVar[Callable[..., Any]]
-    """What a memvault server's URL opens instead (:mod:`memvault.rest.client`)."""
-
-    def __new__(cls, store: str | Backend | None = None, *args: Any, **options: Any) -> Self:
-        """The URL of a memvault server (``http://…``) opens a remote memory: a sibling class
-        with the same operations, not an instance of this one."""
-        if is_server_url(store):
-            return cast(Self, cls._remote(store, *args, **options))
-        return super().__new__(cls)
+    _at: Local | Remote
+    _awaiting = False
 
     def __init__(
         self,
@@ -151,174 +61,110 @@ class _Base:
         timeout: float | None = None,
         retries: int | None = None,
     ) -> None:
+        local = {"settings": settings, "clock": clock, "embedder": embedder, "llm": llm}
+        if is_server_url(store):
+            theirs = [name for name, value in local.items() if value is not None]
+            if theirs:
+                raise ConfigError(
+                    f"{', '.join(theirs)}: not with a memvault server's URL, whose own apply; "
+                    "set them where `memvault serve` runs"
+                )
+            self._at = Remote(
+                cast(str, store),
+                tenant=tenant,
+                actor=actor,
+                api_key=api_key,
+                timeout=timeout,
+                retries=retries,
+                awaiting=self._awaiting,
+            )
+            return
         if (api_key, timeout, retries) != (None, None, None):
             raise ConfigError(
                 "api_key, timeout and retries apply to a memvault server's URL (http://…) only"
             )
-        settings = settings if settings is not None else Settings.from_env()
-        self._actor = check.actor(actor if actor is not None else settings.actor, most=128)
-        self._chat, self._owns_chat = llm, False
-        self._learner, self._owns_learner = Learner(), True
-        self._owns_backend = False
-        self._unlisten: Callable[[], None] = lambda: None
-        if llm is None:
-            self._chat = chat_model_from_settings(settings)
-            self._owns_chat = self._chat is not None
-        try:
-            extractor_mode(settings, self._chat)  # refuses extraction=llm without an LLM
-            if isinstance(store, Backend):
-                self._backend = store
-            else:
-                self._backend = open_backend(store or settings.store_url(), settings)
-                self._owns_backend = True
-            if embedder is None:
-                embedder = default_embedder(settings.redis_url, settings.embed_threads)
-            store_planner = Planner(tenant or settings.tenant, settings, clock or utc_now, embedder)
-            self._planners = Planners.on(store_planner, self._chat, self._residue)
-            self._unlisten = self._backend.listen(self._forget_copies)
-            self._recorder = Recorder(store_planner.stats)
-            if check_embedding:
-                run_blocking(store_planner.check_embedding(), self._backend)
-        except BaseException:
-            self.close()  # what was opened so far: the LLM client, the backend, the workers
-            raise
+        self._at = Local(
+            store,
+            tenant=tenant,
+            settings=settings,
+            clock=clock,
+            embedder=embedder,
+            check_embedding=check_embedding,
+            llm=llm,
+            actor=actor,
+        )
 
     @property
     def tenant(self) -> str:
-        return self._planners.store.tenant
+        """The tenant this memory acts in (on a server: the one its API key acts in)."""
+        return self._at.tenant
 
     @property
     def actor(self) -> str:
-        """Who the audit log says made this object's changes."""
-        return self._actor
+        """Who the audit log says made this object's changes (on a server: its key's name, and
+        the agent named by ``actor=`` after a ``/``)."""
+        return self._at.actor
+
+    @property
+    def server(self) -> str | None:
+        """The URL of the memvault server this memory runs on (None: a local store)."""
+        return self._at.server if isinstance(self._at, Remote) else None
+
+    def _local(self, name: str) -> Local:
+        """The local store, for what only a local store has."""
+        if isinstance(self._at, Remote):
+            raise LocalOnlyError(name, LOCAL_ONLY[name])
+        return self._at
 
     def stamp(self, operation: str) -> Stamp:
         """What the audit log says of the changes ``operation`` makes through this object."""
-        return Stamp(operation, self._actor, self._planners.store.now)
+        return self._local("stamp").stamp(operation)
 
     @property
     def backend(self) -> Backend:
-        return self._backend
+        return self._local("backend").backend
 
     @property
     def planners(self) -> Planners:
         """The planners behind the operations (internal): integrations compose their own plans
-        on them and run those with :func:`run_blocking` or :func:`run_awaiting`."""
-        return self._planners
+        on them and run those with :func:`~memvault.local.run_blocking` or
+        :func:`~memvault.local.run_awaiting`."""
+        return self._local("planners").planners
 
     @property
     def settings(self) -> Settings:
-        return self._planners.store.settings
-
-    def with_tenant(self, tenant: str) -> Self:
-        """A view of the same store for another tenant; it shares (and does not own) the backend."""
-        view = self._shared()
-        store = self._planners.store.for_tenant(tenant)
-        view._planners = Planners.on(store, self._chat, view._residue)
-        return view
-
-    def as_actor(self, actor: str) -> Self:
-        """A view of the same store and tenant whose changes the audit log says ``actor``
-        made (an agent, a person); it shares (and does not own) the backend."""
-        view = self._shared()
-        view._actor = check.actor(actor)
-        return view
-
-    def _shared(self) -> Self:
-        view = object.__new__(type(self))
-        view._backend, view._owns_backend = self._backend, False
-        view._chat, view._owns_chat = self._chat, False
-        view._learner, view._owns_learner = self._learner, False
-        view._planners, view._actor = self._planners, self._actor
-        view._recorder = self._recorder
-        view._unlisten = lambda: None
-        return view
-
-    def _forget_copies(self) -> None:
-        """Drop the copies of content kept in this process — the last extraction results, the
-        embedding cache's vectors, the redaction's cached windows (the backend drops its own
-        search indexes): an erasure or a session's deletion happened, here or in another
-        process (the backend calls this at its first transaction after it)."""
-        self._learner.forget()
-        self.embedder.clear()
-        redact.forget_windows()
-
-    def _residue(
-        self, ids: Sequence[str], contents: Sequence[str], hashed: Sequence[str] = ()
-    ) -> int | None:
-        """An erasure's purge and scan: the store's (:meth:`Backend.residue`), and this
-        process's copies dropped again and checked (a result or a vector of an erased text
-        kept by a race)."""
-        found = self._backend.residue(ids, contents, hashed)
-        self._forget_copies()
-        held = self._learner.holding([*ids, *contents]) + self.embedder.holding(contents)
-        return found if not held else (found or 0) + held
+        return self._local("settings").planners.store.settings
 
     @property
     def embedder(self) -> Embedder:
-        return self._planners.store.embedder
+        return self._local("embedder").planners.store.embedder
 
     @property
     def llm(self) -> ChatModel | None:
         """The chat model extraction and summaries use (None: none configured)."""
-        return self._chat
+        return self._local("llm").chat
 
-    def stats(self) -> dict[str, int]:
-        """Counters: entries written, near-duplicates returned, writes filtered, searches,
-        extractions, supersessions, redactions, and the LLM's calls, tokens and latency."""
-        counts = self._planners.store.stats.snapshot()
-        if self._chat is not None:
-            counts.update(self._chat.usage.snapshot())
-        learner = {"extraction_failures": self._learner.failures}
-        learner["extraction_pending"] = self._learner.pending()
-        return counts | {name: n for name, n in learner.items() if n}
+    def with_tenant(self, tenant: str) -> Self:
+        """A view of the same store for another tenant; it shares (and does not own) the
+        backend. On a server, the tenant must be one a key of this memory acts in (the key
+        decides the tenant)."""
+        return self._view(self._at.with_tenant(tenant))
 
-    def last_extraction(self, session_id: str) -> Extraction | Failure | None:
-        """What the last background extraction of the session did (or the error it raised);
-        None before the first one finished, and after an erasure or a session's deletion by
-        any process (it reads the store's forgetting mark first: one small transaction)."""
-        self._backend.hear()
-        found: Extraction | Failure | None = self._learner.results.get((self.tenant, session_id))
-        return found
+    def as_actor(self, actor: str) -> Self:
+        """A view of the same store and tenant whose changes the audit log says ``actor``
+        made (an agent, a person); it shares (and does not own) what this one opened. On a
+        server, its log says ``<key name>/<actor>``."""
+        return self._view(self._at.as_actor(actor))
 
-    def _waits_for(
-        self, timeout: float | None, session_id: str | None
-    ) -> tuple[float | None, Matches]:
-        """A flush's timeout, checked, and the extractions it waits for: this tenant's (or those
-        of one of its sessions)."""
-        timeout = check.timeout(timeout)
-        if session_id is None:
-            tenant = self.tenant
-            return timeout, lambda slot: isinstance(slot, tuple) and slot[0] == tenant
-        if not isinstance(session_id, str):
-            raise ValidationError(f"session_id must be a string, got {session_id!r}")
-        session = (self.tenant, session_id)
-        return timeout, lambda slot: slot == session
+    def _view(self, at: Local | Remote) -> Self:
+        view = object.__new__(type(self))
+        view._at = at
+        return view
 
-    def _scheduled(self, turn: TurnResult) -> TurnResult:
-        """Start (or queue) the extraction of the turn's session in the background."""
-        learning = self._planners.learning
-        if learning.mode == "off":
-            return turn
-        session_id, backend, stamp = turn.session_id, self._backend, self.stamp("extract")
-
-        def extract() -> Any:
-            return run_blocking(learning.extract(session_id), backend, stamp)
-
-        slot = Slot(learning.store.tenant, session_id)
-        return replace(turn, extraction=self._learner.schedule(slot, extract))
-
-    def close(self) -> None:
-        """Wait for pending extractions, then close what this object opened: its extraction
-        workers, the LLM client, the backend (a view made by :meth:`with_tenant` closes
-        nothing)."""
-        if self._owns_learner:
-            self._learner.close()
-            self._unlisten()
-        if self._owns_chat and self._chat is not None:
-            self._chat.close()
-        if self._owns_backend:
-            self._backend.close()
+    def __repr__(self) -> str:
+        if isinstance(self._at, Remote):
+            return f"{type(self).__name__}({self._at.server!r}, tenant={self.tenant!r})"
+        return f"<{type(self).__name__} tenant={self.tenant!r}>"
 
 
 Arguments = tuple[tuple[Any, ...], dict[str, Any]]
@@ -352,52 +198,49 @@ def _read(value: Any) -> Any:
     return tuple(value) if isinstance(value, Iterator) else value
 
 
-def _owner(plan: Callable[..., Any]) -> str:
-    """The planner class a plan belongs to (checked when the operation is bound)."""
-    owner = plan.__qualname__.rsplit(".", 1)[0]
-    if owner not in _PART:
-        raise TypeError(f"{plan.__qualname__} is not a plan of a known planner")
-    return owner
+Then = Callable[[Local, Any], Any]
+"""What a local memory does with an operation's result before returning it."""
 
 
-Then = Callable[[Any, Any], Any]
-"""What a driver does with an operation's result before returning it (``then(self, result)``)."""
-
-
-def _keep(driver: Any, result: T) -> T:
+def _keep(at: Local, result: T) -> T:
     return result
 
 
-def _blocking(
-    plan: Callable[Concatenate[PlannerT, P], Plan[T]], then: Then = _keep
-) -> Callable[Concatenate[Memory, P], T]:
-    """Bind a plan as a blocking operation of Memory."""
-    check_call, owner, name = _argument_check(plan), _owner(plan), plan.__name__
+def _scheduled(at: Local, turn: Any) -> Any:
+    return at.scheduled(turn)
 
-    @functools.wraps(plan)
+
+def _blocking(op: Operation[P, T], then: Then = _keep) -> Callable[Concatenate[Memory, P], T]:
+    """Bind a catalogue entry as a blocking operation of Memory."""
+    check_call = _argument_check(op.plan)
+
+    @functools.wraps(op.plan)
     def operation(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        at = self._at
+        if isinstance(at, Remote):
+            return at.run_blocking(op.steps(args, kwargs))
         args, kwargs = check_call(args, kwargs)  # type: ignore[assignment]
-        plan_run = plan(self._planners.of(owner), *args, **kwargs)
-        return cast(T, then(self, run_blocking(plan_run, self._backend, self.stamp(name))))
+        return cast(T, then(at, at.run_blocking(op.plan, args, kwargs)))
 
-    described(operation, plan)
+    described(operation, op.plan)
     return operation
 
 
 def _awaitable(
-    plan: Callable[Concatenate[PlannerT, P], Plan[T]], then: Then = _keep
+    op: Operation[P, T], then: Then = _keep
 ) -> Callable[Concatenate[AsyncMemory, P], Coroutine[Any, Any, T]]:
-    """Bind a plan as an ``async`` operation of AsyncMemory."""
-    check_call, owner, name = _argument_check(plan), _owner(plan), plan.__name__
+    """Bind a catalogue entry as an ``async`` operation of AsyncMemory."""
+    check_call = _argument_check(op.plan)
 
-    @functools.wraps(plan)
+    @functools.wraps(op.plan)
     async def operation(self: AsyncMemory, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        at = self._at
+        if isinstance(at, Remote):
+            return await at.run_awaiting(op.steps(args, kwargs))
         args, kwargs = check_call(args, kwargs)  # type: ignore[assignment]
-        plan_run = plan(self._planners.of(owner), *args, **kwargs)
-        result = await run_awaiting(plan_run, self._backend, self.stamp(name))
-        return cast(T, then(self, result))
+        return cast(T, then(at, await at.run_awaiting(op.plan, args, kwargs)))
 
-    described(operation, plan)
+    described(operation, op.plan)
     return operation
 
 
@@ -407,152 +250,177 @@ class Memory(_Base, Closing):
 
     ``store`` is a URL (``sqlite:///path.db``, ``:memory:``, ``memory://``), a path, or a
     :class:`~memvault.store.Backend` — or a memvault server's URL (``http://host:8765``, with
-    ``api_key=``, ``timeout=``, ``retries=``), which gives a
-    :class:`~memvault.rest.client.RemoteMemory` (docs/remote.md).
+    ``api_key=``, ``timeout=``, ``retries=``): the same operations then run on the server
+    (docs/remote.md), and what only a local store has raises
+    :class:`~memvault.errors.LocalOnlyError`.
     """
 
-    _remote = RemoteMemory
-
-    write = _blocking(Planner.write)
-    write_many = _blocking(Planner.write_many)
-    retrieve = _blocking(Planner.retrieve)
-    get = _blocking(Planner.get)
-    update = _blocking(Planner.update)
-    delete = _blocking(Planner.delete)
-    delete_by_scope = _blocking(Planner.delete_by_scope)
-    promote = _blocking(Planner.promote)
-    compact = _blocking(Planner.compact)
-    count = _blocking(Planner.count)
-    list = _blocking(Planner.list)
-    purge_expired = _blocking(Planner.purge_expired)
-    search = _blocking(Planner.search)
-    reembed = _blocking(Planner.reembed)
+    write = _blocking(store.WRITE)
+    write_many = _blocking(store.WRITE_MANY)
+    retrieve = _blocking(store.RETRIEVE)
+    get = _blocking(store.GET)
+    update = _blocking(store.UPDATE)
+    delete = _blocking(store.DELETE)
+    delete_by_scope = _blocking(store.DELETE_BY_SCOPE)
+    promote = _blocking(store.PROMOTE)
+    compact = _blocking(store.COMPACT)
+    count = _blocking(store.COUNT)
+    list = _blocking(store.LIST)
+    purge_expired = _blocking(store.PURGE_EXPIRED)
+    search = _blocking(store.SEARCH)
+    reembed = _blocking(store.REEMBED)
     # supersession: changed facts replace old ones, which are kept
-    supersede = _blocking(VersionPlans.supersede)
-    history = _blocking(VersionPlans.history)
-    restore = _blocking(VersionPlans.restore)
-    superseded = _blocking(VersionPlans.superseded)
+    supersede = _blocking(learning.SUPERSEDE)
+    history = _blocking(learning.HISTORY)
+    restore = _blocking(learning.RESTORE)
+    superseded = _blocking(learning.SUPERSEDED)
     # the facilities: sessions and records, notes, findings, global memory, context
-    create_session = _blocking(SessionPlans.create_session)
-    get_session = _blocking(SessionPlans.get_session)
-    list_sessions = _blocking(SessionPlans.list_sessions)
-    rename_session = _blocking(SessionPlans.rename_session)
-    set_data_loaded = _blocking(SessionPlans.set_data_loaded)
-    delete_session = _blocking(SessionPlans.delete_session)
-    append_record = _blocking(SessionPlans.append_record)
-    records = _blocking(SessionPlans.records)
-    search_records = _blocking(SessionPlans.search_records)
-    search_sessions = _blocking(SessionPlans.search_sessions)
-    add_session_memory = _blocking(NotePlans.add_session_memory)
-    session_memory = _blocking(NotePlans.session_memory)
-    add_finding = _blocking(NotePlans.add_finding)
-    findings = _blocking(NotePlans.findings)
-    add_global_memory = _blocking(NotePlans.add_global_memory)
-    global_memory = _blocking(NotePlans.global_memory)
-    pin = _blocking(NotePlans.pin)
-    demote = _blocking(NotePlans.demote)
-    build_context = _blocking(ContextPlans.build_context)
-    system_prompt = _blocking(ContextPlans.system_prompt)
-    recall = _blocking(ContextPlans.recall)
+    create_session = _blocking(facilities.CREATE_SESSION)
+    get_session = _blocking(facilities.GET_SESSION)
+    list_sessions = _blocking(facilities.LIST_SESSIONS)
+    rename_session = _blocking(facilities.RENAME_SESSION)
+    set_data_loaded = _blocking(facilities.SET_DATA_LOADED)
+    delete_session = _blocking(facilities.DELETE_SESSION)
+    append_record = _blocking(facilities.APPEND_RECORD)
+    records = _blocking(facilities.RECORDS)
+    search_records = _blocking(facilities.SEARCH_RECORDS)
+    search_sessions = _blocking(facilities.SEARCH_SESSIONS)
+    add_session_memory = _blocking(facilities.ADD_SESSION_MEMORY)
+    session_memory = _blocking(facilities.SESSION_MEMORY)
+    add_finding = _blocking(facilities.ADD_FINDING)
+    findings = _blocking(facilities.FINDINGS)
+    add_global_memory = _blocking(facilities.ADD_GLOBAL_MEMORY)
+    global_memory = _blocking(facilities.GLOBAL_MEMORY)
+    pin = _blocking(facilities.PIN)
+    demote = _blocking(facilities.DEMOTE)
+    build_context = _blocking(facilities.BUILD_CONTEXT)
+    system_prompt = _blocking(facilities.SYSTEM_PROMPT)
+    recall = _blocking(facilities.RECALL)
     # learning from conversations: turns in, memories out (in the background)
-    add_turn = _blocking(LearningPlans.add_turn, then=_Base._scheduled)
-    extract = _blocking(LearningPlans.extract)
+    add_turn = _blocking(learning.ADD_TURN, then=_scheduled)
+    extract = _blocking(learning.EXTRACT)
     # trust: erasure with a receipt, retention, the audit log
-    erase = _blocking(ErasurePlans.erase)
-    finish_erasures = _blocking(ErasurePlans.finish_erasures)
-    apply_retention = _blocking(RetentionPlans.apply_retention)
-    audit = _blocking(AuditPlans.audit)
-    export_session = _blocking(BundlePlans.export_session)
-    import_session = _blocking(BundlePlans.import_session)
-    session_bundle = _blocking(BundlePlans.session_bundle)
-    import_bundle = _blocking(BundlePlans.import_bundle)
+    erase = _blocking(trust.ERASE)
+    finish_erasures = _blocking(trust.FINISH_ERASURES)
+    apply_retention = _blocking(trust.APPLY_RETENTION)
+    audit = _blocking(trust.AUDIT)
+    export_session = _blocking(trust.EXPORT_SESSION)
+    import_session = _blocking(trust.IMPORT_SESSION)
+    session_bundle = _blocking(trust.SESSION_BUNDLE)
+    import_bundle = _blocking(trust.IMPORT_BUNDLE)
     # agent memory: executions, strategies, decompositions, failure patterns
-    record_execution = _blocking(AgentPlans.record_execution)
-    executions = _blocking(AgentPlans.executions)
-    search_executions = _blocking(AgentPlans.search_executions)
-    strategy_stats = _blocking(AgentPlans.strategy_stats)
-    choose_strategy = _blocking(AgentPlans.choose_strategy)
-    record_decomposition = _blocking(AgentPlans.record_decomposition)
-    suggest_decomposition = _blocking(AgentPlans.suggest_decomposition)
-    failure_patterns = _blocking(AgentPlans.failure_patterns)
-    check_failures = _blocking(AgentPlans.check_failures)
+    record_execution = _blocking(agents.RECORD_EXECUTION)
+    executions = _blocking(agents.EXECUTIONS)
+    search_executions = _blocking(agents.SEARCH_EXECUTIONS)
+    strategy_stats = _blocking(agents.STRATEGY_STATS)
+    choose_strategy = _blocking(agents.CHOOSE_STRATEGY)
+    record_decomposition = _blocking(agents.RECORD_DECOMPOSITION)
+    suggest_decomposition = _blocking(agents.SUGGEST_DECOMPOSITION)
+    failure_patterns = _blocking(agents.FAILURE_PATTERNS)
+    check_failures = _blocking(agents.CHECK_FAILURES)
+
+    def stats(self) -> dict[str, int]:
+        """Counters: entries written, near-duplicates returned, writes filtered, searches,
+        extractions, supersessions, redactions, and the LLM's calls, tokens and latency (on a
+        server: the server's, of every tenant's work)."""
+        at = self._at
+        return at.run_blocking(store.stats()) if isinstance(at, Remote) else at.stats()
+
+    def last_extraction(self, session_id: str) -> Extraction | Failure | None:
+        """What the last background extraction of the session did (or the error it raised);
+        None before the first one finished, and after an erasure or a session's deletion by
+        any process (it reads the store's forgetting mark first: one small transaction)."""
+        at = self._at
+        if isinstance(at, Remote):
+            return at.run_blocking(learning.last_extraction(session_id))
+        return at.last_extraction(session_id)
 
     def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
         """Wait until this tenant's background extractions (or one session's) are done; False if
         ``timeout`` (seconds) came first."""
-        return self._learner.flush(*self._waits_for(timeout, session_id))
+        at = self._at
+        if isinstance(at, Remote):
+            return at.run_blocking(learning.flush(timeout, session_id))
+        return at.learner.flush(*at.waits_for(timeout, session_id))
+
+    def close(self) -> None:
+        """Wait for pending extractions, then close what this object opened: its extraction
+        workers, the LLM client, the backend — or the connections to the server, which goes
+        on (what it extracts in the background is not lost). A view closes nothing."""
+        self._at.close()
 
 
 @name_operations
 class AsyncMemory(_Base, AsyncClosing):
-    """The same store with an ``async`` API; use ``async with AsyncMemory(...) as memory``.
-    A memvault server's URL gives an :class:`~memvault.rest.client.AsyncRemoteMemory`."""
+    """The same store with an ``async`` API; use ``async with AsyncMemory(...) as memory``
+    (a memvault server's URL too: opening it asks the server, once, which tenant each key
+    acts in)."""
 
-    _remote = AsyncRemoteMemory
+    _awaiting = True
 
-    write = _awaitable(Planner.write)
-    write_many = _awaitable(Planner.write_many)
-    retrieve = _awaitable(Planner.retrieve)
-    get = _awaitable(Planner.get)
-    update = _awaitable(Planner.update)
-    delete = _awaitable(Planner.delete)
-    delete_by_scope = _awaitable(Planner.delete_by_scope)
-    promote = _awaitable(Planner.promote)
-    compact = _awaitable(Planner.compact)
-    count = _awaitable(Planner.count)
-    list = _awaitable(Planner.list)
-    purge_expired = _awaitable(Planner.purge_expired)
-    search = _awaitable(Planner.search)
-    reembed = _awaitable(Planner.reembed)
+    write = _awaitable(store.WRITE)
+    write_many = _awaitable(store.WRITE_MANY)
+    retrieve = _awaitable(store.RETRIEVE)
+    get = _awaitable(store.GET)
+    update = _awaitable(store.UPDATE)
+    delete = _awaitable(store.DELETE)
+    delete_by_scope = _awaitable(store.DELETE_BY_SCOPE)
+    promote = _awaitable(store.PROMOTE)
+    compact = _awaitable(store.COMPACT)
+    count = _awaitable(store.COUNT)
+    list = _awaitable(store.LIST)
+    purge_expired = _awaitable(store.PURGE_EXPIRED)
+    search = _awaitable(store.SEARCH)
+    reembed = _awaitable(store.REEMBED)
     # supersession: changed facts replace old ones, which are kept
-    supersede = _awaitable(VersionPlans.supersede)
-    history = _awaitable(VersionPlans.history)
-    restore = _awaitable(VersionPlans.restore)
-    superseded = _awaitable(VersionPlans.superseded)
+    supersede = _awaitable(learning.SUPERSEDE)
+    history = _awaitable(learning.HISTORY)
+    restore = _awaitable(learning.RESTORE)
+    superseded = _awaitable(learning.SUPERSEDED)
     # the facilities: sessions and records, notes, findings, global memory, context
-    create_session = _awaitable(SessionPlans.create_session)
-    get_session = _awaitable(SessionPlans.get_session)
-    list_sessions = _awaitable(SessionPlans.list_sessions)
-    rename_session = _awaitable(SessionPlans.rename_session)
-    set_data_loaded = _awaitable(SessionPlans.set_data_loaded)
-    delete_session = _awaitable(SessionPlans.delete_session)
-    append_record = _awaitable(SessionPlans.append_record)
-    records = _awaitable(SessionPlans.records)
-    search_records = _awaitable(SessionPlans.search_records)
-    search_sessions = _awaitable(SessionPlans.search_sessions)
-    add_session_memory = _awaitable(NotePlans.add_session_memory)
-    session_memory = _awaitable(NotePlans.session_memory)
-    add_finding = _awaitable(NotePlans.add_finding)
-    findings = _awaitable(NotePlans.findings)
-    add_global_memory = _awaitable(NotePlans.add_global_memory)
-    global_memory = _awaitable(NotePlans.global_memory)
-    pin = _awaitable(NotePlans.pin)
-    demote = _awaitable(NotePlans.demote)
-    build_context = _awaitable(ContextPlans.build_context)
-    system_prompt = _awaitable(ContextPlans.system_prompt)
-    recall = _awaitable(ContextPlans.recall)
+    create_session = _awaitable(facilities.CREATE_SESSION)
+    get_session = _awaitable(facilities.GET_SESSION)
+    list_sessions = _awaitable(facilities.LIST_SESSIONS)
+    rename_session = _awaitable(facilities.RENAME_SESSION)
+    set_data_loaded = _awaitable(facilities.SET_DATA_LOADED)
+    delete_session = _awaitable(facilities.DELETE_SESSION)
+    append_record = _awaitable(facilities.APPEND_RECORD)
+    records = _awaitable(facilities.RECORDS)
+    search_records = _awaitable(facilities.SEARCH_RECORDS)
+    search_sessions = _awaitable(facilities.SEARCH_SESSIONS)
+    add_session_memory = _awaitable(facilities.ADD_SESSION_MEMORY)
+    session_memory = _awaitable(facilities.SESSION_MEMORY)
+    add_finding = _awaitable(facilities.ADD_FINDING)
+    findings = _awaitable(facilities.FINDINGS)
+    add_global_memory = _awaitable(facilities.ADD_GLOBAL_MEMORY)
+    global_memory = _awaitable(facilities.GLOBAL_MEMORY)
+    pin = _awaitable(facilities.PIN)
+    demote = _awaitable(facilities.DEMOTE)
+    build_context = _awaitable(facilities.BUILD_CONTEXT)
+    system_prompt = _awaitable(facilities.SYSTEM_PROMPT)
+    recall = _awaitable(facilities.RECALL)
     # learning from conversations: turns in, memories out (in the background)
-    add_turn = _awaitable(LearningPlans.add_turn, then=_Base._scheduled)
-    extract = _awaitable(LearningPlans.extract)
+    add_turn = _awaitable(learning.ADD_TURN, then=_scheduled)
+    extract = _awaitable(learning.EXTRACT)
     # trust: erasure with a receipt, retention, the audit log
-    erase = _awaitable(ErasurePlans.erase)
-    finish_erasures = _awaitable(ErasurePlans.finish_erasures)
-    apply_retention = _awaitable(RetentionPlans.apply_retention)
-    audit = _awaitable(AuditPlans.audit)
-    export_session = _awaitable(BundlePlans.export_session)
-    import_session = _awaitable(BundlePlans.import_session)
-    session_bundle = _awaitable(BundlePlans.session_bundle)
-    import_bundle = _awaitable(BundlePlans.import_bundle)
+    erase = _awaitable(trust.ERASE)
+    finish_erasures = _awaitable(trust.FINISH_ERASURES)
+    apply_retention = _awaitable(trust.APPLY_RETENTION)
+    audit = _awaitable(trust.AUDIT)
+    export_session = _awaitable(trust.EXPORT_SESSION)
+    import_session = _awaitable(trust.IMPORT_SESSION)
+    session_bundle = _awaitable(trust.SESSION_BUNDLE)
+    import_bundle = _awaitable(trust.IMPORT_BUNDLE)
     # agent memory: executions, strategies, decompositions, failure patterns
-    record_execution = _awaitable(AgentPlans.record_execution)
-    executions = _awaitable(AgentPlans.executions)
-    search_executions = _awaitable(AgentPlans.search_executions)
-    strategy_stats = _awaitable(AgentPlans.strategy_stats)
-    choose_strategy = _awaitable(AgentPlans.choose_strategy)
-    record_decomposition = _awaitable(AgentPlans.record_decomposition)
-    suggest_decomposition = _awaitable(AgentPlans.suggest_decomposition)
-    failure_patterns = _awaitable(AgentPlans.failure_patterns)
-    check_failures = _awaitable(AgentPlans.check_failures)
+    record_execution = _awaitable(agents.RECORD_EXECUTION)
+    executions = _awaitable(agents.EXECUTIONS)
+    search_executions = _awaitable(agents.SEARCH_EXECUTIONS)
+    strategy_stats = _awaitable(agents.STRATEGY_STATS)
+    choose_strategy = _awaitable(agents.CHOOSE_STRATEGY)
+    record_decomposition = _awaitable(agents.RECORD_DECOMPOSITION)
+    suggest_decomposition = _awaitable(agents.SUGGEST_DECOMPOSITION)
+    failure_patterns = _awaitable(agents.FAILURE_PATTERNS)
+    check_failures = _awaitable(agents.CHECK_FAILURES)
 
     def record_execution_later(self, **fields: Any) -> asyncio.Task[Execution | None]:
         """Record an execution (the fields of :meth:`record_execution`) without waiting for it:
@@ -563,16 +431,51 @@ class AsyncMemory(_Base, AsyncClosing):
         (else ValidationError: ``record_execution`` records at once)."""
         return self._recorder.submit(lambda: self.record_execution(**fields))
 
+    @property
+    def _recorder(self) -> Recorder:
+        at = self._at
+        return at.link.recorder if isinstance(at, Remote) else at.recorder
+
+    async def stats(self) -> dict[str, int]:
+        """Counters: entries written, near-duplicates returned, writes filtered, searches,
+        extractions, supersessions, redactions, the LLM's calls, tokens and latency, and the
+        background records dropped (on a server: the server's, of every tenant's work)."""
+        at = self._at
+        if isinstance(at, Remote):
+            return await at.run_awaiting(store.stats()) | at.link.recorder.counts()
+        return at.stats()
+
+    async def last_extraction(self, session_id: str) -> Extraction | Failure | None:
+        """What the last background extraction of the session did (or the error it raised);
+        None before the first one finished, and after an erasure or a session's deletion by
+        any process (it reads the store's forgetting mark first: one small transaction)."""
+        at = self._at
+        if isinstance(at, Remote):
+            return await at.run_awaiting(learning.last_extraction(session_id))
+        return await asyncio.to_thread(at.last_extraction, session_id)
+
     async def flush(self, timeout: float | None = None, *, session_id: str | None = None) -> bool:
         """Wait until this memory's background records are stored (or dropped) and this
         tenant's background extractions (or one session's) are done; False if ``timeout``
         (seconds) came first. The wait holds no thread."""
-        timeout, matches = self._waits_for(timeout, session_id)
-        done, left = await self._recorder.drain(timeout)
-        return done and await self._learner.flushed(left, matches)
+        at = self._at
+        done, left = await self._recorder.drain(check.timeout(timeout))
+        if isinstance(at, Remote):
+            return done and await at.run_awaiting(learning.flush(left, session_id))
+        left, matches = at.waits_for(left, session_id)
+        return done and await at.learner.flushed(left, matches)
+
+    def close(self) -> None:
+        """Close what this object opened without waiting for background records; prefer
+        ``await aclose()`` (or ``async with``)."""
+        self._at.close()
 
     async def aclose(self) -> None:
         """Wait for pending records and extractions, then close what this object opened (off
-        the event loop)."""
-        await self._recorder.drain()
-        await asyncio.to_thread(self.close)
+        the event loop); on a server, its connections (the server goes on)."""
+        at = self._at
+        if isinstance(at, Remote):
+            await at.aclose()
+            return
+        await at.recorder.drain()
+        await asyncio.to_thread(at.close)

@@ -204,14 +204,13 @@ class VersionPlans:
         olds: Sequence[MemoryEntry],
         reason: str | None,
         *,
-        cap: tuple[tuple[str, ...], int] | None = None,
         chunks: tuple[ChunkRecord, ...] | None = None,
     ) -> Plan[MemoryEntry]:
         """Store ``entry`` and retire ``olds`` in its favour, in one transaction."""
         entry = replace(entry, supersedes=tuple(old.id for old in olds))
         now = self.store.now()
         retirements = [retire(self.store.tenant, old, entry, reason, now) for old in olds]
-        stored = yield from self.store.put(entry, cap=cap, also=retirements, chunks=chunks)
+        stored = yield from self.store.put(entry, also=retirements, chunks=chunks)
         self.store.stats.add("superseded", len(olds))
         return stored
 

@@ -12,7 +12,7 @@ import sqlean
 
 from memvault import ConflictError, Memory, NewEntry
 from memvault.config import Settings
-from memvault.memory import run_blocking
+from memvault.local import run_blocking
 from memvault.store import (
     AuditOp,
     AuditQuery,

@@ -156,7 +156,7 @@ def test_concurrent_trims_hold_the_cap_exactly(clean_backend: Backend) -> None:
     from memvault.store.ops import Filter, PutOp, TrimOp
 
     memory = Memory(clean_backend)
-    planner = memory._planners.store  # builds entries the way the facilities do
+    planner = memory.planners.store  # builds entries the way the facilities do
     scope = Scope.session("s1")
     cap = TrimOp(Filter(memory.tenant, (scope,), categories=("fact",)), 5)
 

@@ -39,7 +39,7 @@ def test_records_are_stored_in_the_background(tmp_path: Path) -> None:
             assert await memory.flush(timeout=30)
             assert all(t.done() for t in tasks) and await bad is None
             (stats,) = await memory.strategy_stats()
-            return len(await memory.executions()), stats.runs, memory.stats()
+            return len(await memory.executions()), stats.runs, await memory.stats()
 
     stored, runs, counts = asyncio.run(scenario())
     assert (stored, runs) == (5, 5)
@@ -67,7 +67,7 @@ def test_a_failing_store_is_retried_then_the_record_dropped(
         dropped = await memory.record_execution_later(**_fields(2))  # 4 tries, then dropped
         failures["left"] = 0
         stored = len(await memory.executions())
-        counts = memory.stats()
+        counts = await memory.stats()
         await memory.aclose()
         return stored, counts.get("executions_dropped", 0), dropped
 
@@ -93,7 +93,7 @@ def test_a_flush_that_times_out_cancels_nothing(
                 memory.record_execution_later(**_fields(n))
             early = await memory.flush(timeout=0.001)
             late = await memory.flush(timeout=30)
-            return early, late, len(await memory.executions()), memory.stats()
+            return early, late, len(await memory.executions()), await memory.stats()
 
     early, late, stored, counts = asyncio.run(scenario())
     assert (early, late, stored) == (False, True, 5)

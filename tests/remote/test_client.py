@@ -33,7 +33,8 @@ from memvault import (
     ValidationError,
 )
 from memvault.context.summarize import ExtractiveSummarizer
-from memvault.rest import AsyncRemoteMemory, RemoteMemory
+from memvault.errors import LocalOnlyError
+from memvault.remote import Remote
 from memvault.rest.codec import Request, error_of
 from memvault.testing import HashEmbedder, ManualClock
 
@@ -41,16 +42,32 @@ from ..server.conftest import free_port
 from .conftest import ACME, GLOBEX
 
 
-def test_a_server_url_opens_a_remote_memory_not_a_memory(serve: Callable[..., str]) -> None:
+def test_a_server_url_opens_a_memory_on_the_server(serve: Callable[..., str]) -> None:
     url = serve()
-    opened: Any = Memory(url, api_key=ACME)  # typed Memory: see docs/remote.md, "Types"
-    assert isinstance(opened, RemoteMemory) and not isinstance(opened, Memory)
-    with opened as memory:
+    with Memory(url, api_key=ACME) as memory:
+        assert isinstance(memory, Memory) and memory.server == url
         assert memory.tenant == "acme"
         entry = memory.write("Maya likes green tea", scope="user:maya")
         assert memory.get(entry.id) == entry
-        assert repr(memory) == f"RemoteMemory({url!r}, tenant='acme')"
-    assert isinstance(Memory(":memory:"), Memory)
+        assert repr(memory) == f"Memory({url!r}, tenant='acme')"
+        for local_only in ("backend", "planners", "settings", "embedder", "llm"):
+            assert not hasattr(memory, local_only)
+            with pytest.raises(LocalOnlyError, match=f"has no {local_only}: "):
+                getattr(memory, local_only)
+    with Memory(":memory:", embedder=HashEmbedder()) as local:
+        assert local.server is None
+
+
+def test_the_old_names_are_deprecated_aliases(serve: Callable[..., str]) -> None:
+    import memvault
+
+    with pytest.warns(DeprecationWarning, match="RemoteMemory is deprecated"):
+        remote_memory = memvault.RemoteMemory
+    with pytest.warns(DeprecationWarning, match="AsyncRemoteMemory is deprecated"):
+        async_remote_memory = memvault.AsyncRemoteMemory
+    assert (remote_memory, async_remote_memory) == (Memory, AsyncMemory)
+    with remote_memory(serve(), api_key=ACME) as memory:
+        assert isinstance(memory, Memory) and memory.count() == 0
 
 
 def test_the_key_decides_the_tenant_and_views_switch_by_key(serve: Callable[..., str]) -> None:
@@ -117,8 +134,8 @@ def test_what_is_the_servers_is_refused_here(serve: Callable[..., str]) -> None:
         Memory(url, api_key=ACME, timeout=0)
     with pytest.raises(ConfigError, match="retries"):
         Memory(url, api_key=ACME, retries=-1)
-    memory = RemoteMemory(url, api_key=ACME)
-    with memory, pytest.raises(AttributeError, match="memvault reembed"):
+    memory = Memory(url, api_key=ACME)
+    with memory, pytest.raises(LocalOnlyError, match="memvault reembed"):
         memory.reembed()
 
 
@@ -139,9 +156,8 @@ def test_the_async_client_does_the_same(serve: Callable[..., str]) -> None:
     url = serve()
 
     async def use() -> None:
-        opened: Any = AsyncMemory(url, api_key=[ACME, GLOBEX])
-        assert isinstance(opened, AsyncRemoteMemory)
-        async with opened as memory:
+        async with AsyncMemory(url, api_key=[ACME, GLOBEX]) as memory:
+            assert isinstance(memory, AsyncMemory) and memory.server == url
             session = await memory.create_session("alice")
             await memory.add_turn(session.id, user="I moved to Paris last month.")
             assert await memory.flush(30)
@@ -383,8 +399,10 @@ def test_an_answer_that_is_not_memvaults_is_a_backend_error() -> None:
 
 
 def test_the_key_never_shows(serve: Callable[..., str]) -> None:
-    with RemoteMemory(serve(), api_key=ACME) as memory:
-        shown = [repr(memory), repr(memory._link), repr(memory._link.sender.options)]
+    with Memory(serve(), api_key=ACME) as memory:
+        assert isinstance(memory._at, Remote)
+        link = memory._at.link
+        shown = [repr(memory), repr(memory._at), repr(link), repr(link.sender.options)]
         try:
             memory.with_tenant("globex")
         except ForbiddenError as exc:

@@ -19,8 +19,8 @@ from memvault import (
     SessionNotFoundError,
     ValidationError,
 )
+from memvault.api import facilities, store
 from memvault.errors import details, restated
-from memvault.rest import endpoints as api
 from memvault.rest.codec import Request, answer, error_of, request, shown, wire
 
 SENT = Request("GET", "/v1/count")
@@ -76,7 +76,9 @@ def test_an_answer_that_is_no_memvault_error_is_a_backend_error() -> None:
 
 def test_arguments_fill_the_path_the_query_and_the_body() -> None:
     since = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
-    counted = request(api.COUNT, {"scope": Scope.user("a b"), "tags": ("x", "y"), "since": since})
+    counted = request(
+        store.COUNT.sent_to, {"scope": Scope.user("a b"), "tags": ("x", "y"), "since": since}
+    )
     assert counted.query == (
         ("scope", "user:a b"),
         ("tag", "x"),
@@ -84,22 +86,23 @@ def test_arguments_fill_the_path_the_query_and_the_body() -> None:
         ("since", "2026-01-02T03:04:00+00:00"),
     )
     assert (counted.body, counted.idempotent) == (None, True)
-    deleted = request(api.DELETE_SCOPE, {"scope": "object:doc:a/b?"})
+    deleted = request(store.DELETE_BY_SCOPE.sent_to, {"scope": "object:doc:a/b?"})
     assert deleted.path == "/v1/scopes/object:doc:a/b%3F"
     searched = request(
-        api.SEARCH, {"query": "q", "scope": "user:a", "recency_half_life": timedelta(days=1)}
+        store.SEARCH.sent_to,
+        {"query": "q", "scope": "user:a", "recency_half_life": timedelta(days=1)},
     )
     assert searched.body == {"query": "q", "scope": "user:a", "recency_half_life": 86400.0}
-    assert searched.idempotent and not request(api.WRITE, {"content": "x"}).idempotent
-    loaded = request(api.CHANGE_SESSION, {"session_id": "s 1", "loaded": False})
+    assert searched.idempotent and not request(store.WRITE.sent_to, {"content": "x"}).idempotent
+    loaded = request(facilities.CHANGE_SESSION, {"session_id": "s 1", "loaded": False})
     assert (loaded.path, loaded.body) == ("/v1/sessions/s%201", {"has_data": False})
 
 
 def test_what_json_cannot_carry_is_refused_before_sending() -> None:
     with pytest.raises(ValidationError, match="text must be of JSON type string, got int"):
-        request(api.FINDINGS, {"session_id": "s", "text": 7})
+        request(facilities.FINDINGS.sent_to, {"session_id": "s", "text": 7})
     with pytest.raises(ValidationError, match="cannot be sent in a URL path"):
-        request(api.GET, {"entry_id": "a/b"})
+        request(store.GET.sent_to, {"entry_id": "a/b"})
     with pytest.raises(ValidationError, match="JSON-serialisable: a set is not"):
         wire({"bad": {1, 2}}, "metadata")
     when = datetime(2026, 1, 1, tzinfo=UTC)

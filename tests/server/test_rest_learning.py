@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from memvault import AsyncMemory
+from memvault.local import Local
 from memvault.server import create_app
 from memvault.testing import HashEmbedder, ManualClock
 
@@ -107,7 +108,8 @@ def test_waiting_flushes_do_not_starve_the_server(tmp_path: Path) -> None:
     thread-pool has threads) leave the server answering tenant b, and its readiness probe."""
     memory = AsyncMemory(str(tmp_path / "m.db"), embedder=HashEmbedder(), clock=ManualClock())
     release = threading.Event()
-    memory._learner.schedule(("a", "s-slow"), lambda: release.wait(60))
+    assert isinstance(memory._at, Local)
+    memory._at.learner.schedule(("a", "s-slow"), lambda: release.wait(60))
     app = create_app(memory, api_keys=f"a:{KEY_A},b:{KEY_B}", owns_memory=True)
     with uvicorn_threads() as serve, ThreadPoolExecutor(16) as pool:
         api = Client(serve(app))

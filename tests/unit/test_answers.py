@@ -9,10 +9,9 @@ from typing import Any
 import pytest
 
 from memvault.agents.model import Execution
-from memvault.rest import operations as ops
+from memvault.api import CATALOGUE, agents, store, trust
 from memvault.rest.answers import PLAIN, Each, Scored, Value, Whole
 from memvault.server.app import ROUTES
-from memvault.server.served import SERVED
 from memvault.trust.bundles import BundleReport
 
 
@@ -45,26 +44,27 @@ def test_each_codec_encodes_what_it_decodes(codec: Any, result: Any, body: Any) 
 
 def test_a_bundle_travels_as_base64_with_its_report() -> None:
     report = BundleReport("S1", {"records": 2}, events=3, sha256="ab")
-    body = ops.BUNDLED.encode((b"\x00\x01", report))
+    body = trust.BUNDLED.encode((b"\x00\x01", report))
     assert body["bundle"] == "AAE="
-    assert ops.BUNDLED.decode(body) == (b"\x00\x01", report)
+    assert trust.BUNDLED.decode(body) == (b"\x00\x01", report)
 
 
 def test_routes_of_forwarding_operations_are_derived_from_the_catalogue() -> None:
     """A route that only forwards has no handler of its own: it serves the operation's plan
     with the operation's codec, and names it in the OpenAPI document (agent memory has no
     handler module at all)."""
-    served = {r.endpoint: r.handler for r in ROUTES if r.endpoint in {o.endpoint for o in SERVED}}
-    assert len(served) == len(SERVED)
-    for operation in SERVED:
-        handler = served[operation.endpoint]
+    derived = [operation for operation in CATALOGUE if operation.derived]
+    served = {r.endpoint: r.handler for r in ROUTES if r.endpoint in {o.endpoint for o in derived}}
+    assert len(served) == len(derived) == 44
+    for operation in derived:
+        handler = served[operation.sent_to]
         assert handler.__name__ == operation.name
         assert handler.__doc__ == operation.plan.__doc__
-    assert ops.SEARCH_EXECUTIONS.answer == Scored("hits", Execution)
+    assert agents.SEARCH_EXECUTIONS.answer == Scored("hits", Execution)
 
 
 def test_a_write_that_found_its_twin_answers_200() -> None:
-    written = ops.WRITE.answer
+    written = store.WRITE.answer
     assert written.status(_Twin(duplicate=True), 201) == 200
     assert written.status(_Twin(duplicate=False), 201) == 201
     assert written.encode(_Twin(duplicate=True)) == {"x": 1, "duplicate": True}

@@ -41,12 +41,13 @@ def test_both_drivers_expose_the_same_operations() -> None:
 )
 def test_every_plan_of_a_facility_is_an_operation(planner: type) -> None:
     helpers = {"session_entry", "record_log", "shared_sessions", "search_scopes", "findings_in"}
-    helpers |= {"record_entry", "replace_with", "current"}
+    helpers |= {"record_entry", "replace_with", "current", "put_learned", "cap_of"}
     assert public_plans(planner) - helpers - {"live_notes"} <= operations(Memory).keys()
 
 
 def test_every_store_operation_is_bound() -> None:
-    toolkit = {"now", "for_tenant", "check_embedding", "new_entry", "where", "put", "every"}
+    toolkit = {"now", "for_tenant", "check_embedding", "new_entry", "where", "put", "put_many"}
+    toolkit |= {"every"}
     toolkit |= {"events", "forget_texts"}
     toolkit |= {"live", "admit", "ranked", "index", "editable"}
     toolkit |= {"twin", "copy_of", "removal", "remove", "relink_evicted", "compaction_sources"}

@@ -10,10 +10,10 @@ from typing import Any
 import click
 
 from .. import validation as check
+from ..api import store as api
 from ..core import UNSET
 from ..errors import MemvaultError, NotFoundError, ValidationError, restated
 from ..memory import Memory
-from ..rest import endpoints as api
 from ..rest.fields import fields
 from ..types import ItemResult, NewEntry, Outcome, Provenance, Scope, WriteReport
 from . import global_options, render

@@ -7,7 +7,6 @@ from datetime import datetime
 import click
 
 from ..errors import ErasureIncompleteError, ValidationError
-from ..store.ops import CountOp, Filter
 from ..trust.bundles import BundleReport
 from ..trust.erasure import ErasureReceipt, FinishReport
 from ..types import CHANGES, Scope
@@ -137,7 +136,7 @@ def backup(ctx: click.Context, path: str) -> None:
     checked with SQLite's integrity check. For PostgreSQL use pg_dump (docs/reliability.md)."""
     memory = open_memory(ctx)
     size = memory.backend.backup(path)
-    entries = memory.backend.batch([CountOp(Filter(memory.tenant, None))])[0]
+    entries = memory.count(include_superseded=True, include_expired=True)
     data = {"path": path, "bytes": size}
     emit(
         ctx,

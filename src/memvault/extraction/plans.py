@@ -35,8 +35,8 @@ from ..security import guard
 from ..security.redact import Redactor
 from ..security.text import normalise
 from ..store import duplicates
-from ..store.ops import CountOp, Filter, GetOp, ListOp, Op, PutOp, ReplaceOp, TrimOp
-from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
+from ..store.ops import CountOp, Filter, GetOp, ListOp, Op, PutOp, ReplaceOp
+from ..types import MemoryEntry, NewEntry, Provenance, Scope
 from ..versions import MAX_CHAIN, MAX_REASON_CHARS, reason_text, retire
 from . import parse, pipeline, prompts, schema
 from .facts import Candidate
@@ -548,7 +548,7 @@ class LearningPlans:
         )
         self.store.stats.add("extraction_dropped", len(dropped))
         self.store.stats.add("extraction_refused", len(refused))
-        result = yield from self._write(planned, cursor)
+        result = yield from self._write(session, planned, cursor)
         return replace(result, session_id=session.id, dropped=tuple(dropped), refused=refused)
 
     def _embedded(self, decision: pipeline.Decision, entry: MemoryEntry) -> Any:
@@ -596,15 +596,18 @@ class LearningPlans:
         self.store.admit(entry.content)
         return replace(entry, valid_from=min(said, entry.valid_from))
 
-    def _write(self, planned: Sequence[Planned], cursor: ReplaceOp) -> Plan[Extraction]:
-        """Store the new facts, retire the ones they change, apply the caps and move the
-        cursor: one transaction, so a crash leaves all of it or none."""
+    def _write(
+        self, session: Session, planned: Sequence[Planned], cursor: ReplaceOp
+    ) -> Plan[Extraction]:
+        """Store the new facts (through the notes' door: :meth:`NotePlans.put_learned`), retire
+        the ones they change and move the cursor: one transaction, so a crash leaves all of it
+        or none."""
         chunks = yield from self.store.index(
             [p.entry for p in planned], known=[p.vector for p in planned]
         )
         olds = yield from self._heads(i for p in planned for i in p.replaces)
         now, tenant = self.store.now(), self.store.tenant
-        puts: builtins.list[Op[Any]] = []
+        puts: builtins.list[PutOp] = []
         written: builtins.list[MemoryEntry] = []
         retirements: builtins.list[Op[Any]] = []
         superseded: builtins.list[str] = []
@@ -623,16 +626,8 @@ class LearningPlans:
             threshold = self.store.settings.near_duplicate_threshold if fresh else 0.0
             puts.append(PutOp(tenant, entry, chunks=entry_chunks, duplicate_threshold=threshold))
             written.append(entry)
-        trims = self._caps([p.entry.scope for p in planned])
-        results = yield from run_all([*puts, *retirements, *trims.values(), cursor])
-        twins = results[: len(puts)]
-        evictions = results[len(puts) + len(retirements) : -1]
-        for scope, evicted in zip(trims, evictions, strict=True):
-            self.store.stats.add("evicted", len(evicted))
-            yield from self.store.relink_evicted(scope, [gone.id for gone in evicted])
+        twins, _ = yield from self.notes.put_learned(session, puts, [*retirements, cursor])
         stored = tuple(e for e, twin in zip(written, twins, strict=True) if twin is None)
-        self.store.stats.add("written", len(stored))
-        self.store.stats.add("near_duplicate", len(twins) - len(stored))
         self.store.stats.add("superseded", len(superseded))
         found = tuple(replace(twin, duplicate=True) for twin in twins if twin is not None)
         return Extraction("", "", stored, found, tuple(superseded))
@@ -650,20 +645,6 @@ class LearningPlans:
             if entry is not None and not entry.superseded and not entry.is_expired(now):
                 heads[entry_id] = entry
         return heads
-
-    def _caps(self, scopes: Iterable[Scope]) -> dict[Scope, TrimOp]:
-        """The FIFO caps of Global Memory and Session Memory, on the scopes written to."""
-        settings = self.store.settings
-        trims = {}
-        for scope in sorted(set(scopes), key=str):
-            categories, keep = (
-                (GLOBAL_MEMORY, settings.max_global_memory)
-                if scope.kind is ScopeKind.USER
-                else (SESSION_MEMORY, settings.max_session_memory)
-            )
-            where = Filter(self.store.tenant, (scope,), categories=categories, superseded="hide")
-            trims[scope] = TrimOp(where, keep)
-        return trims
 
 
 @dataclass(frozen=True, slots=True)

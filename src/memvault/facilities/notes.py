@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import builtins
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from .. import validation as check
 from ..core import Plan, Planner, retried
 from ..errors import ForbiddenError, ValidationError
+from ..store.ops import Op, PutOp
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
 from .model import (
     FINDING,
@@ -58,8 +60,7 @@ class NotePlans:
             tool_originated=tool_originated,
         )
         entry = self._note(fact, Scope.session(session_id), category, provenance, native)
-        cap = (SESSION_MEMORY, self.store.settings.max_session_memory)
-        return (yield from self.store.put(entry, duplicates=True, cap=cap))
+        return (yield from self.store.put(entry, duplicates=True, cap=self.cap_of(entry.scope)))
 
     def session_memory(self, session_id: str) -> Plan[builtins.list[MemoryEntry]]:
         """The session's Session Memory, newest first."""
@@ -157,7 +158,7 @@ class NotePlans:
             tool_originated=tool_originated,
         )
         entry = self._note(fact, Scope.user(user_id), category, provenance, native)
-        return (yield from self.store.put(entry, duplicates=True, cap=self._global_cap))
+        return (yield from self.store.put(entry, duplicates=True, cap=self.cap_of(entry.scope)))
 
     def global_memory(self, user_id: str) -> Plan[builtins.list[MemoryEntry]]:
         """The user's Global Memory, newest first."""
@@ -191,7 +192,7 @@ class NotePlans:
             expires_at=None,
             provenance=replace(source.provenance, source=origin),
         )
-        return (yield from self.store.put(pinned, duplicates=True, cap=self._global_cap))
+        return (yield from self.store.put(pinned, duplicates=True, cap=self.cap_of(pinned.scope)))
 
     def demote(
         self, entry_id: str, session_id: str, *, category: str = "fact"
@@ -220,16 +221,44 @@ class NotePlans:
         )
         moved, removal = yield from self.store.removal([source], heir=copy)
         assert moved is not None
-        cap = (SESSION_MEMORY, self.store.settings.max_session_memory)
+        cap = self.cap_of(moved.scope)
         return (
             yield from self.store.put(moved, duplicates=not moved.supersedes, cap=cap, also=removal)
         )
 
+    # -- what a session learned ---------------------------------------------------------------
+
+    def put_learned(
+        self, session: Session, puts: Sequence[PutOp], also: Sequence[Op[Any]] = ()
+    ) -> Plan[tuple[builtins.list[MemoryEntry | None], builtins.list[Any]]]:
+        """Store what was learned in ``session`` — in its Session Memory and its user's Global
+        Memory — in one transaction with ``also``, under the rules of every other door:
+        nothing of a private session reaches Global Memory, each note in its facility's
+        categories, each facility's FIFO cap. Each put's twin (None: stored), ``also``'s
+        results."""
+        for put in puts:
+            self._check_learned(session, put.entry)
+        caps = {put.entry.scope: self.cap_of(put.entry.scope) for put in puts}
+        return (yield from self.store.put_many(puts, caps, also))
+
+    def _check_learned(self, session: Session, entry: MemoryEntry) -> None:
+        if entry.scope == Scope.session(session.id):
+            one_of("category", entry.category or "", SESSION_MEMORY)
+            return
+        if entry.scope.kind is not ScopeKind.USER:
+            raise ValidationError(f"a session learns into its notes, not into {entry.scope}")
+        self._check_may_reach_global(session, entry.scope.id)
+        one_of("category", entry.category or "", GLOBAL_MEMORY)
+
     # -- helpers ------------------------------------------------------------------------------
 
-    @property
-    def _global_cap(self) -> tuple[tuple[str, ...], int]:
-        return GLOBAL_MEMORY, self.store.settings.max_global_memory
+    def cap_of(self, scope: Scope) -> tuple[tuple[str, ...], int]:
+        """The FIFO cap of the notes of ``scope``: its categories and how many stay (Global
+        Memory's for a user, Session Memory's for a session)."""
+        settings = self.store.settings
+        if scope.kind is ScopeKind.USER:
+            return GLOBAL_MEMORY, settings.max_global_memory
+        return SESSION_MEMORY, settings.max_session_memory
 
     @staticmethod
     def _check_may_reach_global(session: Session, user_id: str) -> None:

@@ -48,8 +48,8 @@ from ..errors import (
     extra_needed,
     restated,
 )
-from ..memory import AsyncMemory, Memory, run_awaiting, run_blocking
-from ..rest import AsyncRemoteMemory, RemoteMemory
+from ..local import run_awaiting, run_blocking
+from ..memory import AsyncMemory, Memory
 from ..rest.codec import is_server_url
 from ..retrieval import text
 from ..retrieval.candidates import Candidates
@@ -756,7 +756,7 @@ def _opened(
     store: str | Memory | AsyncMemory | None, tenant: str | None
 ) -> tuple[Memory | AsyncMemory, bool]:
     """The memory to keep items in, and whether the store owns (and closes) it."""
-    if is_server_url(store) or isinstance(store, RemoteMemory | AsyncRemoteMemory):
+    if is_server_url(store) or getattr(store, "server", None) is not None:
         raise ConfigError(
             "a LangGraph store keeps its items in a local store (a file or a database URL): "
             "give MemvaultStore the store URL the memvault server uses, not the server's"

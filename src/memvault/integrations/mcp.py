@@ -14,7 +14,6 @@ guard refuses what a web page could forge; a non-loopback address needs keys.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import inspect
 from collections import OrderedDict
@@ -213,7 +212,7 @@ async def _remember_turn(
     turn = await memory.add_turn(session_id, user=user, assistant=assistant)
     learned = None
     if turn.extraction != "off" and await memory.flush(WAIT_SECONDS, session_id=session_id):
-        learned = await asyncio.to_thread(memory.last_extraction, session_id)
+        learned = await memory.last_extraction(session_id)
     data = {**turn.to_dict(), "learned": None if learned is None else learned.to_dict()}
     return learned_text(turn, learned), data
 

@@ -1,6 +1,4 @@
-"""memvault over REST: the API as values (``endpoints``, ``fields``), shared by the server and
-the remote client (``client``: ``Memory("http://host:8765", api_key=…)``, docs/remote.md)."""
-
-from .client import AsyncRemoteMemory, RemoteMemory
-
-__all__ = ["AsyncRemoteMemory", "RemoteMemory"]
+"""memvault over REST, below the catalogue (:mod:`memvault.api`): the wire format —
+``endpoints`` (an endpoint as a value), ``fields`` (typed fields), ``answers`` (an answer's
+codec), ``codec`` (arguments → requests, answers and errors → values) — and the transport
+(``transport``: the ``httpx`` senders, imported only when a memory on a server opens)."""

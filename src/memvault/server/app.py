@@ -26,6 +26,7 @@ from starlette.routing import Route as Path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
+from ..api import CATALOGUE
 from ..config import Settings
 from ..environment import SERVE_HOST
 from ..errors import (
@@ -39,7 +40,6 @@ from .guard import Guard
 from .observe import ObserveMiddleware, healthz, readyz, warm_up
 from .request import HttpError
 from .routes import Call, Route, openapi, served
-from .served import SERVED
 from .statuses import status_of
 
 log = logging.getLogger("memvault.server")
@@ -161,7 +161,7 @@ ROUTES = (
     *store.ROUTES,
     *facilities.ROUTES,
     *learning.ROUTES,
-    *(served(operation) for operation in SERVED),
+    *(served(operation) for operation in CATALOGUE if operation.derived),
 )
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from ..api import facilities, trust
 from ..errors import ValidationError
 from ..memory import AsyncMemory
-from ..rest import endpoints as api
 from .routes import Answer, Call, Route
 
 
@@ -46,7 +46,7 @@ async def context(memory: AsyncMemory, call: Call) -> Answer:
 
 
 ROUTES = (
-    Route(api.CHANGE_SESSION, change_session),
-    Route(api.IMPORT_BUNDLE, import_bundle),
-    Route(api.CONTEXT, context),
+    Route(facilities.CHANGE_SESSION, change_session),
+    Route(trust.IMPORT, import_bundle),
+    Route(facilities.CONTEXT, context),
 )

@@ -3,12 +3,10 @@ fact — supersede, history, restore, and the review list of recent supersession
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
+from ..api import learning as api
 from ..memory import AsyncMemory
-from ..rest import endpoints as api
-from ..rest import operations as ops
 from .routes import Answer, Call, Route, answered
 
 WAIT_SECONDS = 120.0
@@ -26,14 +24,14 @@ async def add_turn(memory: AsyncMemory, call: Call) -> Answer:
     if wait and turn.extraction != "off":
         if not await memory.flush(WAIT_SECONDS, session_id=turn.session_id):
             return 202, body | {"learned": None}  # still learning, in the background
-        learned = await asyncio.to_thread(memory.last_extraction, turn.session_id)
+        learned = await memory.last_extraction(turn.session_id)
         body["learned"] = None if learned is None else learned.to_dict()
     return (201 if wait else 202), body
 
 
 async def last_extraction(memory: AsyncMemory, call: Call) -> Answer:
     """What the session's last background extraction did, or the error it raised."""
-    found = await asyncio.to_thread(memory.last_extraction, call.path["session_id"])
+    found = await memory.last_extraction(call.path["session_id"])
     return 200, {"extraction": None if found is None else found.to_dict()}
 
 
@@ -50,14 +48,14 @@ async def supersede(memory: AsyncMemory, call: Call) -> Answer:
     hidden."""
     ids = call.path.get("entry_id")
     if ids is None:
-        return answered(ops.SUPERSEDE, await memory.supersede(**call.args))
-    return answered(ops.SUPERSEDE, await memory.supersede(ids, **call.args))
+        return answered(api.SUPERSEDE, await memory.supersede(**call.args))
+    return answered(api.SUPERSEDE, await memory.supersede(ids, **call.args))
 
 
 ROUTES = (
-    Route(api.ADD_TURN, add_turn),
+    Route(api.ADD_TURN.sent_to, add_turn),
     Route(api.LAST_EXTRACTION, last_extraction),
     Route(api.FLUSH, flush),
-    Route(api.SUPERSEDE, supersede),
-    Route(api.SUPERSEDE_MANY, supersede),
+    Route(api.SUPERSEDE_ONE, supersede),
+    Route(api.SUPERSEDE.sent_to, supersede),
 )

@@ -34,8 +34,6 @@ from ..embeddings import CachedEmbedder, Embedder
 from ..embeddings.redis_cache import RedisCachedEmbedder
 from ..llm import ChatModel
 from ..memory import AsyncMemory
-from ..store import Backend
-from ..store.ops import CountOp, Filter
 from .auth import KeyRing
 
 log = logging.getLogger("memvault.server")
@@ -97,28 +95,34 @@ class StoreSize:
         self.value: int | None = None
         self._counted_at: float | None = None
 
-    async def refresh(self, backend: Backend) -> None:
+    async def refresh(self, memory: AsyncMemory) -> None:
         """Count again if the last count is older than ``ttl``; None if the store fails."""
         now = time.monotonic()
         if self._counted_at is not None and now - self._counted_at < self.ttl:
             return
         self._counted_at = now
-        counts = [CountOp(Filter(tenant, None)) for tenant in self.tenants]
+        counts = [
+            memory.with_tenant(tenant).count(include_superseded=True, include_expired=True)
+            for tenant in self.tenants
+        ]
         try:
-            self.value = sum(await asyncio.wait_for(backend.abatch(counts), COUNT_TIMEOUT_S))
+            found = await asyncio.wait_for(asyncio.gather(*counts), COUNT_TIMEOUT_S)
+            self.value = sum(found)
         except Exception as exc:
             log.warning("metrics: counting the store's entries failed (%s)", type(exc).__name__)
             self.value = None
 
 
 class MemoryCollector(Collector):
-    """The store's metrics, read from ``memory`` at each scrape."""
+    """The store's metrics, read from ``memory`` at each scrape (its counters, awaited, just
+    before: :meth:`AppMetrics.exposition`)."""
 
     def __init__(self, memory: AsyncMemory, size: StoreSize) -> None:
         self.memory, self.size = memory, size
+        self.counts: Mapping[str, int] = {}
 
     def collect(self) -> Iterator[Metric]:
-        counts = self.memory.stats()
+        counts = self.counts
         yield InfoMetricFamily("memvault_build", "memvault's version.", {"version": __version__})
         yield from counters(counts)
         yield from timings(self.memory.planners.store.stats.timings())
@@ -228,7 +232,8 @@ class AppMetrics:
         )
         self._children: dict[tuple[str, str, str], Histogram] = {}
         self.store_size = StoreSize(keys.served(memory.tenant))
-        self.registry.register(MemoryCollector(memory, self.store_size))
+        self.collector = MemoryCollector(memory, self.store_size)
+        self.registry.register(self.collector)
         ProcessCollector(registry=self.registry)
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
@@ -240,7 +245,8 @@ class AppMetrics:
 
     async def exposition(self, accept: str) -> Response:
         """The registry in the format the scraper accepts (Prometheus text or OpenMetrics)."""
-        await self.store_size.refresh(self.memory.backend)
+        await self.store_size.refresh(self.memory)
+        self.collector.counts = await self.memory.stats()
         encode, content_type = choose_encoder(accept)
         return Response(encode(self.registry), headers={"Content-Type": content_type})
 

@@ -18,9 +18,8 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..embeddings import Embedder
+from ..memory import AsyncMemory
 from ..patterns import lazy
-from ..store import Backend
-from ..store.ops import StoredEmbeddingOp
 from .logs import REQUEST_ID, REQUEST_ID_HEADER, request_id
 
 log = logging.getLogger("memvault.server")
@@ -120,16 +119,17 @@ async def readyz(request: Request) -> JSONResponse:
     """Readiness: the store answers a trivial read and the embedding model is loaded; else
     503 with the reason (never data). No key needed."""
     memory = request.app.state.memory
-    reason = await store_problem(memory.backend) or embedder_problem(memory.embedder)
+    reason = await store_problem(memory) or embedder_problem(memory.embedder)
     if reason is not None:
         return JSONResponse({"status": "unavailable", "reason": reason}, 503)
     return JSONResponse({"status": "ready"})
 
 
-async def store_problem(backend: Backend) -> str | None:
-    """Why the store is not ready (it fails or hangs on a trivial read), or None."""
+async def store_problem(memory: AsyncMemory) -> str | None:
+    """Why the store is not ready (it fails or hangs on a trivial read: a page of one entry),
+    or None."""
     try:
-        await asyncio.wait_for(backend.abatch([StoredEmbeddingOp()]), READY_TIMEOUT_S)
+        await asyncio.wait_for(memory.list(limit=1), READY_TIMEOUT_S)
     except TimeoutError:
         return f"the store did not answer within {READY_TIMEOUT_S:g} s"
     except Exception as exc:

@@ -1,6 +1,7 @@
-"""Routes as values: an endpoint of the API (:mod:`memvault.rest.endpoints`: method, path,
-accepted fields) and its handler — and the OpenAPI document built from them (pure), so the API
-description can never drift from what the server accepts or the remote client sends."""
+"""Routes as values: an endpoint of the API (method, path, accepted fields; declared in the
+catalogue, :mod:`memvault.api`) and its handler — and the OpenAPI document built from them
+(pure), so the API description can never drift from what the server accepts or the client
+sends."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from typing import Any
 
 from starlette.requests import Request
 
+from ..api.operation import Operation
 from ..memory import AsyncMemory
 from ..rest.endpoints import Endpoint
 from ..rest.fields import Field, fields, query_fields
-from ..rest.operations import Operation
 from .request import read_json, request_query
 
 Answer = tuple[int, Any]
@@ -83,15 +84,14 @@ def served(operation: Operation[Any, Any]) -> Route:
         return answered(operation, await getattr(memory, name)(**call.path, **call.args))
 
     handler.__name__, handler.__doc__ = name, operation.plan.__doc__
-    return Route(operation.endpoint, handler)
+    return Route(operation.sent_to, handler)
 
 
 def answered(operation: Operation[Any, Any], result: Any) -> Answer:
     """The status and body of ``result``, as the operation's codec says (the client decodes
     the body with it)."""
-    return operation.answer.status(result, operation.endpoint.status), operation.answer.encode(
-        result
-    )
+    status = operation.answer.status(result, operation.sent_to.status)
+    return status, operation.answer.encode(result)
 
 
 ERROR = {

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import validation as check
+from ..api import store as api
+from ..api import trust
 from ..errors import (
     CompactionError,
     ConflictError,
@@ -14,8 +16,8 @@ from ..errors import (
     NotFoundError,
     ValidationError,
 )
-from ..memory import AsyncMemory, run_awaiting
-from ..rest import endpoints as api
+from ..local import run_awaiting
+from ..memory import AsyncMemory
 from ..rest.fields import fields
 from ..types import ItemResult, MemoryEntry, NewEntry
 from .routes import Answer, Call, Route
@@ -87,7 +89,7 @@ async def tenant(memory: AsyncMemory, call: Call) -> Answer:
 
 async def stats(memory: AsyncMemory, call: Call) -> Answer:
     """The server's counters (of the store it serves, all tenants: those of ``Memory.stats``)."""
-    return 200, memory.stats()
+    return 200, await memory.stats()
 
 
 async def erase(memory: AsyncMemory, call: Call) -> Answer:
@@ -99,11 +101,11 @@ async def erase(memory: AsyncMemory, call: Call) -> Answer:
 
 
 ROUTES = (
-    Route(api.WRITE_BATCH, write_batch),
+    Route(api.WRITE_MANY.sent_to, write_batch),
     Route(api.COMPACTION_SOURCES, compaction_sources),
-    Route(api.COMPACT, compact),
-    Route(api.GET, get_entry),
+    Route(api.COMPACT.sent_to, compact),
+    Route(api.GET.sent_to, get_entry),
     Route(api.TENANT, tenant),
     Route(api.STATS, stats),
-    Route(api.ERASE, erase),
+    Route(trust.ERASE.sent_to, erase),
 )

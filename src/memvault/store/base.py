@@ -28,6 +28,7 @@ from .ops import (
     DeleteOp,
     DeleteScopeOp,
     EmbeddingInfoOp,
+    Filter,
     Folded,
     FoldOp,
     ForgetAuditOp,
@@ -59,6 +60,18 @@ class Capabilities:
     """Data outlives the process (the CLI's one-shot commands require it)."""
     multiprocess: bool = False
     """Several processes may use the same store at once (``serve --workers N`` requires it)."""
+    backup: bool = False
+    """An online copy of the store, and restoring one (:meth:`Backend.backup`,
+    :meth:`Backend.restore`, :meth:`Backend.check_restore`; ``memvault backup``)."""
+
+
+NEEDED_FOR = {
+    "persistent": "persistent (data that outlives the process)",
+    "multiprocess": "multiprocess (several processes on one store)",
+    "backup": "backup and restore (memvault backup; for PostgreSQL: pg_dump and pg_restore, "
+    "docs/reliability.md)",
+}
+"""Each capability, as an error names what is missing."""
 
 
 AnyOp = (
@@ -204,23 +217,21 @@ class Backend(ABC):
         """Release connections and files. Safe to call twice."""
 
     def backup(self, target: str | Path) -> int:
-        """Write a consistent copy of the store to ``target``; its size in bytes."""
-        raise CapabilityError(
-            self.name, "memvault backup (for PostgreSQL: pg_dump, docs/reliability.md)"
-        )
+        """Write a consistent copy of the store to ``target``; its size in bytes (a backend
+        that declares the ``backup`` capability implements it)."""
+        self.require("backup")
+        raise NotImplementedError(f"the {self.name!r} backend declares backup: implement it")
 
     def restore(self, source: str | Path) -> None:
-        """Replace the store's content by the backup at ``source``."""
-        raise CapabilityError(
-            self.name, "memvault restore (for PostgreSQL: pg_restore, docs/reliability.md)"
-        )
+        """Replace the store's content by the backup at ``source`` (capability ``backup``)."""
+        self.require("backup")
+        raise NotImplementedError(f"the {self.name!r} backend declares backup: implement it")
 
     def check_restore(self, source: str | Path) -> None:
         """Refuse (ValidationError) a backup :meth:`restore` would refuse, changing nothing:
-        what to check before asking a person to confirm."""
-        raise CapabilityError(
-            self.name, "memvault restore (for PostgreSQL: pg_restore, docs/reliability.md)"
-        )
+        what to check before asking a person to confirm (capability ``backup``)."""
+        self.require("backup")
+        raise NotImplementedError(f"the {self.name!r} backend declares backup: implement it")
 
     def residue(
         self, ids: Sequence[str], contents: Sequence[str], hashed: Sequence[str] = ()
@@ -291,8 +302,6 @@ class Backend(ABC):
     @abstractmethod
     def op_put(self, tx: Any, op: PutOp) -> None: ...
     @abstractmethod
-    def op_get(self, tx: Any, op: GetOp) -> MemoryEntry | None: ...
-    @abstractmethod
     def op_get_many(self, tx: Any, op: GetManyOp) -> list[MemoryEntry]: ...
     @abstractmethod
     def op_list(self, tx: Any, op: ListOp) -> list[MemoryEntry]: ...
@@ -302,8 +311,6 @@ class Backend(ABC):
     def op_replace(self, tx: Any, op: ReplaceOp) -> None: ...
     @abstractmethod
     def op_delete(self, tx: Any, op: DeleteOp) -> list[Removed]: ...
-    @abstractmethod
-    def op_delete_scope(self, tx: Any, op: DeleteScopeOp) -> list[Removed]: ...
     @abstractmethod
     def op_delete_matching(self, tx: Any, op: DeleteMatchingOp) -> list[Removed]: ...
     @abstractmethod
@@ -335,13 +342,24 @@ class Backend(ABC):
     @abstractmethod
     def op_pend_erasure(self, tx: Any, op: PendErasureOp) -> None: ...
 
+    # -- derived: handlers written with the primitives (a backend may override them) --------
+
+    def op_get(self, tx: Any, op: GetOp) -> MemoryEntry | None:
+        """One entry: :meth:`op_get_many` of one id."""
+        found = self.op_get_many(tx, GetManyOp(op.tenant, (op.entry_id,)))
+        return found[0] if found else None
+
+    def op_delete_scope(self, tx: Any, op: DeleteScopeOp) -> list[Removed]:
+        """Every entry of one scope: :meth:`op_delete_matching` of a filter of that scope."""
+        return self.op_delete_matching(tx, DeleteMatchingOp(Filter(op.tenant, (op.scope,))))
+
     def require(self, capability: str) -> None:
         """Raise CapabilityError unless this backend declares ``capability``."""
         names = {f.name for f in fields(Capabilities)}
         if capability not in names:
             raise ValueError(f"unknown capability {capability!r}; known: {sorted(names)}")
         if not getattr(self.capabilities, capability):
-            raise CapabilityError(self.name, capability)
+            raise CapabilityError(self.name, NEEDED_FOR[capability])
 
 
 class _Copies:

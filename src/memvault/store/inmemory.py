@@ -156,10 +156,6 @@ class InMemoryBackend(Backend):
             raise BackendError(f"an entry with id {op.entry.id} already exists")
         self._set(key, _Row.of(op.entry, self._numbered(op.chunks)), undo)
 
-    def op_get(self, undo: Undo, op: ops.GetOp) -> MemoryEntry | None:
-        row = self._rows.get((op.tenant, op.entry_id))
-        return None if row is None else _detached(row.entry)
-
     def op_get_many(self, undo: Undo, op: ops.GetManyOp) -> list[MemoryEntry]:
         rows = (self._rows.get((op.tenant, i)) for i in op.entry_ids)
         return [_detached(row.entry) for row in rows if row is not None]
@@ -208,9 +204,6 @@ class InMemoryBackend(Backend):
         for key, _ in gone:
             self._remove(key, undo)
         return [ops.Removed(entry.id, str(entry.scope)) for _, entry in gone]
-
-    def op_delete_scope(self, undo: Undo, op: ops.DeleteScopeOp) -> list[ops.Removed]:
-        return self._remove_where(lambda k, e: k[0] == op.tenant and e.scope == op.scope, undo)
 
     def op_delete_matching(self, undo: Undo, op: ops.DeleteMatchingOp) -> list[ops.Removed]:
         return self._remove_where(

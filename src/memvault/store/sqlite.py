@@ -131,7 +131,7 @@ class SQLiteBackend(SqlOps, Backend):
         """The connection's ``total_changes`` when its transaction began (see :meth:`wrote`)."""
         self._in_memory = path == ":memory:"
         lasting = not self._in_memory
-        self.capabilities = Capabilities(persistent=lasting, multiprocess=lasting)
+        self.capabilities = Capabilities(persistent=lasting, multiprocess=lasting, backup=True)
         if not self._in_memory:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:

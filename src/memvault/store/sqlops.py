@@ -92,12 +92,6 @@ class SqlOps:
             return None
         return str(info["embedding_model"]), int(info["embedding_dimension"])
 
-    def op_get(self, conn: Any, op: ops.GetOp) -> MemoryEntry | None:
-        m = self.dialect.mark
-        sql = f"SELECT {COLUMNS} FROM entries e WHERE e.tenant = {m} AND e.id = {m}"
-        row = conn.execute(sql, (op.tenant, op.entry_id)).fetchone()
-        return None if row is None else entry_from_row(row, self.dialect)
-
     def op_get_many(self, conn: Any, op: ops.GetManyOp) -> list[MemoryEntry]:
         m = self.dialect.mark
         found = []
@@ -165,11 +159,6 @@ class SqlOps:
         if op.expected_revision is not None and not gone:
             raise ConflictError(f"entry {op.entry_id} changed or was deleted concurrently")
         return gone
-
-    def op_delete_scope(self, conn: Any, op: ops.DeleteScopeOp) -> list[ops.Removed]:
-        m = self.dialect.mark
-        sql = f"DELETE FROM entries WHERE tenant = {m} AND scope = {m} RETURNING id, scope"
-        return _removed(conn.execute(sql, (op.tenant, str(op.scope))))
 
     def op_purge_expired(self, conn: Any, op: ops.PurgeExpiredOp) -> list[ops.Removed]:
         m = self.dialect.mark

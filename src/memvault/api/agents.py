@@ -1,0 +1,188 @@
+"""Agent memory's operations, each declared once: executions, strategies, decompositions and
+failure patterns."""
+
+from __future__ import annotations
+
+from ..agents.choice import StrategyChoice
+from ..agents.failures import FailureMatch, FailurePattern
+from ..agents.model import Decomposition, Execution, Suggestion
+from ..agents.plans import AgentPlans
+from ..agents.stats import StrategyStats
+from ..rest.answers import Each, Scored, Whole
+from ..rest.endpoints import Endpoint
+from ..rest.fields import FLAG, INTEGER, NUMBER, TEXT, TEXT_OR_TEXTS, TEXTS, TIMESTAMP, Field, typed
+from .operation import Operation
+
+AGENTS = "/v1/agents"
+
+RECORD_EXECUTION = Operation(
+    AgentPlans.record_execution,
+    Endpoint(
+        "POST",
+        f"{AGENTS}/executions",
+        {
+            "workflow_id": TEXT,
+            "agent_id": TEXT,
+            "input": TEXT,
+            "success": FLAG,
+            "output": TEXT,
+            "strategy": TEXT,
+            "kind": TEXT,
+            "task_id": TEXT,
+            "parent_id": TEXT,
+            "model": TEXT,
+            "tokens_in": INTEGER,
+            "tokens_out": INTEGER,
+            "cost": NUMBER,
+            "duration_ms": NUMBER,
+            "error_class": TEXT,
+            "error_message": TEXT,
+            "tool_calls": Field({"type": "array", "items": {"type": "object"}}, typed("array")),
+            "session_id": TEXT,
+            "user_id": TEXT,
+            "scope": TEXT,
+        },
+        required=("workflow_id", "agent_id", "input", "success"),
+        status=201,
+        answer="the execution as recorded (redacted)",
+    ),
+    Whole(Execution),
+)
+EXECUTIONS = Operation(
+    AgentPlans.executions,
+    Endpoint(
+        "GET",
+        f"{AGENTS}/executions",
+        query={
+            "workflow_id": TEXT,
+            "agent_id": TEXT,
+            "task_id": TEXT,
+            "strategy": TEXT,
+            "kind": TEXT,
+            "success": FLAG,
+            "since": TIMESTAMP,
+            "until": TIMESTAMP,
+            "limit": INTEGER,
+            "scope": TEXT,
+        },
+        answer="the executions, newest first",
+    ),
+    Each("executions", Execution),
+)
+SEARCH_EXECUTIONS = Operation(
+    AgentPlans.search_executions,
+    Endpoint(
+        "POST",
+        f"{AGENTS}/executions/search",
+        {
+            "query": TEXT,
+            "limit": INTEGER,
+            "agent_id": TEXT,
+            "workflow_id": TEXT,
+            "success": FLAG,
+            "scope": TEXT,
+        },
+        required=("query",),
+        answer="past executions like the query, best first, with their scores",
+        reads=True,
+    ),
+    Scored("hits", Execution),
+)
+STRATEGY_STATS = Operation(
+    AgentPlans.strategy_stats,
+    Endpoint(
+        "GET",
+        f"{AGENTS}/strategies",
+        query={"kind": TEXT, "scope": TEXT},
+        answer="each strategy's statistics, overall and per kind of request",
+    ),
+    Each("strategies", StrategyStats),
+)
+CHOOSE_STRATEGY = Operation(
+    AgentPlans.choose_strategy,
+    Endpoint(
+        "POST",
+        f"{AGENTS}/strategies/choose",
+        {
+            "candidates": TEXTS,
+            "query": TEXT,
+            "kind": TEXT,
+            "epsilon": NUMBER,
+            "prefer": TEXT,
+            "seed": INTEGER,
+            "scope": TEXT,
+        },
+        required=("candidates",),
+        answer="the strategy to run, and why",
+        reads=True,
+    ),
+    Whole(StrategyChoice),
+)
+RECORD_DECOMPOSITION = Operation(
+    AgentPlans.record_decomposition,
+    Endpoint(
+        "POST",
+        f"{AGENTS}/decompositions",
+        {
+            "query": TEXT,
+            "subtasks": TEXTS,
+            "strategy": TEXT,
+            "success": FLAG,
+            "tokens": INTEGER,
+            "duration_ms": NUMBER,
+            "session_id": TEXT,
+            "user_id": TEXT,
+            "scope": TEXT,
+        },
+        required=("query", "subtasks"),
+        status=201,
+        answer="the decomposition, with every use of it so far",
+    ),
+    Whole(Decomposition),
+)
+SUGGEST_DECOMPOSITION = Operation(
+    AgentPlans.suggest_decomposition,
+    Endpoint(
+        "POST",
+        f"{AGENTS}/decompositions/suggest",
+        {"query": TEXT, "limit": INTEGER, "min_similarity": NUMBER, "scope": TEXT},
+        required=("query",),
+        answer="past decompositions of similar requests that worked (empty: none fits)",
+        reads=True,
+    ),
+    Each("suggestions", Suggestion),
+)
+FAILURE_PATTERNS = Operation(
+    AgentPlans.failure_patterns,
+    Endpoint(
+        "GET",
+        f"{AGENTS}/failures",
+        query={"scope": TEXT},
+        answer="the built-in failure patterns, then the learned ones",
+    ),
+    Each("patterns", FailurePattern),
+)
+CHECK_FAILURES = Operation(
+    AgentPlans.check_failures,
+    Endpoint(
+        "POST",
+        f"{AGENTS}/failures/check",
+        {"query": TEXT, "plan": TEXT_OR_TEXTS, "scope": TEXT},
+        required=("query",),
+        answer="the failure patterns the request (and plan) shows signs of, with mitigations",
+        reads=True,
+    ),
+    Each("matches", FailureMatch),
+)
+
+OPERATIONS = (
+    RECORD_EXECUTION,
+    EXECUTIONS,
+    SEARCH_EXECUTIONS,
+    STRATEGY_STATS,
+    CHOOSE_STRATEGY,
+    RECORD_DECOMPOSITION,
+    SUGGEST_DECOMPOSITION,
+    FAILURE_PATTERNS,
+    CHECK_FAILURES,
+)
