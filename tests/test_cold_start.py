@@ -147,3 +147,35 @@ def test_import_memvault_loads_the_store_on_first_use() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     )
     assert json.loads(done.stdout) == [[], False, "memvault.memory", True]
+
+
+THREADS_FIRST_USE = """
+import threading, memvault
+names = ["Memory", "LLMSummarizer", "ChatModel", "Scope", "AsyncMemory", "Session",
+         "ContextWindow", "Extraction", "History", "BundleReport", "Execution", "Settings"]
+errors = []
+def use(name):
+    try:
+        getattr(memvault, name)
+    except BaseException as exc:
+        errors.append(repr(exc))
+threads = [threading.Thread(target=use, args=(n,)) for n in names]
+for t in threads: t.start()
+for t in threads: t.join()
+print(errors)
+"""
+
+
+@pytest.mark.slow
+def test_names_used_first_by_several_threads_at_once_all_load() -> None:
+    """The modules behind the names import one another: first uses from several threads at
+    once are loaded one at a time (a deadlock of the import system, else: 2 runs in 30)."""
+    for _ in range(12):
+        done = subprocess.run(
+            [sys.executable, "-c", THREADS_FIRST_USE],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        assert done.stdout.strip() == "[]", done.stdout

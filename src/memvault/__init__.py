@@ -1,6 +1,7 @@
 """memvault: long-term memory for LLM agents — scoped, searchable, safe and fast, offline."""
 
 import importlib
+import threading
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -154,7 +155,8 @@ def __getattr__(name: str) -> Any:
     ``AsyncRemoteMemory``: deprecated names of ``Memory`` and ``AsyncMemory``, which a memvault
     server's URL opens (removed in the release after 0.1)."""
     if name in _LAZY:
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        with _LOADING:  # one thread at a time: the modules import one another
+            value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
     if name in _RENAMED:
@@ -169,6 +171,7 @@ def __getattr__(name: str) -> Any:
 
 
 _RENAMED = {"RemoteMemory": "Memory", "AsyncRemoteMemory": "AsyncMemory"}
+_LOADING = threading.RLock()
 
 
 def __dir__() -> list[str]:

@@ -1,8 +1,8 @@
 """Running plans: a plan yields steps and gets each step's result back (or its error, thrown in
 at the ``yield``). A step is an :class:`~memvault.core.Invoke` (a callback, an embedding) or
 whatever the driver's ``execute`` runs — a tuple of ops for a backend
-(:func:`memvault.memory.run_blocking`), an HTTP request for a server
-(:mod:`memvault.rest.client`). Only how a step runs differs: a call, or ``await``.
+(:func:`memvault.local.run_blocking`), an HTTP request for a server
+(:meth:`memvault.api.Operation.steps`, run by :mod:`memvault.remote`). Only how a step runs differs: a call, or ``await``.
 """
 
 from __future__ import annotations

@@ -93,8 +93,15 @@ class Planners:
 
     def of(self, plan: Callable[..., Any]) -> Any:
         """The planner that makes ``plan`` (a function of one of the planner classes)."""
-        owner = plan.__qualname__.rsplit(".", 1)[0]
-        return getattr(self, PART[owner])
+        return getattr(self, part_of(plan))
+
+
+def part_of(plan: Callable[..., Any]) -> str:
+    """Which of :class:`Planners` makes ``plan`` (TypeError: a plan of no known planner)."""
+    owner = plan.__qualname__.rsplit(".", 1)[0]
+    if owner not in PART:
+        raise TypeError(f"{plan.__qualname__} is not a plan of a known planner")
+    return PART[owner]
 
 
 PART = {
@@ -165,14 +172,16 @@ class Local:
         """What the audit log says of the changes ``operation`` makes here."""
         return Stamp(operation, self.actor, self.planners.store.now)
 
-    def run_blocking(self, plan: Callable[..., Plan[T]], args: Any, kwargs: Any) -> T:
-        """Run the plan ``plan`` of this memory's planners with blocking calls."""
-        made = plan(self.planners.of(plan), *args, **kwargs)
+    def run_blocking(self, plan: Callable[..., Plan[T]], part: str, args: Any, kwargs: Any) -> T:
+        """Run ``plan`` of this memory's planner ``part`` with blocking calls."""
+        made = plan(getattr(self.planners, part), *args, **kwargs)
         return run_blocking(made, self.backend, self.stamp(plan.__name__))
 
-    async def run_awaiting(self, plan: Callable[..., Plan[T]], args: Any, kwargs: Any) -> T:
-        """Run the plan ``plan`` of this memory's planners, awaiting the backend."""
-        made = plan(self.planners.of(plan), *args, **kwargs)
+    async def run_awaiting(
+        self, plan: Callable[..., Plan[T]], part: str, args: Any, kwargs: Any
+    ) -> T:
+        """Run ``plan`` of this memory's planner ``part``, awaiting the backend."""
+        made = plan(getattr(self.planners, part), *args, **kwargs)
         return await run_awaiting(made, self.backend, self.stamp(plan.__name__))
 
     def with_tenant(self, tenant: str) -> Local:

@@ -29,7 +29,7 @@ from .errors import ConfigError, LocalOnlyError
 from .extraction.plans import Extraction
 from .extraction.worker import Failure
 from .llm.base import ChatModel
-from .local import Local, Planners
+from .local import Local, Planners, part_of
 from .remote import LOCAL_ONLY, Remote
 from .rest.codec import is_server_url
 from .store.audit import Stamp
@@ -212,15 +212,14 @@ def _scheduled(at: Local, turn: Any) -> Any:
 
 def _blocking(op: Operation[P, T], then: Then = _keep) -> Callable[Concatenate[Memory, P], T]:
     """Bind a catalogue entry as a blocking operation of Memory."""
-    check_call = _argument_check(op.plan)
+    check_call, part = _argument_check(op.plan), part_of(op.plan)
 
     @functools.wraps(op.plan)
     def operation(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        at = self._at
+        at, (args, kwargs) = self._at, check_call(args, kwargs)  # type: ignore[assignment]
         if isinstance(at, Remote):
             return at.run_blocking(op.steps(args, kwargs))
-        args, kwargs = check_call(args, kwargs)  # type: ignore[assignment]
-        return cast(T, then(at, at.run_blocking(op.plan, args, kwargs)))
+        return cast(T, then(at, at.run_blocking(op.plan, part, args, kwargs)))
 
     described(operation, op.plan)
     return operation
@@ -230,15 +229,14 @@ def _awaitable(
     op: Operation[P, T], then: Then = _keep
 ) -> Callable[Concatenate[AsyncMemory, P], Coroutine[Any, Any, T]]:
     """Bind a catalogue entry as an ``async`` operation of AsyncMemory."""
-    check_call = _argument_check(op.plan)
+    check_call, part = _argument_check(op.plan), part_of(op.plan)
 
     @functools.wraps(op.plan)
     async def operation(self: AsyncMemory, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        at = self._at
+        at, (args, kwargs) = self._at, check_call(args, kwargs)  # type: ignore[assignment]
         if isinstance(at, Remote):
             return await at.run_awaiting(op.steps(args, kwargs))
-        args, kwargs = check_call(args, kwargs)  # type: ignore[assignment]
-        return cast(T, then(at, await at.run_awaiting(op.plan, args, kwargs)))
+        return cast(T, then(at, await at.run_awaiting(op.plan, part, args, kwargs)))
 
     described(operation, op.plan)
     return operation
@@ -459,10 +457,11 @@ class AsyncMemory(_Base, AsyncClosing):
         tenant's background extractions (or one session's) are done; False if ``timeout``
         (seconds) came first. The wait holds no thread."""
         at = self._at
-        done, left = await self._recorder.drain(check.timeout(timeout))
         if isinstance(at, Remote):
+            done, left = await self._recorder.drain(check.timeout(timeout))
             return done and await at.run_awaiting(learning.flush(left, session_id))
-        left, matches = at.waits_for(left, session_id)
+        timeout, matches = at.waits_for(timeout, session_id)
+        done, left = await self._recorder.drain(timeout)
         return done and await at.learner.flushed(left, matches)
 
     def close(self) -> None:

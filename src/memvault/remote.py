@@ -90,15 +90,15 @@ def _opened(options: Options, keys: Sequence[str | None], awaiting: bool) -> _Li
     from .rest.transport import Awaiting, Blocking
 
     probe = Blocking(options)
-    sender = Awaiting(options) if awaiting else probe
     try:
-        return _Link(sender, _tenants_of(probe, keys))
+        tenants = _tenants_of(probe, keys)
     except BaseException:
-        sender.close()
+        probe.close()
         raise
-    finally:
-        if awaiting:
-            probe.close()
+    if not awaiting:
+        return _Link(probe, tenants)
+    probe.close()
+    return _Link(Awaiting(options), tenants)
 
 
 class Remote:
@@ -116,6 +116,8 @@ class Remote:
         awaiting: bool,
     ) -> None:
         self.agent = Caller.checked_agent(actor)
+        if tenant is not None and not isinstance(tenant, str):
+            raise ConfigError(f"tenant must be a string, got {type(tenant).__name__}")
         keys = _keys(api_key)
         options = Options.checked(url, timeout, retries, keyed=keys != [None])
         self.link = _opened(options, keys, awaiting)

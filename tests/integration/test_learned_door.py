@@ -60,3 +60,28 @@ def test_the_global_memory_cap_holds_for_what_is_learned(memory: Memory) -> None
     kept = {e.content for e in memory.global_memory("alice")}
     assert len(kept) == 2 and "The user is a nurse." in kept
     assert memory.stats()["evicted"] == 1
+
+
+def test_a_note_the_door_refuses_is_dropped_not_the_window(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Extraction checks the door's rules as it makes each note: a refusal drops that note
+    with its reason, stores the others, and moves the cursor (a refusal at the transaction
+    would fail the window on every later turn)."""
+    notes = type(memory.planners.notes)
+    check = notes.check_learned
+
+    def refuse_tea(self: object, session: Session, entry: object) -> None:
+        if "tea" in getattr(entry, "content", ""):
+            raise ForbiddenError("no tea here")
+        check(self, session, entry)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(notes, "check_learned", refuse_tea)
+    session = memory.create_session("alice")
+    memory.add_turn(session.id, user="I live in Porto. I love green tea.", assistant="Noted.")
+    assert memory.flush(30)
+    learned = memory.last_extraction(session.id)
+    assert learned is not None and not hasattr(learned, "error")
+    assert any("no tea here" in d.reason for d in learned.dropped)  # type: ignore[union-attr]
+    assert not any("tea" in e.content for e in memory.global_memory("alice"))
+    assert any("Porto" in e.content for e in memory.global_memory("alice"))

@@ -18,7 +18,13 @@ from .. import validation as check
 from ..config import Settings
 from ..core import Invoke, Plan, Planner, backoff, call, run, run_all
 from ..embeddings.local import MODEL_NAME as PACKAGED_MODEL
-from ..errors import ConfigError, ConflictError, StructuredOutputError, ValidationError
+from ..errors import (
+    ConfigError,
+    ConflictError,
+    ForbiddenError,
+    StructuredOutputError,
+    ValidationError,
+)
 from ..facilities.model import (
     GLOBAL_MEMORY,
     LEARNED_THROUGH,
@@ -525,7 +531,8 @@ class LearningPlans:
                 continue
             try:
                 entry = self._entry(session, window, decision, counts)
-            except ValidationError as exc:  # a write filter, or an unusable fact
+                self.notes.check_learned(session, entry)  # the door's rules, checked early
+            except (ValidationError, ForbiddenError) as exc:  # a filter, an unusable fact, a rule
                 dropped.append(Dropped(decision.candidate.fact, f"refused: {exc}"))
                 continue
             if any(duplicates.restates(p.entry.content, entry.content) for p in planned):

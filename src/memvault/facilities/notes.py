@@ -237,11 +237,14 @@ class NotePlans:
         categories, each facility's FIFO cap. Each put's twin (None: stored), ``also``'s
         results."""
         for put in puts:
-            self._check_learned(session, put.entry)
+            self.check_learned(session, put.entry)
         caps = {put.entry.scope: self.cap_of(put.entry.scope) for put in puts}
         return (yield from self.store.put_many(puts, caps, also))
 
-    def _check_learned(self, session: Session, entry: MemoryEntry) -> None:
+    def check_learned(self, session: Session, entry: MemoryEntry) -> None:
+        """Refuse (ValidationError, ForbiddenError) a note learned in ``session`` that the notes'
+        rules keep out: of another scope than the session's or its user's, of a category not
+        its facility's, in Global Memory from a private session."""
         if entry.scope == Scope.session(session.id):
             one_of("category", entry.category or "", SESSION_MEMORY)
             return

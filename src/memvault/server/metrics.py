@@ -95,19 +95,22 @@ class StoreSize:
         self.value: int | None = None
         self._counted_at: float | None = None
 
+    async def _counted(self, memory: AsyncMemory) -> int:
+        """Every entry of the served tenants, expired and superseded ones too."""
+        total = 0
+        for tenant in self.tenants:
+            view = memory.with_tenant(tenant)
+            total += await view.count(include_superseded=True, include_expired=True)
+        return total
+
     async def refresh(self, memory: AsyncMemory) -> None:
         """Count again if the last count is older than ``ttl``; None if the store fails."""
         now = time.monotonic()
         if self._counted_at is not None and now - self._counted_at < self.ttl:
             return
         self._counted_at = now
-        counts = [
-            memory.with_tenant(tenant).count(include_superseded=True, include_expired=True)
-            for tenant in self.tenants
-        ]
         try:
-            found = await asyncio.wait_for(asyncio.gather(*counts), COUNT_TIMEOUT_S)
-            self.value = sum(found)
+            self.value = await asyncio.wait_for(self._counted(memory), COUNT_TIMEOUT_S)
         except Exception as exc:
             log.warning("metrics: counting the store's entries failed (%s)", type(exc).__name__)
             self.value = None
