@@ -285,6 +285,11 @@ class Stats:
             return dict(self._timings)
 
 
+def _may_leave(entry: MemoryEntry) -> Plan[None]:
+    """Any entry may be copied out of its scope (no facility's rule says otherwise)."""
+    yield from ()
+
+
 def metadata_filter(metadata: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
     """Metadata equality filters: top-level keys mapped to JSON scalars."""
     if not metadata:
@@ -313,6 +318,9 @@ class Planner:
         self.embedder = embedder
         self.stats = stats or Stats()
         self._clock = clock
+        self.leaving: Callable[[MemoryEntry], Plan[None]] = _may_leave
+        """The facilities' rule for an entry copied out of its scope (:meth:`promote`): it
+        raises to refuse (:class:`~memvault.Planners` sets it: a private session's notes stay)."""
 
     def now(self) -> datetime:
         return check.aware("the clock's time", self._clock())
@@ -924,6 +932,7 @@ class Planner:
     ) -> Plan[MemoryEntry]:
         source = self.editable((yield from self.live(entry_id)))
         check_promotion(source.scope, target)
+        yield from self.leaving(source)
         promoted = self.copy_of(
             source,
             "promote",

@@ -2,7 +2,8 @@
 at the ``yield``). A step is an :class:`~memvault.core.Invoke` (a callback, an embedding) or
 whatever the driver's ``execute`` runs — a tuple of ops for a backend
 (:func:`memvault.local.run_blocking`), an HTTP request for a server
-(:meth:`memvault.api.Operation.steps`, run by :mod:`memvault.remote`). Only how a step runs differs: a call, or ``await``.
+(:meth:`memvault.api.Operation.steps`, run by :mod:`memvault.remote`). Only how a step runs
+differs: a call, or ``await``.
 """
 
 from __future__ import annotations

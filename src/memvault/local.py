@@ -77,6 +77,7 @@ class Planners:
         context = ContextPlans(store, sessions, notes, chat)
         learning = LearningPlans(store, sessions, notes, chat)
         erasure = ErasurePlans(store, residue)
+        store.leaving = notes.may_leave  # the notes' rule, for every door that copies out
         return cls(
             store,
             VersionPlans(store),

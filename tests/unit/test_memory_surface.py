@@ -42,7 +42,7 @@ def test_both_drivers_expose_the_same_operations() -> None:
 def test_every_plan_of_a_facility_is_an_operation(planner: type) -> None:
     helpers = {"session_entry", "record_log", "shared_sessions", "search_scopes", "findings_in"}
     helpers |= {"record_entry", "replace_with", "current", "put_learned", "cap_of"}
-    helpers |= {"check_learned"}
+    helpers |= {"check_learned", "may_leave"}
     assert public_plans(planner) - helpers - {"live_notes"} <= operations(Memory).keys()
 
 

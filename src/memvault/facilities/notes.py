@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import validation as check
 from ..core import Plan, Planner, retried
-from ..errors import ForbiddenError, ValidationError
+from ..errors import ForbiddenError, SessionNotFoundError, ValidationError
 from ..store.ops import Op, PutOp
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
 from .model import (
@@ -252,6 +252,20 @@ class NotePlans:
             raise ValidationError(f"a session learns into its notes, not into {entry.scope}")
         self._check_may_reach_global(session, entry.scope.id)
         one_of("category", entry.category or "", GLOBAL_MEMORY)
+
+    def may_leave(self, entry: MemoryEntry) -> Plan[None]:
+        """Refuse (ForbiddenError) to copy an entry of a private session out of it — a generic
+        ``promote`` of one of its notes, findings or records — as :meth:`pin` refuses."""
+        if entry.scope.kind is not ScopeKind.SESSION:
+            return
+        try:
+            found = yield from self.sessions.session_entry(entry.scope.id)
+        except SessionNotFoundError:
+            return  # a session scope no session was created for: no rule of a session
+        if Session.from_entry(found).private:
+            raise ForbiddenError(
+                f"session {entry.scope.id} is private: nothing in it leaves the session"
+            )
 
     # -- helpers ------------------------------------------------------------------------------
 

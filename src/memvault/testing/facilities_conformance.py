@@ -411,6 +411,22 @@ class FacilityConformance:
             memory.pin(note.id)
         assert memory.global_memory("alice") == []
 
+    def test_nothing_of_a_private_session_is_promoted_out_of_it(self, memory: Any) -> None:
+        """The notes' rule holds at the generic door too: ``promote`` is refused for a private
+        session's entries (an open session's, or a scope no session was made for, may go)."""
+        secret = memory.create_session("alice", private=True)
+        note = memory.add_session_memory(secret.id, "the launch code name is Falcon")
+        finding = memory.add_finding(secret.id, "revenue fell 12% in Q3", source="manual")
+        for entry_id in (note.id, finding.entry_id):
+            with pytest.raises(ForbiddenError, match="private"):
+                memory.promote(entry_id, "user:alice")
+        assert memory.count("user:alice") == 0
+        open_session = memory.create_session("alice")
+        shared = memory.add_session_memory(open_session.id, "the team ships on Fridays")
+        assert memory.promote(shared.id, "user:alice").scope == Scope.user("alice")
+        loose = memory.write("a note of a scope without a session", scope="session:loose")
+        assert memory.promote(loose.id, "user:alice").promoted_from_id == loose.id
+
     def test_demote_moves_a_global_entry_into_a_session(self, memory: Any) -> None:
         session = memory.create_session("alice")
         entry = memory.add_global_memory("alice", "Uses the staging cluster this week")
