@@ -22,7 +22,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Self, TypeVar, cast
@@ -1136,9 +1136,17 @@ class Planner:
         return hits
 
     def ranked(
-        self, query: str, where: Filter, spec: RankSpec, now: datetime, *, rerank: bool = False
+        self,
+        query: str,
+        where: Filter,
+        spec: RankSpec,
+        now: datetime,
+        *,
+        rerank: bool = False,
+        only: Collection[str] | None = None,
     ) -> Plan[builtins.list[SearchHit]]:
-        """Search the entries ``where`` selects and rank them by ``spec`` (then ``rerank``)."""
+        """Search the entries ``where`` selects (and of them ``only`` those ids, a filter the
+        store cannot apply) and rank them by ``spec`` (then ``rerank``)."""
         started = time.perf_counter()
         terms = text.query_terms(query)
         vectors = yield from self._embed([query])
@@ -1154,6 +1162,8 @@ class Planner:
             windows=spec.windows if spec.time_weight > 0 else (),
         )
         candidates = yield from run(op)
+        if only is not None:
+            candidates = candidates.only(only)
         pool = replace(spec, limit=max(spec.limit, RERANK_DEPTH)) if rerank else spec
         ranked = rank(candidates, pool, int(now.timestamp() * 1_000_000))
         self.stats.add("searches")

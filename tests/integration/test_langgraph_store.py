@@ -45,7 +45,7 @@ from memvault import (
     ValidationError,
 )
 from memvault.config import Settings
-from memvault.integrations.langgraph import CATEGORY, MemvaultStore, NamespaceError
+from memvault.integrations.langgraph import CATEGORY, MemvaultStore, NamespaceError, scope_of
 from memvault.store.base import Backend
 from memvault.testing import ManualClock
 
@@ -505,6 +505,20 @@ def test_filters_compare_like_json(store: MemvaultStore) -> None:
     assert keys({"user.123abc": 1}) == ["item4"]
     assert keys({"user": {"access-level": "nested"}}) == ["item4"]
     assert keys({"missing": None}) == ["item1", "item2", "item3", "item4"]
+
+
+def test_a_query_ranks_as_memory_search_ranks(store: MemvaultStore, memory: Memory) -> None:
+    """Issue 30: one ranking, the store planner's (its candidate depth, its fusion, its
+    counters), restricted to the items the namespace and filter allow."""
+    docs = {"a": "red apple pie", "b": "green apple tart", "c": "blue car wash"}
+    store.batch([PutOp(("test",), k, {"text": v}, index=["text"]) for k, v in docs.items()])
+    searches = memory.stats().get("searches", 0)
+    found = store.search(("test",), query="apple pie", filter={"text": "red apple pie"})
+    assert [item.key for item in found] == ["a"] and found[0].score is not None
+    assert memory.stats()["searches"] == searches + 1
+    hits = memory.search("apple pie", scope_of(("test",)), categories=[CATEGORY], limit=3)
+    ranked = [item.key for item in store.search(("test",), query="apple pie", limit=3)]
+    assert ranked[: len(hits)] == [hit.entry.metadata["key"] for hit in hits]
 
 
 def test_query_search_ranks_and_filters(store: MemvaultStore) -> None:

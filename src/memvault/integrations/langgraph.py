@@ -34,11 +34,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeGuard
 
-import numpy as np
-
 from .. import validation as check
 from ..closing import Closing
-from ..core import Plan, Planner, call, retried, run, run_all
+from ..core import Plan, Planner, retried, run_all
 from ..errors import (
     BackendError,
     ConfigError,
@@ -51,9 +49,7 @@ from ..errors import (
 from ..local import run_awaiting, run_blocking
 from ..memory import AsyncMemory, Memory
 from ..rest.codec import is_server_url
-from ..retrieval import text
-from ..retrieval.candidates import Candidates
-from ..retrieval.ranker import RankSpec, rank
+from ..retrieval.ranker import RankSpec
 from ..store import ops as mv
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind
 
@@ -464,19 +460,6 @@ def _chosen(
     return sorted(chosen, key=lambda pair: (pair[0].updated_at, pair[0].id), reverse=True)
 
 
-def _among(found: Candidates, allowed: set[str]) -> Candidates:
-    """The candidates whose entries are ``allowed``."""
-    keep = np.fromiter((i in allowed for i in found.entry_ids), bool, len(found.entry_ids))
-    return Candidates(
-        found.entry_ids[keep],
-        found.created_us[keep],
-        found.lexical[keep],
-        found.dense[keep],
-        found.has_vector[keep],
-        None if found.vectors is None else found.vectors[keep],
-    )
-
-
 def _replacing(old: MemoryEntry, new: MemoryEntry) -> MemoryEntry:
     """``old`` with ``new``'s content, metadata, expiry and update time (the rest is kept:
     created_at, scope, provenance, version links)."""
@@ -697,20 +680,11 @@ class ItemPlans:
     def _scores(
         self, query: str, where: mv.Filter, allowed: set[str], wanted: int
     ) -> Plan[dict[str, float]]:
-        """The fused scores of the ``wanted`` best ``allowed`` entries for ``query``."""
-        terms = text.query_terms(query)
-        vectors = yield from call(self.store.embedder.embed, [query], blocking=True)
-        depth = min(self.store.settings.ann_candidates, max(wanted * 10, 100))
-        search = mv.SearchOp(
-            where,
-            terms=tuple(terms),
-            vector=vectors[0],
-            depth=depth,
-        )
-        candidates = _among((yield from run(search)), allowed)
-        now_us = int(self.store.now().timestamp() * 1_000_000)
-        ranked = rank(candidates, RankSpec(limit=wanted), now_us)
-        return {str(candidates.entry_ids[r.index]): r.score for r in ranked}
+        """The fused scores of the ``wanted`` best ``allowed`` entries for ``query``: the store
+        planner's hybrid search and ranking, as ``Memory.search`` ranks."""
+        spec = RankSpec(limit=wanted)
+        hits = yield from self.store.ranked(query, where, spec, self.store.now(), only=allowed)
+        return {hit.entry.id: hit.score for hit in hits}
 
     def list_namespaces(self, op: ListNamespacesOp) -> Plan[list[Namespace]]:
         """The namespaces holding items that meet every condition, cut to ``max_depth``,

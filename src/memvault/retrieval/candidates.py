@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,3 +43,18 @@ class Candidates:
     @property
     def timeline(self) -> npt.NDArray[np.int64]:
         return self.created_us if self.timeline_us is None else self.timeline_us
+
+    def only(self, ids: Collection[str]) -> Candidates:
+        """The candidates of the entries ``ids`` (a filter the store could not apply), each
+        keeping its place among all the entries searched."""
+        keep = np.fromiter((i in ids for i in self.entry_ids), bool, len(self.entry_ids))
+        return Candidates(
+            self.entry_ids[keep],
+            self.created_us[keep],
+            self.lexical[keep],
+            self.dense[keep],
+            self.has_vector[keep],
+            None if self.vectors is None else self.vectors[keep],
+            self.places[keep],
+            self.timeline,
+        )
