@@ -19,6 +19,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypedDict
@@ -35,6 +36,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
+import memvault.store.ops as mv
 from memvault import (
     AsyncMemory,
     ConfigError,
@@ -45,7 +47,13 @@ from memvault import (
     ValidationError,
 )
 from memvault.config import Settings
-from memvault.integrations.langgraph import CATEGORY, MemvaultStore, NamespaceError, scope_of
+from memvault.integrations.langgraph import (
+    CATEGORY,
+    TAGGED,
+    MemvaultStore,
+    NamespaceError,
+    scope_of,
+)
 from memvault.store.base import Backend
 from memvault.testing import ManualClock
 
@@ -996,3 +1004,51 @@ def test_readme_langgraph_section_runs(
         "2 memories in user:alice",
     ]
     assert (tmp_path / "agent.db").exists()
+
+
+# -- the store selects and pages (issue 30) -----------------------------------------------------
+
+
+def test_a_search_without_a_filter_reads_only_its_page(
+    store: MemvaultStore, memory: Memory, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store selects the prefix's items by tag and pages them by update time: a search
+    reads the page, not every item under the prefix (nor under its scope)."""
+    for i in range(30):
+        store.put(("docs", "a", "x"), f"k{i:02d}", {"n": i})
+        store.put(("docs", "a", "y"), f"o{i:02d}", {"n": i})
+        clock.advance(seconds=1)
+    store.put(("docs", "a", "x"), "k03", {"n": 103})  # updated last: first
+    read: list[list[object]] = []
+    batch = memory.backend.batch
+
+    def spying(ops: Any, stamp: Any = None) -> Any:
+        results = batch(ops, stamp) if stamp is not None else batch(ops)
+        read.extend(r for r in results if isinstance(r, list))
+        return results
+
+    monkeypatch.setattr(memory.backend, "batch", spying)
+    page = store.search(("docs", "a", "x"), limit=4, offset=1)
+    assert [item.key for item in page] == ["k29", "k28", "k27", "k26"]  # k03 was the first
+    assert sum(len(r) for r in read) <= 5  # the first offset + limit, no more
+    assert store.search(("docs", "a", "x"), limit=1)[0].key == "k03"
+    assert len(store.search(("docs", "a"), limit=100)) == 60
+    assert len(store.search(("docs", "a", "y"), limit=100, filter={"n": 3})) == 1
+
+
+def test_items_of_a_store_written_before_prefix_tags_are_found(memory: Memory) -> None:
+    """A store whose items carry no prefix tags (written by an earlier memvault) has them
+    added when a LangGraph store first reads it; nothing is lost."""
+    MemvaultStore(memory).batch(
+        [PutOp(("old", "u1", "notes"), f"k{i}", {"n": i}) for i in range(7)]
+    )
+    items = mv.Filter(memory.tenant, None, categories=(CATEGORY,))
+    (found,) = memory.backend.batch([mv.ListOp(items, 100)])
+    untagged = [replace(e, tags=(), revision=e.revision + 1) for e in found]
+    memory.backend.batch([mv.ReplaceOp(memory.tenant, e, e.revision - 1) for e in untagged])
+    fresh = MemvaultStore(memory)
+    assert len(fresh.search(("old", "u1", "notes"), limit=100)) == 7
+    assert len(fresh.search(("old",), limit=100, query="n")) == 7
+    assert fresh.list_namespaces() == [("old", "u1", "notes")]
+    (retagged,) = memory.backend.batch([mv.ListOp(items, 100)])
+    assert all(TAGGED in e.tags for e in retagged) and len(retagged) == 7

@@ -36,7 +36,7 @@ from typing import Any, TypeGuard
 
 from .. import validation as check
 from ..closing import Closing
-from ..core import Plan, Planner, retried, run_all
+from ..core import Plan, Planner, retried, run, run_all
 from ..errors import (
     BackendError,
     ConfigError,
@@ -85,6 +85,10 @@ MAX_SWEEP_MINUTES = 525_600
 """The longest sweep interval: a year."""
 MAX_TTL_MINUTES = 52_596_000
 """The longest TTL of an item: a century."""
+MAX_LABELS = 32
+"""The most labels a namespace has (an item carries a tag per prefix; 64 tags at most)."""
+RETAG_PAGE = 500
+"""Items given their prefix tags per transaction, when a store written before them opens."""
 """What is indexed unless the store's ``index`` or a put says otherwise: the whole value."""
 _KINDS = {
     label: kind
@@ -133,16 +137,35 @@ def item_id(tenant: str, namespace: Sequence[str], key: str) -> str:
     return "lg_" + _digest(tenant, list(namespace), key)
 
 
+TAGGED = "lg:tagged"
+"""The tag of an item that carries the tags of its namespace's prefixes."""
+
+
+def prefix_tags(namespace: Namespace) -> tuple[str, ...]:
+    """The tags that let the store select an item by any prefix of its namespace (a digest of
+    each prefix: short, and any label fits), and :data:`TAGGED`."""
+    return (TAGGED, *(_prefix_tag(namespace[:n]) for n in range(1, len(namespace) + 1)))
+
+
+def _prefix_tag(prefix: Namespace) -> str:
+    return "lg:" + _digest(*prefix)[:24]
+
+
 def _selection(tenant: str, prefix: Namespace, now: datetime) -> mv.Filter:
-    """The live entries that may hold items under ``prefix``: the one scope of a prefix of two
-    labels or more, the scope kinds its one label leads to, or every scope of the tenant."""
+    """The live items under ``prefix``, as the store selects them: the scope its first labels
+    lead to (the one scope of a prefix of two labels or more, the scope kinds its one label
+    leads to, or every scope of the tenant), and the tag of the prefix."""
+    tags = (_prefix_tag(prefix),) if prefix else ()
     if len(prefix) > 1:
-        return mv.Filter(tenant, (scope_of(prefix),), live_at=now)
-    if not prefix:
-        return mv.Filter(tenant, None, live_at=now)
-    kind = _KINDS.get(prefix[0])
-    kinds = ("object",) if kind is None else (str(kind), "object")
-    return mv.Filter(tenant, None, scope_kinds=kinds, live_at=now)
+        scopes: tuple[Scope, ...] | None = (scope_of(prefix),)
+        kinds: tuple[str, ...] = ()
+    else:
+        kind = _KINDS.get(prefix[0]) if prefix else None
+        scopes = None
+        kinds = () if not prefix else ("object",) if kind is None else (str(kind), "object")
+    return mv.Filter(
+        tenant, scopes, tags=tags, categories=(CATEGORY,), scope_kinds=kinds, live_at=now
+    )
 
 
 def _matches(condition: MatchCondition, namespace: Namespace) -> bool:
@@ -170,9 +193,15 @@ def _literal_prefix(conditions: Sequence[MatchCondition]) -> Namespace:
 
 
 def _labels(namespace: object) -> Namespace:
-    """``namespace`` as a tuple of labels: non-empty strings without '.' or NUL."""
+    """``namespace`` as a tuple of labels: non-empty strings without '.' or NUL, at most
+    :data:`MAX_LABELS` of them."""
     if isinstance(namespace, str) or not isinstance(namespace, Sequence):
         raise NamespaceError(f"a namespace must be a tuple of strings, got {namespace!r}")
+    if len(namespace) > MAX_LABELS:
+        raise NamespaceError(
+            f"a namespace has at most {MAX_LABELS} labels (each is a tag of its items), "
+            f"got {len(namespace)}"
+        )
     for label in namespace:
         if not _is_label(label):
             raise NamespaceError(
@@ -461,11 +490,12 @@ def _chosen(
 
 
 def _replacing(old: MemoryEntry, new: MemoryEntry) -> MemoryEntry:
-    """``old`` with ``new``'s content, metadata, expiry and update time (the rest is kept:
+    """``old`` with ``new``'s content, tags, metadata, expiry and update time (the rest is kept:
     created_at, scope, provenance, version links)."""
     return replace(
         old,
         content=new.content,
+        tags=new.tags,
         metadata=new.metadata,
         expires_at=new.expires_at,
         updated_at=new.updated_at,
@@ -480,6 +510,8 @@ class ItemPlans:
         self.store = store
         self.fields = tuple(fields)
         self.provenance = provenance
+        self._tagged = False
+        """Whether every item of the tenant carries its prefix tags (checked once)."""
 
     @property
     def tenant(self) -> str:
@@ -561,6 +593,7 @@ class ItemPlans:
         request = NewEntry(
             content,
             scope_of(stored.namespace),
+            tags=prefix_tags(stored.namespace),
             category=CATEGORY,
             metadata=stored.metadata(),
             provenance=self.provenance,
@@ -658,18 +691,17 @@ class ItemPlans:
     def search(self, op: SearchOp) -> Plan[list[SearchItem]]:
         """The items under the prefix that pass the filter, a page of them: best first for a
         query (hybrid search; items with nothing indexed come after, with no score), else the
-        most recently updated first."""
-        prefix = tuple(op.namespace_prefix)
+        most recently updated first. The store selects the prefix's items and, without a
+        filter of values, reads only the page's (a filter of values is applied here)."""
+        yield from self.tagged()
+        prefix, end = tuple(op.namespace_prefix), op.offset + op.limit
         where = _selection(self.tenant, prefix, self.store.now())
-        found = yield from self.store.every(replace(where, categories=(CATEGORY,)))
-        chosen = _chosen(found, prefix, op.filter)
-        end = op.offset + op.limit
-        scores: dict[str, float] = {}
-        if op.query and op.query.strip() and chosen and op.limit:
-            allowed = {entry.id for entry, _ in chosen}
-            scores = yield from self._scores(op.query, where, allowed, end)
-        chosen.sort(key=lambda pair: -scores.get(pair[0].id, -math.inf))
-        page = chosen[op.offset : end]
+        query = op.query if op.query and op.query.strip() and op.limit else None
+        if op.filter:
+            page, scores = yield from self._filtered(where, prefix, op, query)
+        else:
+            page, scores = yield from self._paged(where, prefix, end, query)
+        page = page[op.offset : end]
         if op.refresh_ttl:
             yield from self.refresh([entry for entry, _ in page])
         return [
@@ -677,8 +709,43 @@ class ItemPlans:
             for e, s in page
         ]
 
+    def _filtered(
+        self, where: mv.Filter, prefix: Namespace, op: SearchOp, query: str | None
+    ) -> Plan[tuple[list[tuple[MemoryEntry, _Stored]], dict[str, float]]]:
+        """Every item under the prefix whose value passes the filter, best first for a query
+        (ranked among those only), else the most recently updated first."""
+        chosen = _chosen((yield from self.store.every(where)), prefix, op.filter)
+        scores: dict[str, float] = {}
+        if query is not None and chosen:
+            allowed = {entry.id for entry, _ in chosen}
+            scores = yield from self._scores(query, where, op.offset + op.limit, allowed)
+        chosen.sort(key=lambda pair: -scores.get(pair[0].id, -math.inf))
+        return chosen, scores
+
+    def _paged(
+        self, where: mv.Filter, prefix: Namespace, end: int, query: str | None
+    ) -> Plan[tuple[list[tuple[MemoryEntry, _Stored]], dict[str, float]]]:
+        """The first ``end`` items under the prefix: the query's best (ranked by the store
+        planner), then — if the page needs more — the most recently updated others."""
+        scores: dict[str, float] = {}
+        ranked: list[MemoryEntry] = []
+        if query is not None:
+            now = self.store.now()
+            hits = yield from self.store.ranked(query, where, RankSpec(limit=end), now)
+            ranked = [hit.entry for hit in hits]
+            scores = {hit.entry.id: hit.score for hit in hits}
+        latest: list[MemoryEntry] = []
+        if len(ranked) < end:
+            latest = yield from run(mv.ListOp(where, end, order="updated"))
+        entries = [*ranked, *(e for e in latest if e.id not in scores)][:end]
+        return [
+            (e, stored)
+            for e in entries
+            if (stored := _Stored.of(e)) is not None and stored.under(prefix)
+        ], scores
+
     def _scores(
-        self, query: str, where: mv.Filter, allowed: set[str], wanted: int
+        self, query: str, where: mv.Filter, wanted: int, allowed: set[str]
     ) -> Plan[dict[str, float]]:
         """The fused scores of the ``wanted`` best ``allowed`` entries for ``query``: the store
         planner's hybrid search and ranking, as ``Memory.search`` ranks."""
@@ -686,12 +753,49 @@ class ItemPlans:
         hits = yield from self.store.ranked(query, where, spec, self.store.now(), only=allowed)
         return {hit.entry.id: hit.score for hit in hits}
 
+    def tagged(self) -> Plan[None]:
+        """Give the items a store written before prefix tags holds their tags (once: a
+        count of the tenant's items and of those tagged tells whether any lacks them)."""
+        if self._tagged:
+            return
+        items = mv.Filter(self.tenant, None, categories=(CATEGORY,))
+        total = yield from run(mv.CountOp(items))
+        marked = yield from run(mv.CountOp(replace(items, tags=(TAGGED,))))
+        while marked < total:
+            done = yield from retried(lambda: self._retag(items), "the tags of LangGraph items")
+            if not done:
+                break
+            marked += done
+        self._tagged = True
+
+    def _retag(self, items: mv.Filter) -> Plan[int]:
+        """One page of untagged items, tagged in one transaction; how many."""
+        page = []
+        for entry in (yield from self.store.every(items)):
+            stored = _Stored.of(entry)
+            if stored is not None and TAGGED not in entry.tags:
+                page.append((entry, stored))
+            if len(page) == RETAG_PAGE:
+                break
+        ops = [
+            mv.ReplaceOp(
+                self.tenant,
+                replace(e, tags=(*e.tags, *prefix_tags(s.namespace)), revision=e.revision + 1),
+                e.revision,
+            )
+            for e, s in page
+        ]
+        if ops:
+            yield from run_all(ops)
+        return len(ops)
+
     def list_namespaces(self, op: ListNamespacesOp) -> Plan[list[Namespace]]:
         """The namespaces holding items that meet every condition, cut to ``max_depth``,
         sorted, a page of them."""
+        yield from self.tagged()
         conditions = tuple(op.match_conditions or ())
         where = _selection(self.tenant, _literal_prefix(conditions), self.store.now())
-        found = yield from self.store.every(replace(where, categories=(CATEGORY,)))
+        found = yield from self.store.every(where)
         namespaces = {stored.namespace for entry in found if (stored := _Stored.of(entry))}
         matched = {
             namespace[: op.max_depth] if op.max_depth is not None else namespace

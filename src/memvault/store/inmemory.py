@@ -161,6 +161,13 @@ class InMemoryBackend(Backend):
         return [_detached(row.entry) for row in rows if row is not None]
 
     def op_list(self, undo: Undo, op: ops.ListOp) -> list[MemoryEntry]:
+        if op.order == "updated":
+            latest = sorted(
+                (r.entry for r in self._select(op.filter)),
+                key=lambda e: (e.updated_at, e.id),
+                reverse=True,
+            )
+            return [_detached(e) for e in latest[: op.limit]]
         newest = op.order == "newest"
         rows = sorted(
             (r.entry for r in self._select(op.filter)),

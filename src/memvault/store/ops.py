@@ -19,6 +19,7 @@ from ..retrieval.candidates import Candidates
 from ..types import AuditEvent, MemoryEntry, Scope
 
 Order = Literal["newest", "oldest"]
+ListOrder = Literal["newest", "oldest", "updated"]
 Superseded = Literal["hide", "show", "only"]
 R_co = TypeVar("R_co", covariant=True)
 
@@ -163,16 +164,22 @@ class GetManyOp(Op[list[MemoryEntry]]):
 
 @dataclass(frozen=True, slots=True)
 class ListOp(Op[list[MemoryEntry]]):
-    """Entries matching a filter, ordered by (created_at, id). Result: list[MemoryEntry].
+    """Entries matching a filter, ordered by (created_at, id) — or, ``updated``, the most
+    recently updated first (by (updated_at, id)). Result: list[MemoryEntry].
 
-    ``after`` is a keyset cursor: the (created_at, id) of the last entry of the previous page.
+    ``after`` is a keyset cursor: the (created_at, id) of the last entry of the previous page
+    (not with ``updated``: a page of it is the first ``limit`` entries).
     """
 
     filter: Filter
     limit: int
     _: KW_ONLY
-    order: Order = "newest"
+    order: ListOrder = "newest"
     after: tuple[datetime, str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.order == "updated" and self.after is not None:
+            raise ValueError("a list by update time has no cursor")
 
 
 @dataclass(frozen=True, slots=True)

@@ -202,8 +202,15 @@ def where_sql(where: ops.Filter, d: Dialect) -> SQL:
 
 
 def list_sql(op: ops.ListOp, d: Dialect) -> SQL:
-    """One keyset page of entries, ordered by (created_at, id)."""
+    """One keyset page of entries, ordered by (created_at, id) — or by (updated_at, id),
+    latest first."""
     where, params = where_sql(op.filter, d)
+    if op.order == "updated":
+        sql = (
+            f"SELECT {COLUMNS} FROM entries e WHERE {where} "
+            f"ORDER BY e.updated_at DESC, e.id DESC LIMIT {d.mark}"
+        )
+        return sql, [*params, op.limit]
     direction, before = ("DESC", "<") if op.order == "newest" else ("ASC", ">")
     if op.after is not None:
         where += f" AND (e.created_at, e.id) {before} ({d.mark}, {d.mark})"
