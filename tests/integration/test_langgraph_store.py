@@ -1052,3 +1052,20 @@ def test_items_of_a_store_written_before_prefix_tags_are_found(memory: Memory) -
     assert fresh.list_namespaces() == [("old", "u1", "notes")]
     (retagged,) = memory.backend.batch([mv.ListOp(items, 100)])
     assert all(TAGGED in e.tags for e in retagged) and len(retagged) == 7
+
+
+def test_a_filter_that_passes_everything_changes_no_order(
+    store: MemvaultStore, clock: ManualClock
+) -> None:
+    """Paged by the store or filtered here, the same items come in the same order: best
+    first, ties most recently updated first; a page past the end is empty."""
+    for i in range(8):
+        store.put(("same", "u"), f"k{i}", {"text": "the same words", "kind": "doc"})
+        clock.advance(seconds=1)
+    plain = store.search(("same", "u"), query="same words", limit=8)
+    filtered = store.search(("same", "u"), query="same words", limit=8, filter={"kind": "doc"})
+    assert (
+        [i.key for i in plain] == [i.key for i in filtered] == [f"k{i}" for i in range(7, -1, -1)]
+    )
+    assert store.search(("same", "u"), query="same words", offset=2**62, limit=5) == []
+    assert store.search(("same", "u"), offset=3, limit=0) == []

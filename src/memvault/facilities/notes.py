@@ -254,17 +254,20 @@ class NotePlans:
         one_of("category", entry.category or "", GLOBAL_MEMORY)
 
     def may_leave(self, entry: MemoryEntry) -> Plan[None]:
-        """Refuse (ForbiddenError) to copy an entry of a private session out of it — a generic
-        ``promote`` of one of its notes, findings or records — as :meth:`pin` refuses."""
-        if entry.scope.kind is not ScopeKind.SESSION:
+        """Refuse (ForbiddenError) to copy an entry of a private session out of its scope — a
+        generic ``promote`` of one of its notes, findings, records, or of an entry made in it
+        (``provenance.created_in_session_id``) — as :meth:`pin` refuses."""
+        in_session = entry.scope.kind is ScopeKind.SESSION
+        session_id = entry.scope.id if in_session else entry.provenance.created_in_session_id
+        if session_id is None:
             return
         try:
-            found = yield from self.sessions.session_entry(entry.scope.id)
+            found = yield from self.sessions.session_entry(session_id)
         except SessionNotFoundError:
             return  # a session scope no session was created for: no rule of a session
         if Session.from_entry(found).private:
             raise ForbiddenError(
-                f"session {entry.scope.id} is private: nothing in it leaves the session"
+                f"session {session_id} is private: nothing made in it leaves its scope"
             )
 
     # -- helpers ------------------------------------------------------------------------------

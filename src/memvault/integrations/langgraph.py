@@ -22,6 +22,7 @@ blocking calls, ``abatch`` with ``await``.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import hashlib
 import json
 import logging
@@ -89,6 +90,8 @@ MAX_LABELS = 32
 """The most labels a namespace has (an item carries a tag per prefix; 64 tags at most)."""
 RETAG_PAGE = 500
 """Items given their prefix tags per transaction, when a store written before them opens."""
+MAX_END = 2**31 - 1
+"""The furthest item a search pages to (offset + limit)."""
 """What is indexed unless the store's ``index`` or a put says otherwise: the whole value."""
 _KINDS = {
     label: kind
@@ -149,6 +152,12 @@ def prefix_tags(namespace: Namespace) -> tuple[str, ...]:
 
 def _prefix_tag(prefix: Namespace) -> str:
     return "lg:" + _digest(*prefix)[:24]
+
+
+def _tags_of(entry: MemoryEntry) -> tuple[str, ...]:
+    """The tags an entry that holds an item carries (:data:`TAGGED` alone: it holds none)."""
+    stored = _Stored.of(entry)
+    return (TAGGED,) if stored is None else prefix_tags(stored.namespace)
 
 
 def _selection(tenant: str, prefix: Namespace, now: datetime) -> mv.Filter:
@@ -693,6 +702,8 @@ class ItemPlans:
         query (hybrid search; items with nothing indexed come after, with no score), else the
         most recently updated first. The store selects the prefix's items and, without a
         filter of values, reads only the page's (a filter of values is applied here)."""
+        if not op.limit:
+            return []
         yield from self.tagged()
         prefix, end = tuple(op.namespace_prefix), op.offset + op.limit
         where = _selection(self.tenant, prefix, self.store.now())
@@ -727,22 +738,19 @@ class ItemPlans:
     ) -> Plan[tuple[list[tuple[MemoryEntry, _Stored]], dict[str, float]]]:
         """The first ``end`` items under the prefix: the query's best (ranked by the store
         planner), then — if the page needs more — the most recently updated others."""
+        end = min(end, MAX_END)
         scores: dict[str, float] = {}
-        ranked: list[MemoryEntry] = []
+        paged: list[tuple[MemoryEntry, _Stored]] = []
         if query is not None:
             now = self.store.now()
             hits = yield from self.store.ranked(query, where, RankSpec(limit=end), now)
-            ranked = [hit.entry for hit in hits]
             scores = {hit.entry.id: hit.score for hit in hits}
-        latest: list[MemoryEntry] = []
-        if len(ranked) < end:
+            paged = _chosen((hit.entry for hit in hits), prefix, None)  # ties: latest first
+            paged.sort(key=lambda pair: -scores[pair[0].id])
+        if len(paged) < end:
             latest = yield from run(mv.ListOp(where, end, order="updated"))
-        entries = [*ranked, *(e for e in latest if e.id not in scores)][:end]
-        return [
-            (e, stored)
-            for e in entries
-            if (stored := _Stored.of(e)) is not None and stored.under(prefix)
-        ], scores
+            paged += [pair for pair in _chosen(latest, prefix, None) if pair[0].id not in scores]
+        return paged[:end], scores
 
     def _scores(
         self, query: str, where: mv.Filter, wanted: int, allowed: set[str]
@@ -761,29 +769,30 @@ class ItemPlans:
         items = mv.Filter(self.tenant, None, categories=(CATEGORY,))
         total = yield from run(mv.CountOp(items))
         marked = yield from run(mv.CountOp(replace(items, tags=(TAGGED,))))
-        while marked < total:
-            done = yield from retried(lambda: self._retag(items), "the tags of LangGraph items")
-            if not done:
+        after = None
+        while marked < total:  # one pass, page by page
+            page = yield from run(mv.ListOp(items, RETAG_PAGE, order="oldest", after=after))
+            ids = tuple(e.id for e in page if TAGGED not in e.tags)
+            if ids:
+                retag = functools.partial(self._retag, ids)
+                marked += yield from retried(retag, "the tags of LangGraph items")
+            if len(page) < RETAG_PAGE:
                 break
-            marked += done
+            after = (page[-1].created_at, page[-1].id)
         self._tagged = True
 
-    def _retag(self, items: mv.Filter) -> Plan[int]:
-        """One page of untagged items, tagged in one transaction; how many."""
-        page = []
-        for entry in (yield from self.store.every(items)):
-            stored = _Stored.of(entry)
-            if stored is not None and TAGGED not in entry.tags:
-                page.append((entry, stored))
-            if len(page) == RETAG_PAGE:
-                break
+    def _retag(self, ids: tuple[str, ...]) -> Plan[int]:
+        """The untagged items of ``ids`` tagged, in one transaction; how many (an entry that
+        holds no readable item gets :data:`TAGGED` only: it is never found, as before)."""
+        found = yield from run(mv.GetManyOp(self.tenant, ids))
         ops = [
             mv.ReplaceOp(
                 self.tenant,
-                replace(e, tags=(*e.tags, *prefix_tags(s.namespace)), revision=e.revision + 1),
+                replace(e, tags=(*e.tags, *_tags_of(e)), revision=e.revision + 1),
                 e.revision,
             )
-            for e, s in page
+            for e in found
+            if TAGGED not in e.tags
         ]
         if ops:
             yield from run_all(ops)

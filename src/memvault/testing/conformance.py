@@ -37,6 +37,7 @@ from ..errors import (
 from ..memory import AsyncMemory, Memory
 from ..scopes import PROMOTION_TARGETS
 from ..store.base import Backend
+from ..store.ops import Filter, ListOp
 from ..types import MemoryEntry, NewEntry, Outcome, Provenance, Scope, ScopeKind, SearchHit
 from . import HashEmbedder, ManualClock
 from .agents_conformance import AgentConformance
@@ -144,6 +145,22 @@ class MemoryConformance(
             ),
         )
         assert memory.get(written.id) == written
+
+    def test_a_list_by_update_time_puts_the_latest_change_first(
+        self, memory: Any, clock: ManualClock
+    ) -> None:
+        """``ListOp(order="updated")`` (the LangGraph store pages with it): the most recently
+        updated first, a page of ``limit``."""
+        first = memory.write("the first entry of the list", scope="user:a")
+        clock.advance(seconds=1)
+        second = memory.write("the second entry of the list", scope="user:a")
+        clock.advance(seconds=1)
+        memory.update(first.id, content="the first entry, changed since")
+        where = Filter(memory.tenant, (Scope.user("a"),))
+        (found,) = memory.backend.batch([ListOp(where, 10, order="updated")])
+        assert [e.id for e in found] == [first.id, second.id]
+        (page,) = memory.backend.batch([ListOp(where, 1, order="updated")])
+        assert [e.id for e in page] == [first.id]
 
     def test_get_missing_returns_none(self, memory: Any) -> None:
         assert memory.get("no-such-id") is None

@@ -426,6 +426,13 @@ class FacilityConformance:
         assert memory.promote(shared.id, "user:alice").scope == Scope.user("alice")
         loose = memory.write("a note of a scope without a session", scope="session:loose")
         assert memory.promote(loose.id, "user:alice").promoted_from_id == loose.id
+        made = memory.write(
+            "a report drafted in the private session",
+            scope="object:report:r1",
+            provenance={"created_in_session_id": secret.id},
+        )
+        with pytest.raises(ForbiddenError, match="private"):
+            memory.promote(made.id, "org:acme")
 
     def test_demote_moves_a_global_entry_into_a_session(self, memory: Any) -> None:
         session = memory.create_session("alice")
