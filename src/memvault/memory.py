@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar, cast
 
@@ -182,8 +182,8 @@ def _argument_check(
     flags = frozenset(name for name, p in parameters.items() if p.annotation is bool)
 
     def check_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Arguments:
-        args = tuple(_read(value) for value in args)
-        kwargs = {name: _read(value) for name, value in kwargs.items()}
+        args = tuple(check.read_once(value) for value in args)
+        kwargs = {name: check.read_once(value) for name, value in kwargs.items()}
         named = {**dict(zip(names, args, strict=False)), **kwargs}
         check.arguments({name: value for name, value in named.items() if name not in own})
         for name in flags & named.keys():
@@ -191,11 +191,6 @@ def _argument_check(
         return args, kwargs
 
     return check_call
-
-
-def _read(value: Any) -> Any:
-    """A one-shot iterator as a tuple; any other value as it is."""
-    return tuple(value) if isinstance(value, Iterator) else value
 
 
 Then = Callable[[Local, Any], Any]

@@ -6,7 +6,7 @@ import dataclasses
 import json
 import math
 import numbers
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -402,3 +402,9 @@ def known_fields(
     if missing:
         raise ValidationError(f"missing required field(s): {', '.join(missing)}")
     return given
+
+
+def read_once(value: Any) -> Any:
+    """A one-shot iterator (a generator) as a tuple, so that what is checked is what the plan
+    gets; any other value as it is."""
+    return tuple(value) if isinstance(value, Iterator) else value

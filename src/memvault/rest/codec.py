@@ -10,7 +10,7 @@ import inspect
 import json
 import math
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, TypeVar, get_args
@@ -223,18 +223,13 @@ def arguments(
     bound = signature(plan).bind(None, *args, **kwargs)  # a TypeError, as a local call gives
     if defaults:
         bound.apply_defaults()
-    named = {k: _read(v) for k, v in list(bound.arguments.items())[1:] if v is not UNSET}
+    named = {k: check.read_once(v) for k, v in list(bound.arguments.items())[1:] if v is not UNSET}
     own = frozenset(getattr(plan, check.PER_ITEM, ()))
     check.arguments({k: v for k, v in named.items() if k not in own})
     for name, value in named.items():
         if value is None and not admits_none(signature(plan).parameters[name].annotation):
             raise ValidationError(f"{name} must not be None")
     return named
-
-
-def _read(value: Any) -> Any:
-    """A one-shot iterator as a tuple; any other value as it is."""
-    return tuple(value) if isinstance(value, Iterator) else value
 
 
 def admits_none(annotation: Any) -> bool:
