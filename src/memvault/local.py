@@ -92,10 +92,6 @@ class Planners:
             AgentPlans(store),
         )
 
-    def of(self, plan: Callable[..., Any]) -> Any:
-        """The planner that makes ``plan`` (a function of one of the planner classes)."""
-        return getattr(self, part_of(plan))
-
 
 def part_of(plan: Callable[..., Any]) -> str:
     """Which of :class:`Planners` makes ``plan`` (TypeError: a plan of no known planner)."""
