@@ -14,6 +14,7 @@ from .base import (
     ChatModel,
     ChatReply,
     ChatRequest,
+    ToolCall,
     Usage,
     estimate_tokens,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "ChatRequest",
     "OpenAICompatChat",
     "ScriptedChat",
+    "ToolCall",
     "Usage",
     "chat_model_from_settings",
     "estimate_tokens",

@@ -20,17 +20,53 @@ from ..patterns import lazy
 if TYPE_CHECKING:
     pass
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
 PURPOSE = lazy(r"[a-z][a-z0-9_]{0,39}")
 """A purpose labels counters (``llm_calls_<purpose>``): lowercase letters, digits, ``_``."""
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A model's call of a tool: its id, the tool's name and the arguments as the model wrote
+    them (JSON text, not parsed: the caller checks it)."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """OpenAI's shape of a call."""
+        function = {"name": self.name, "arguments": self.arguments}
+        return {"id": self.id, "type": "function", "function": function}
+
+
+@dataclass(frozen=True, slots=True)
 class ChatMessage:
-    """One message of the conversation sent to the model."""
+    """One message of the conversation sent to the model: an assistant's may carry the tool
+    calls it made, and a ``tool`` message answers the call ``tool_call_id`` of tool ``name``."""
 
     role: Role
     content: str
+    _: KW_ONLY
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """OpenAI's shape of the message."""
+        message: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [call.to_dict() for call in self.tool_calls]
+        if self.tool_call_id is not None:
+            message["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            message["name"] = self.name
+        return message
+
+    @property
+    def text(self) -> str:
+        """What the message says, its calls' arguments included (what its tokens count)."""
+        return "".join((self.content, *(c.name + c.arguments for c in self.tool_calls)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +84,8 @@ class ChatRequest:
     """One chat completion to ask for. ``max_tokens`` None: the model's default cap;
     ``purpose`` labels its accounting (``extraction``, ``summary``, ``compaction``…);
     ``schema``: the JSON schema the reply must follow, sent when the model takes one
-    (:attr:`ChatModel.structured_output`)."""
+    (:attr:`ChatModel.structured_output`); ``tools``: the tools the model may call, in OpenAI's
+    shape (``{"type": "function", "function": {"name", "description", "parameters"}}``)."""
 
     messages: tuple[ChatMessage, ...]
     _: KW_ONLY
@@ -56,6 +93,7 @@ class ChatRequest:
     temperature: float = 0.0
     purpose: str = "chat"
     schema: ResponseSchema | None = None
+    tools: tuple[Mapping[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.messages:
@@ -72,7 +110,8 @@ class ChatRequest:
 class ChatReply:
     """A model's answer and what it cost. ``estimated_tokens``: the server reported no usage,
     so tokens are estimated (:func:`estimate_tokens`). ``latency_ms`` covers every attempt and
-    the waits between them; ``finish_reason`` is the server's (``stop``, ``length``…) if given."""
+    the waits between them; ``finish_reason`` is the server's (``stop``, ``length``…) if given;
+    ``tool_calls``: the tools the model asked to call (a request that offered ``tools``)."""
 
     text: str
     model: str
@@ -82,17 +121,21 @@ class ChatReply:
     attempts: int = 1
     estimated_tokens: bool = False
     finish_reason: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The accounting of the reply (not its text), for reports and logs."""
-        found = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "text"}
+        """The accounting of the reply (not its text nor its calls), for reports and logs."""
+        found = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _CONTENT}
         return found | {"latency_ms": round(self.latency_ms, 3)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], text: str = "") -> ChatReply:
         """The reply of :meth:`to_dict`, with ``text`` (which it leaves out)."""
-        known = {f.name for f in fields(cls)} - {"text"}
+        known = {f.name for f in fields(cls)} - _CONTENT
         return cls(text=text, **{k: v for k, v in data.items() if k in known})
+
+
+_CONTENT = frozenset({"text", "tool_calls"})
 
 
 def estimate_tokens(text: str) -> int:
@@ -103,7 +146,7 @@ def estimate_tokens(text: str) -> int:
 
 def estimate_prompt_tokens(messages: Iterable[ChatMessage]) -> int:
     """:func:`estimate_tokens` of each message's content, summed."""
-    return sum(estimate_tokens(m.content) for m in messages)
+    return sum(estimate_tokens(m.text) for m in messages)
 
 
 USAGE_FIELDS = ("calls", "failures", "prompt_tokens", "completion_tokens", "latency_ms")

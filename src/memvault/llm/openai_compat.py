@@ -50,6 +50,7 @@ from .base import (
     ChatReply,
     ChatRequest,
     ResponseSchema,
+    ToolCall,
     check_base_url,
     estimate_prompt_tokens,
     estimate_tokens,
@@ -86,7 +87,7 @@ def request_body(
     LLMError past ``limit`` bytes."""
     payload: dict[str, Any] = {
         "model": model,
-        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "messages": [m.to_dict() for m in request.messages],
         "temperature": request.temperature,
         "stream": False,
     }
@@ -95,6 +96,8 @@ def request_body(
         payload["max_tokens"] = cap
     if structured and request.schema is not None:
         payload["response_format"] = response_format(request.schema)
+    if request.tools:
+        payload["tools"] = [dict(tool) for tool in request.tools]
     body = json.dumps(payload, ensure_ascii=False).encode()
     if len(body) > limit:
         raise LLMError(
@@ -128,6 +131,7 @@ class Answer:
     finish_reason: str | None
     prompt_tokens: int | None
     completion_tokens: int | None
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 def parse_answer(data: Any, secret: str = "") -> Answer:
@@ -150,7 +154,8 @@ def parse_answer(data: Any, secret: str = "") -> Answer:
     finish = choices[0].get("finish_reason")
     finish = finish if isinstance(finish, str) else None
     text = _content_text(message.get("content"))
-    if not text and finish in UNUSABLE_FINISH:
+    calls = _tool_calls(message.get("tool_calls"))
+    if not text and not calls and finish in UNUSABLE_FINISH:
         raise LLMResponseError(
             f"the LLM answered no text (finish_reason={finish}); "
             "a reasoning model may need a larger llm_max_tokens"
@@ -164,7 +169,29 @@ def parse_answer(data: Any, secret: str = "") -> Answer:
         finish_reason=finish,
         prompt_tokens=_count(usage.get("prompt_tokens")),
         completion_tokens=_count(usage.get("completion_tokens")),
+        tool_calls=calls,
     )
+
+
+def _tool_calls(calls: Any) -> tuple[ToolCall, ...]:
+    """The message's tool calls (OpenAI's shape); LLMResponseError for one that is malformed.
+    A call without an id gets ``call-N`` (some local servers send none)."""
+    if calls is None:
+        return ()
+    if not isinstance(calls, list):
+        raise LLMResponseError("the LLM server's tool_calls is not a list")
+    found = []
+    for n, call in enumerate(calls):
+        function = call.get("function") if isinstance(call, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        arguments = function.get("arguments", "") if isinstance(function, dict) else None
+        if isinstance(arguments, dict):  # Ollama has sent the arguments decoded
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        if not (isinstance(name, str) and name and isinstance(arguments, str)):
+            raise LLMResponseError(f"the LLM server's tool call {n} has no function name")
+        call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else None
+        found.append(ToolCall(call_id or f"call-{n}", name, arguments))
+    return tuple(found)
 
 
 def _content_text(content: Any) -> str:
@@ -426,11 +453,16 @@ class OpenAICompatChat(ChatModel):
             text=answer.text,
             model=answer.model or self.name,
             prompt_tokens=estimate_prompt_tokens(request.messages) if prompt is None else prompt,
-            completion_tokens=estimate_tokens(answer.text) if completion is None else completion,
+            completion_tokens=(
+                estimate_tokens(answer.text + "".join(c.arguments for c in answer.tool_calls))
+                if completion is None
+                else completion
+            ),
             latency_ms=latency_ms,
             attempts=attempts,
             estimated_tokens=prompt is None or completion is None,
             finish_reason=answer.finish_reason,
+            tool_calls=answer.tool_calls,
         )
 
 

@@ -11,13 +11,14 @@ from collections.abc import Callable, Iterable
 from ..errors import LLMResponseError
 from .base import ChatModel, ChatReply, ChatRequest, estimate_prompt_tokens, estimate_tokens
 
-Reply = str | Exception
-Responder = Callable[[ChatRequest], str]
+Reply = str | Exception | ChatReply
+Responder = Callable[[ChatRequest], str | ChatReply]
 
 
 class ScriptedChat(ChatModel):
-    """Answers with the scripted replies in order (an exception in the list is raised instead),
-    then with ``responder``; with neither left, a request raises LLMResponseError.
+    """Answers with the scripted replies in order (an exception in the list is raised instead,
+    a :class:`ChatReply` — tool calls, say — is returned as it is), then with ``responder``;
+    with neither left, a request raises LLMResponseError.
 
     ``ScriptedChat(["first", LLMUnavailableError("down")])`` or ``ScriptedChat(function)``.
     Tokens are estimated, latency is 0; :attr:`requests` holds every request received.
@@ -60,5 +61,7 @@ class ScriptedChat(ChatModel):
             if self._responder is None:
                 raise LLMResponseError(f"{self.name}: no scripted reply left")
             scripted = self._responder(request)
+        if isinstance(scripted, ChatReply):
+            return scripted
         prompt = estimate_prompt_tokens(request.messages)
         return ChatReply(scripted, self.name, prompt, estimate_tokens(scripted), 0.0, 1, True)

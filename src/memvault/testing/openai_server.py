@@ -9,9 +9,11 @@ Tests start it on 127.0.0.1 (an ephemeral port) and point a client at ``server.b
         server.requests  # every request received: {"method", "path", "headers", "body"}
 
 Queued steps answer the next requests in order; once the queue is empty, ``responder``
-(request → text) answers. ``server.refuse_structured_output()`` makes it answer every request
-carrying a ``response_format`` with a 400, like a server without structured output (an old
-llama.cpp server's words by default). It serves ``POST /v1/chat/completions`` and
+(request → text, or a :class:`Step`) answers. ``server.script_tool_calls(("load-data",
+{"path": "sales.csv"}))`` makes the next answer call tools (OpenAI's ``tool_calls``).
+``server.refuse_structured_output()`` makes it answer every request carrying a
+``response_format`` with a 400, like a server without structured output (an old llama.cpp
+server's words by default). It serves ``POST /v1/chat/completions`` and
 ``GET /v1/models``.
 Leaving the ``with`` block cuts delayed answers and open connections, and joins every handler
 thread.
@@ -24,7 +26,8 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -33,7 +36,7 @@ Request = dict[str, Any]
 """A request received: ``method``, ``path``, ``headers`` (lower-case names) and ``body`` (the
 decoded JSON, or None)."""
 
-Responder = Callable[[Request], str]
+Responder = Callable[[Request], "str | Step"]
 
 CHAT_PATH = "/v1/chat/completions"
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
@@ -41,11 +44,12 @@ MAX_REQUEST_BYTES = 16 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One scripted answer, after ``delay_s``: a completion carrying ``text`` (and ``usage``),
-    or ``body`` as is. ``length=False`` sends no Content-Length (the body ends when the
-    connection closes)."""
+    """One scripted answer, after ``delay_s``: a completion carrying ``text`` (and ``usage``,
+    and ``tool_calls`` in OpenAI's shape), or ``body`` as is. ``length=False`` sends no
+    Content-Length (the body ends when the connection closes)."""
 
-    text: str = ""
+    text: str | None = ""
+    tool_calls: tuple[Mapping[str, Any], ...] = ()
     usage: Mapping[str, int] | None = None
     status: int = 200
     body: bytes | None = None
@@ -54,16 +58,24 @@ class Step:
     length: bool = True
 
 
-def completion(text: str | None, usage: Mapping[str, int] | None = None, model: str = "") -> bytes:
-    """A chat-completions response body carrying ``text`` (None: a null content)."""
+def completion(
+    text: str | None,
+    usage: Mapping[str, int] | None = None,
+    model: str = "",
+    tool_calls: Sequence[Mapping[str, Any]] = (),
+) -> bytes:
+    """A chat-completions response body carrying ``text`` (None: a null content) and the
+    ``tool_calls`` given (then ``finish_reason`` is ``tool_calls``)."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = [dict(call) for call in tool_calls]
+    finish = "tool_calls" if tool_calls else "stop"
     data: dict[str, Any] = {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model or "scripted",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-        ],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
     }
     if usage is not None:
         data["usage"] = dict(usage)
@@ -73,6 +85,22 @@ def completion(text: str | None, usage: Mapping[str, int] | None = None, model: 
 NOT_FOUND = Step(status=404, body=b'{"error": {"message": "not found"}}')
 NO_JSON_SCHEMA = 'response_format type must be one of "text" or "json_object", but got: json_schema'
 """What llama.cpp's server answered a JSON schema before it took one."""
+
+
+def tool_call(name: str, arguments: Mapping[str, Any] | str, call_id: str = "") -> dict[str, Any]:
+    """One call in OpenAI's shape (``arguments`` a mapping is sent as its JSON text)."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    function = {"name": name, "arguments": text}
+    return {
+        "id": call_id or f"call_{name}_{uuid.uuid4().hex[:8]}",
+        "type": "function",
+        "function": function,
+    }
+
+
+def tool_calls_step(*calls: tuple[str, Mapping[str, Any] | str], text: str | None = None) -> Step:
+    """An answer calling each ``(name, arguments)`` in order."""
+    return Step(text=text, tool_calls=tuple(tool_call(name, args) for name, args in calls))
 
 
 def structured(request: Request) -> bool:
@@ -126,6 +154,12 @@ class ScriptedOpenAIServer:
     def script_text(self, text: str, usage: Mapping[str, int] | None = None) -> None:
         """The next answer: a completion carrying ``text``."""
         self.script(Step(text=text, usage=usage))
+
+    def script_tool_calls(
+        self, *calls: tuple[str, Mapping[str, Any] | str], text: str | None = None
+    ) -> None:
+        """The next answer: the model calls each ``(name, arguments)``, in order."""
+        self.script(tool_calls_step(*calls, text=text))
 
     def script_raw(self, body: bytes, status: int = 200) -> None:
         """The next answer: ``body`` as is (malformed JSON, an odd shape…)."""
@@ -196,7 +230,8 @@ class ScriptedOpenAIServer:
             if self._steps:
                 return self._steps.pop(0)
         try:
-            return Step(text=self.responder(request))
+            answer = self.responder(request)
+            return answer if isinstance(answer, Step) else Step(text=answer)
         except Exception as exc:
             with self._lock:
                 self.errors.append(exc)
@@ -285,7 +320,7 @@ def _handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def _send(self, step: Step) -> None:
             payload = step.body
             if payload is None:
-                payload = completion(step.text, step.usage, server.model)
+                payload = completion(step.text, step.usage, server.model, step.tool_calls)
             self.send_response(step.status)
             self.send_header("Content-Type", "application/json")
             if step.length:
