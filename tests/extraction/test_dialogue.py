@@ -90,3 +90,22 @@ def test_a_correction_is_grounded_in_both_of_the_users_turns() -> None:
         ("user", "*Deloitte, typo"),
     )
     assert stored == [("identity", "The user works at Deloitte.")]
+
+
+def test_a_tool_call_is_not_a_turn_and_the_answer_after_it_is_tool_influenced() -> None:
+    """An assistant's tool call holds the model's arguments, not its words: extraction skips it,
+    and the answer after the tool's output is marked as influenced by it."""
+    from datetime import UTC, datetime
+
+    from memvault.facilities.model import Record
+
+    at = datetime(2026, 5, 3, tzinfo=UTC)
+    records = [
+        Record("1", "s", "user", "Load sales.csv", at),
+        Record("2", "s", "assistant", '{"path": "sales.csv"}', at, "load-data", "c1"),
+        Record("3", "s", "tool", "3 rows", at, "load-data", "c1"),
+        Record("4", "s", "assistant", "Loaded 3 rows.", at),
+    ]
+    window = pipeline.window_of(records)
+    assert [t.text for t in window.turns] == ["Load sales.csv", "Loaded 3 rows."]
+    assert window.turns[1].tool_influenced

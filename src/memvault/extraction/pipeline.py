@@ -110,7 +110,7 @@ def windows_of(records: Sequence[Record], fresh_from: int, size: int = WINDOW) -
     said: list[tuple[int, Record, bool]] = []
     after_tool = False
     for position, record in enumerate(records):
-        if record.role == "tool":
+        if record.role == "tool" or record.is_tool_call:  # a tool call's arguments are not words
             after_tool = True
         elif record.role == "user":
             after_tool = False

@@ -182,6 +182,12 @@ class Record:
     call_id: str | None = None
     object_ids: tuple[str, ...] = ()
 
+    @property
+    def is_tool_call(self) -> bool:
+        """Whether this is an assistant's call of a tool (its content: the arguments, as the
+        model wrote them; the ``tool`` record with the same ``call_id`` answers it)."""
+        return self.role == "assistant" and bool(self.call_id)
+
     @classmethod
     def from_entry(cls, entry: MemoryEntry) -> Record:
         m = entry.metadata
