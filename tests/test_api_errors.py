@@ -156,3 +156,14 @@ def test_a_mapping_item_with_an_unknown_key_names_it_not_python_internals() -> N
         "metadata, provenance, scope, tags",
         "missing required field(s): content",
     ]
+
+
+def test_a_store_given_as_a_path_or_a_wrong_type(tmp_path) -> None:
+    from pathlib import Path
+
+    from memvault import ConfigError, Memory
+
+    with Memory(Path(tmp_path) / "m.db") as memory:
+        assert memory.count() == 0
+    with pytest.raises(ConfigError, match="store must be"):
+        Memory(42)  # type: ignore[arg-type]

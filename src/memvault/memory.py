@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import os
 from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar, cast
@@ -48,7 +49,7 @@ class _Base:
 
     def __init__(
         self,
-        store: str | Backend | None = None,
+        store: str | os.PathLike[str] | Backend | None = None,
         *,
         tenant: str | None = None,
         settings: Settings | None = None,
@@ -61,6 +62,12 @@ class _Base:
         timeout: float | None = None,
         retries: int | None = None,
     ) -> None:
+        if isinstance(store, os.PathLike):  # a SQLite file's path
+            store = os.fspath(store)
+        if not (store is None or isinstance(store, str | Backend)):
+            raise ConfigError(
+                f"store must be a URL, a path or a Backend, not {type(store).__name__}"
+            )
         local = {"settings": settings, "clock": clock, "embedder": embedder, "llm": llm}
         if is_server_url(store):
             theirs = [name for name, value in local.items() if value is not None]

@@ -112,3 +112,23 @@ OWN = [
 @pytest.mark.parametrize(("text", "word"), OWN)
 def test_the_users_own_words_are_not_quoted(text: str, word: str) -> None:
     assert word not in _quoted(text), _quoted(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I prefer short answers. Load sales.csv",
+        "I prefer short answers. Please load sales.csv",
+        "We decided to use DuckDB. Now analyse events.jsonl",
+        "My budget is 300 euros. Open expenses.json and plot it",
+    ],
+)
+def test_a_file_to_act_on_hands_over_nothing_before_it(text: str) -> None:
+    """A request acting on a file held elsewhere ("Load sales.csv") does not make the user's
+    own sentence before it the file's text (the reference agent's users say both at once)."""
+    assert quoted_regions(text) == []
+
+
+def test_a_file_named_after_its_text_still_hands_the_text_over() -> None:
+    text = "I love cats and dogs. From notes.txt"
+    assert quoted_regions(text) == [(0, 21)]

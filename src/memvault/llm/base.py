@@ -259,6 +259,10 @@ class ChatModel(Closing, ABC):
         messages = (ChatMessage("system", system), ChatMessage("user", user))
         return self.complete(ChatRequest(messages, max_tokens=max_tokens, purpose=purpose))
 
+    def check(self) -> None:
+        """Raise :class:`~memvault.errors.LLMUnavailableError` if the model cannot be reached
+        at all (nothing to check by default)."""
+
     def close(self) -> None:
         """Release connections (nothing by default)."""
 

@@ -331,6 +331,17 @@ class OpenAICompatChat(ChatModel):
     def complete(self, request: ChatRequest) -> ChatReply:
         return self._accounted(request, lambda: self._complete(request))
 
+    def check(self) -> None:
+        """Ask the server for its models once (any HTTP answer will do): LLMUnavailableError,
+        at once and without retries, if nothing answers."""
+        try:
+            self._client.get(self.base_url + "/models", timeout=min(self.timeout_s, 10.0))
+        except httpx.HTTPError as exc:
+            raise LLMUnavailableError(
+                f"the LLM server at {self.base_url} cannot be reached "
+                f"({type(exc).__name__}); {UNREACHABLE}"
+            ) from None
+
     def close(self) -> None:
         self._closed = True
         self._client.close()

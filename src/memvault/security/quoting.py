@@ -206,6 +206,12 @@ _FILE = _rx(
     r"\b[\w.-]+\.(?:ya?ml|json|toml|ini|cfg|conf|md|txt|csv|tsv|xml|html?|py|js|ts|sh|env|log)\b"
 )
 """A file named ("config.yaml from the repo"): its content follows."""
+_FETCHED = _rx(
+    r"\s*(?:please\s+|now\s+|then\s+|and\s+)*(?:load|open|import|read\s+in|analy[sz]e|query"
+    r"|plot|chart|upload|download|fetch|run)\b"
+)
+"""A clause that acts on a file held elsewhere ("Load sales.csv"): the file is not in the
+message, so what precedes the clause is the user's own."""
 _POINTER_MARK = lazy(r"[\u2192\u21d2\u2b07\U0001f447]|(?<![-!<])(?:->|=>)|^\^(?=\s)", re.M)
 """An arrow that points at material: "→", "->", "👇", or "^" pointing back."""
 _RETRACTION = _rx(
@@ -640,10 +646,11 @@ def _their_texts(folded: str) -> Iterator[Span]:
     found = [*_THEIR_TEXT.finditer(folded), *_FILE.finditer(folded)]
     for match in found:
         after = _AFTER_NAME.search(folded, match.end())
+        start = _clause_start(folded, match.start())
         if after is not None and folded[after.end() :].strip():
             yield _material(folded, after.end(), len(folded))
-        elif folded[: _clause_start(folded, match.start())].strip():
-            yield 0, _clause_start(folded, match.start())
+        elif folded[:start].strip() and not _FETCHED.match(folded, start, match.start()):
+            yield 0, start
 
 
 _AFTER_NAME = lazy(r"[^\n(:\u2014\u2192\"'\u201c]*?(?:[(:\u2014\u2192]\s*|\n|(?=[\"'\u201c]))")

@@ -1,0 +1,107 @@
+"""The tool table: one row per tool feeds the model's list, the approval defaults and dispatch;
+arguments are checked (and capped) before anything runs; the loop's rules."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memvault.chat import loop, tools
+from memvault.context.builder import Message
+from memvault.errors import ValidationError
+from memvault.llm.base import ToolCall
+
+NAMES = [
+    "load-data",
+    "describe-data",
+    "query-sql",
+    "analyze-data",
+    "promote-finding",
+    "resolve-date",
+]
+
+
+def test_one_table_feeds_the_tool_list_approvals_and_dispatch() -> None:
+    assert [t.name for t in tools.TOOLS] == NAMES
+    assert set(tools.BY_NAME) == set(NAMES)
+    approved = {t.name for t in tools.TOOLS if t.approval}
+    assert approved == {"query-sql", "promote-finding"}
+    before = [d["function"]["name"] for d in tools.offered(data_loaded=False)]
+    after = [d["function"]["name"] for d in tools.offered(data_loaded=True)]
+    assert "promote-finding" not in before and "analyze-data" not in before
+    assert after == NAMES
+    for definition in tools.offered(True):
+        parameters = definition["function"]["parameters"]
+        assert parameters["additionalProperties"] is False
+        assert set(parameters["required"]) <= set(parameters["properties"])
+    load = tools.BY_NAME["load-data"].definition()["function"]["parameters"]
+    assert set(load["properties"]) == {"path", "table"} and load["required"] == ["path"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        ("{not json", "not JSON"),
+        ("[1]", "JSON object"),
+        ('{"sql": "x", "limit": 3}', "unknown limit"),
+        ("{}", "missing sql"),
+        ('{"sql": 3}', "must be a string"),
+        (json.dumps({"sql": "x" * (tools.MAX_ARGUMENT_BYTES + 1)}), "exceed"),
+    ],
+)
+def test_arguments_are_checked_before_a_call(raw: str, said: str) -> None:
+    with pytest.raises(ValidationError, match=said):
+        tools.BY_NAME["query-sql"].arguments(raw)
+
+
+def test_list_arguments_are_lists_of_strings() -> None:
+    promote = tools.BY_NAME["promote-finding"]
+    assert promote.arguments('{"content": "x", "tags": ["a"]}') == {"content": "x", "tags": ["a"]}
+    with pytest.raises(ValidationError, match="list of strings"):
+        promote.arguments('{"content": "x", "tags": "a"}')
+
+
+def test_the_same_failing_call_stops_the_loop_on_its_third_time() -> None:
+    guard = loop.Guard()
+    call = ToolCall("1", "query-sql", '{"sql": "SELECT x", "n": 1}')
+    same = ToolCall("2", "query-sql", '{"n": 1, "sql": "SELECT x"}')  # key order aside
+    other = ToolCall("3", "query-sql", '{"sql": "SELECT y"}')
+    assert not guard.failed(call, "error: no column x")
+    assert not guard.failed(other, "error: no column y")
+    assert not guard.failed(call, "3 rows")  # a success is not counted
+    assert not guard.failed(same, "error: no column x")
+    assert guard.failed(call, "error: no column x")
+
+
+def test_folding_puts_results_in_user_turns_for_servers_without_the_tool_role() -> None:
+    call = ToolCall("c1", "load-data", '{"path": "a.csv"}')
+    window = [
+        Message("user", "Load a.csv"),
+        Message("assistant", "", tool_calls=(call,)),
+        Message("tool", "<tool_output_ab>\nloaded\n</tool_output_ab>", "load-data", "c1"),
+        Message("system", "[3 earlier records … are not shown]"),
+    ]
+    native = loop.chat_messages(window, folded=False)
+    assert [m.role for m in native] == ["user", "assistant", "tool", "user"]
+    assert native[1].tool_calls == (call,) and native[2].tool_call_id == "c1"
+    folded = loop.chat_messages(window, folded=True)
+    assert [m.role for m in folded] == ["user", "assistant", "user", "user"]
+    assert folded[1].content == '[called load-data with {"path": "a.csv"}]'
+    assert folded[2].content == (
+        "<TOOL_RESULT name=load-data>\n<tool_output_ab>\nloaded\n</tool_output_ab>\n</TOOL_RESULT>"
+    )
+    assert all(not m.tool_calls and m.tool_call_id is None for m in folded)
+
+
+@pytest.mark.parametrize(
+    ("error", "drops"),
+    [
+        ("the LLM server answered HTTP 400: Unexpected message role 'tool'", True),
+        ("the LLM server answered HTTP 422: tools are not supported", True),
+        ("the LLM server answered HTTP 400: context length exceeded", False),
+        ("the LLM server answered HTTP 500: role", False),
+    ],
+)
+def test_a_refusal_of_the_tool_role_is_recognised(error: str, drops: bool) -> None:
+    assert loop.drops_tool_role(error) is drops
