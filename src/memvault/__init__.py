@@ -34,6 +34,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:  # what the names below load on first use, for type checkers
+    from . import openai as openai
     from .agents.choice import StrategyChoice
     from .agents.failures import FailureMatch, FailurePattern
     from .agents.model import Decomposition, Execution, Suggestion, ToolCall
@@ -159,6 +160,9 @@ def __getattr__(name: str) -> Any:
             value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
+    if name in _SUBMODULES:  # a module of its own (memvault.openai), loaded on first use
+        with _LOADING:
+            return importlib.import_module(f".{name}", __name__)
     if name in _RENAMED:
         warnings.warn(
             f"memvault.{name} is deprecated: Memory(url) and AsyncMemory(url) are the memories "
@@ -171,6 +175,7 @@ def __getattr__(name: str) -> Any:
 
 
 _RENAMED = {"RemoteMemory": "Memory", "AsyncRemoteMemory": "AsyncMemory"}
+_SUBMODULES = frozenset({"openai"})
 _LOADING = threading.RLock()
 
 

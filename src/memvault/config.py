@@ -17,6 +17,7 @@ from .validation import encodable
 
 EXTRACTION_MODES = ("auto", "llm", "heuristic", "off")
 STRUCTURED_MODES = ("auto", "on", "off")
+TOOL_RESULT_MODES = ("auto", "native", "folded")
 LOG_FORMATS = ("text", "json")
 
 
@@ -66,6 +67,15 @@ def default_home() -> Path:
     """The data directory: ``$MEMVAULT_HOME``, else the platform's user data dir."""
     env = os.environ.get(HOME)
     return Path(env).expanduser() if env else Path(platformdirs.user_data_dir("memvault"))
+
+
+CHOICES = {
+    "log_format": LOG_FORMATS,
+    "extraction": EXTRACTION_MODES,
+    "llm_structured": STRUCTURED_MODES,
+    "chat_tool_results": TOOL_RESULT_MODES,
+}
+"""The settings that take one of a few words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +236,21 @@ class Settings:
             "(a refusal fails the extraction) or off (the line format only)"
         },
     )
+    chat_budget: int = field(
+        default=8192,
+        metadata={
+            "doc": "tokens of each prompt memvault chat sends: system prompt, tools and messages",
+            "min": 512,
+        },
+    )
+    chat_tool_results: str = field(
+        default="auto",
+        metadata={
+            "doc": "how memvault chat sends tool results: native (OpenAI's tool role), folded "
+            "(into user turns, for servers that drop that role) or auto (native until the "
+            "server refuses it)"
+        },
+    )
     extraction: str = field(
         default="auto",
         metadata={
@@ -272,14 +297,9 @@ class Settings:
                 raise ConfigError(f"setting {f.name} must be an integer >= {least}, got {value!r}")
         if not (math.isfinite(self.llm_timeout_s) and self.llm_timeout_s > 0):
             raise ConfigError("setting llm_timeout_s must be a positive number of seconds")
-        if self.log_format not in LOG_FORMATS:
-            raise ConfigError(f"setting log_format must be one of {', '.join(LOG_FORMATS)}")
-        if self.extraction not in EXTRACTION_MODES:
-            raise ConfigError(f"setting extraction must be one of {', '.join(EXTRACTION_MODES)}")
-        if self.llm_structured not in STRUCTURED_MODES:
-            raise ConfigError(
-                f"setting llm_structured must be one of {', '.join(STRUCTURED_MODES)}"
-            )
+        for name, choices in CHOICES.items():
+            if getattr(self, name) not in choices:
+                raise ConfigError(f"setting {name} must be one of {', '.join(choices)}")
         if not 0 <= self.near_duplicate_threshold <= 1:
             raise ConfigError("setting near_duplicate_threshold must be between 0 and 1")
         if not self.chunk_overlap < self.chunk_tokens:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -9,7 +10,14 @@ import time
 import httpx
 import pytest
 
-from memvault.testing.openai_server import NO_JSON_SCHEMA, ScriptedOpenAIServer, structured
+from memvault.testing.openai_server import (
+    NO_JSON_SCHEMA,
+    STREAM_PIECES,
+    ScriptedOpenAIServer,
+    pieces,
+    streamed,
+    structured,
+)
 
 
 def test_it_lists_its_model_and_records_every_request() -> None:
@@ -69,3 +77,73 @@ def test_it_stops_promptly_with_a_sleeping_answer_and_an_idle_connection() -> No
     assert server.pending == 0
     with pytest.raises(RuntimeError, match="not started"):
         _ = server.base_url
+
+
+def _events(answer: httpx.Response) -> list[str]:
+    """The data of each server-sent event of a streamed answer."""
+    return [line[len("data: ") :] for line in answer.text.split("\n\n") if line]
+
+
+def _streamed(base_url: str, body: dict[str, object]) -> httpx.Response:
+    return httpx.post(base_url + "/chat/completions", json={"messages": [], **body})
+
+
+def test_a_streamed_request_is_answered_with_chunks_then_done() -> None:
+    with ScriptedOpenAIServer(model="qwen3") as server:
+        server.script_text("Hello there, friend")
+        answer = _streamed(server.base_url, {"stream": True})
+        events = _events(answer)
+        assert answer.headers["content-type"] == "text/event-stream"
+        assert events[-1] == "[DONE]"
+        chunks = [json.loads(event) for event in events[:-1]]
+        assert {c["object"] for c in chunks} == {"chat.completion.chunk"}
+        assert {c["model"] for c in chunks} == {"qwen3"}
+        deltas = [c["choices"][0]["delta"] for c in chunks]
+        assert deltas[0] == {"role": "assistant", "content": ""}
+        assert "".join(d.get("content", "") for d in deltas) == "Hello there, friend"
+        assert 2 <= len(deltas) - 2 <= STREAM_PIECES  # the text, in a few pieces
+        assert [c["choices"][0]["finish_reason"] for c in chunks][-2:] == [None, "stop"]
+        assert streamed(server.requests[0])
+
+
+def test_scripted_deltas_are_streamed_as_they_are_and_sent_whole_otherwise() -> None:
+    with ScriptedOpenAIServer() as server:
+        server.script_deltas("Win", "dow", "")
+        server.script_deltas("Win", "dow")
+        events = _events(_streamed(server.base_url, {"stream": True}))
+        whole = _streamed(server.base_url, {"stream": False}).json()
+        pieces_sent = [json.loads(e)["choices"][0]["delta"].get("content") for e in events[1:-2]]
+        assert pieces_sent == ["Win", "dow", ""]
+        assert whole["choices"][0]["message"]["content"] == "Window"
+        assert not streamed(server.requests[1])
+
+
+def test_a_streamed_answer_carries_its_tool_calls_as_deltas() -> None:
+    with ScriptedOpenAIServer() as server:
+        server.script_tool_calls(("load-data", {"path": "sales.csv"}), ("plot", "{}"))
+        events = _events(_streamed(server.base_url, {"stream": True}))
+        chunks = [json.loads(event)["choices"][0] for event in events[:-1]]
+        calls = [call for c in chunks for call in c["delta"].get("tool_calls", ())]
+        assert [(c["index"], c["function"]["name"]) for c in calls] == [
+            (0, "load-data"),
+            (1, "plot"),
+        ]
+        assert json.loads(calls[0]["function"]["arguments"]) == {"path": "sales.csv"}
+        assert all(c["id"].startswith("call_") and c["type"] == "function" for c in calls)
+        assert chunks[-1]["finish_reason"] == "tool_calls"
+
+
+def test_an_error_step_is_not_streamed() -> None:
+    with ScriptedOpenAIServer() as server:
+        server.script_status(503)
+        answer = _streamed(server.base_url, {"stream": True})
+        assert answer.status_code == 503
+        assert answer.headers["content-type"] == "application/json"
+
+
+def test_pieces_cut_a_text_in_order_and_at_most_so_many() -> None:
+    assert pieces("") == ()
+    assert pieces("ab") == ("a", "b")
+    assert pieces("abcdefg", 3) == ("abc", "def", "g")
+    assert "".join(pieces("x" * 1001)) == "x" * 1001
+    assert len(pieces("x" * 1001)) == STREAM_PIECES

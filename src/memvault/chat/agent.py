@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import TOOL_RESULT_MODES
 from ..errors import ForbiddenError, LLMResponseError, NotFoundError, ValidationError
 from ..facilities.model import Session
 from ..llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest, ToolCall, estimate_tokens
@@ -32,7 +33,6 @@ BASE_PROMPT = (
 )
 DEFAULT_BUDGET = 8192
 """Tokens of a prompt (system prompt, tools and messages), by default."""
-TOOL_RESULTS = ("auto", "native", "folded")
 PASTED = "pasted-document"
 """The tool name of a pasted document's record (data, like any tool's output)."""
 
@@ -94,8 +94,8 @@ class Agent:
         tool_results: str = "auto",
         notify: Callable[[str], None] = lambda line: None,
     ) -> None:
-        if tool_results not in TOOL_RESULTS:
-            raise ValidationError(f"tool_results must be one of {', '.join(TOOL_RESULTS)}")
+        if tool_results not in TOOL_RESULT_MODES:
+            raise ValidationError(f"tool_results must be one of {', '.join(TOOL_RESULT_MODES)}")
         if budget < 512:
             raise ValidationError(f"the budget must be at least 512 tokens, got {budget}")
         self.memory, self.model, self.user = memory, model, user

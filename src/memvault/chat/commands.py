@@ -64,10 +64,15 @@ class Commands:
         return "\n".join(lines)
 
     def findings(self, rest: str) -> str:
-        tags = [rest] if rest else []
-        found = self.agent.memory.findings(self.agent.session.id, tags=tags)
+        """The findings (with the severity ``rest``), numbered as in the whole list, so a
+        label means the same finding whatever the filter."""
+        found = self.agent.memory.findings(self.agent.session.id)
         self.shown = [Item("finding", f.entry_id) for f in found]
-        lines = [f"  f{n}. {finding_line(f)[2:]}" for n, f in enumerate(found, start=1)]
+        lines = [
+            f"  f{n}. {finding_line(f)[2:]}"
+            for n, f in enumerate(found, start=1)
+            if not rest or rest in f.tags
+        ]
         return "\n".join([f"Findings{f' ({rest})' if rest else ''}:", *(lines or ["  none"])])
 
     def pin(self, rest: str) -> str:

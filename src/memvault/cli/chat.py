@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..config import default_home
+from ..config import TOOL_RESULT_MODES, default_home
 from ..errors import ConfigError, ValidationError
 from .app import cli
 from .common import open_memory
@@ -53,19 +53,15 @@ def _os_user() -> str:
 @click.option(
     "--budget",
     type=click.IntRange(min=512),
-    default=8192,
-    envvar="MEMVAULT_CHAT_BUDGET",
-    show_default=True,
-    help="Tokens of each prompt: system prompt, tools and messages.",
+    help="Tokens of each prompt: system prompt, tools and messages (default: "
+    "MEMVAULT_CHAT_BUDGET, 8192).",
 )
 @click.option(
     "--tool-results",
-    type=click.Choice(["auto", "native", "folded"]),
-    default="auto",
-    envvar="MEMVAULT_CHAT_TOOL_RESULTS",
-    show_default=True,
-    help="How tool results go to the model: OpenAI's tool role, folded into user turns, or "
-    "the tool role until the server refuses it.",
+    type=click.Choice(TOOL_RESULT_MODES),
+    help="How tool results go to the model: OpenAI's tool role (native), folded into user "
+    "turns, or the tool role until the server refuses it (auto; default: "
+    "MEMVAULT_CHAT_TOOL_RESULTS).",
 )
 @click.pass_context
 def chat(
@@ -77,8 +73,8 @@ def chat(
     yes: bool,
     data_dirs: tuple[Path, ...],
     attach: tuple[Path, ...],
-    budget: int,
-    tool_results: str,
+    budget: int | None,
+    tool_results: str | None,
 ) -> None:
     """Chat with the model of MEMVAULT_LLM_BASE_URL and MEMVAULT_LLM_MODEL, with memory.
 
@@ -106,8 +102,8 @@ def chat(
         private=private,
         data_dirs=data_dirs,
         approve=approve_all if yes else refuse_all,
-        budget=budget,
-        tool_results=tool_results,
+        budget=budget or memory.settings.chat_budget,
+        tool_results=tool_results or memory.settings.chat_tool_results,
         notify=lambda line: click.echo(line, err=True),
     )
     agent.sweep()

@@ -13,8 +13,10 @@ Queued steps answer the next requests in order; once the queue is empty, ``respo
 {"path": "sales.csv"}))`` makes the next answer call tools (OpenAI's ``tool_calls``).
 ``server.refuse_structured_output()`` makes it answer every request carrying a
 ``response_format`` with a 400, like a server without structured output (an old llama.cpp
-server's words by default). It serves ``POST /v1/chat/completions`` and
-``GET /v1/models``.
+server's words by default). A request with ``"stream": true`` is answered as OpenAI streams:
+server-sent events, one ``chat.completion.chunk`` per delta (the text cut in a few pieces, or
+the step's ``deltas``; then its tool calls), then ``data: [DONE]``. It serves
+``POST /v1/chat/completions`` and ``GET /v1/models``.
 Leaving the ``with`` block cuts delayed answers and open connections, and joins every handler
 thread.
 """
@@ -45,11 +47,13 @@ MAX_REQUEST_BYTES = 16 * 1024 * 1024
 @dataclass(frozen=True, slots=True)
 class Step:
     """One scripted answer, after ``delay_s``: a completion carrying ``text`` (and ``usage``,
-    and ``tool_calls`` in OpenAI's shape), or ``body`` as is. ``length=False`` sends no
-    Content-Length (the body ends when the connection closes)."""
+    and ``tool_calls`` in OpenAI's shape), or ``body`` as is. Streamed, the text comes in
+    ``deltas`` if given (else cut by :func:`pieces`). ``length=False`` sends no Content-Length
+    (the body ends when the connection closes)."""
 
     text: str | None = ""
     tool_calls: tuple[Mapping[str, Any], ...] = ()
+    deltas: tuple[str, ...] = ()
     usage: Mapping[str, int] | None = None
     status: int = 200
     body: bytes | None = None
@@ -80,6 +84,49 @@ def completion(
     if usage is not None:
         data["usage"] = dict(usage)
     return json.dumps(data).encode()
+
+
+STREAM_PIECES = 3
+"""How many deltas a streamed text is cut into (at most) unless its step says otherwise."""
+
+
+def pieces(text: str, most: int = STREAM_PIECES) -> tuple[str, ...]:
+    """``text`` cut into at most ``most`` consecutive pieces of about the same length."""
+    size = max(1, -(-len(text) // most))
+    return tuple(text[start : start + size] for start in range(0, len(text), size))
+
+
+def chunk(delta: Mapping[str, Any], model: str = "", finish: str | None = None) -> dict[str, Any]:
+    """One ``chat.completion.chunk`` carrying ``delta`` for the first choice."""
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model or "scripted",
+        "choices": [{"index": 0, "delta": dict(delta), "finish_reason": finish}],
+    }
+
+
+def stream_chunks(step: Step, model: str = "") -> list[dict[str, Any]]:
+    """The chunks that stream ``step``: the role, the text's deltas, each tool call, the end."""
+    text = step.deltas or pieces(step.text or "")
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    deltas += [{"content": piece} for piece in text]
+    deltas += [{"tool_calls": [{"index": n, **call}]} for n, call in enumerate(step.tool_calls)]
+    finish = "tool_calls" if step.tool_calls else "stop"
+    return [*(chunk(d, model) for d in deltas), chunk({}, model, finish)]
+
+
+def event_stream(chunks: Sequence[Mapping[str, Any]]) -> bytes:
+    """Server-sent events carrying ``chunks``, then ``data: [DONE]``."""
+    events = [f"data: {json.dumps(c)}\n\n" for c in chunks]
+    return "".join([*events, "data: [DONE]\n\n"]).encode()
+
+
+def streamed(request: Request) -> bool:
+    """Whether a request received asked for a streamed answer (``"stream": true``)."""
+    body = request.get("body")
+    return isinstance(body, dict) and body.get("stream") is True
 
 
 NOT_FOUND = Step(status=404, body=b'{"error": {"message": "not found"}}')
@@ -154,6 +201,10 @@ class ScriptedOpenAIServer:
     def script_text(self, text: str, usage: Mapping[str, int] | None = None) -> None:
         """The next answer: a completion carrying ``text``."""
         self.script(Step(text=text, usage=usage))
+
+    def script_deltas(self, *deltas: str) -> None:
+        """The next answer: the text of ``deltas`` joined; streamed, exactly these deltas."""
+        self.script(Step(text="".join(deltas), deltas=deltas))
 
     def script_tool_calls(
         self, *calls: tuple[str, Mapping[str, Any] | str], text: str | None = None
@@ -307,22 +358,25 @@ def _handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 server._record(self._request(body))
                 self._send(NOT_FOUND)
                 return
-            step = server._answer(self._request(body))
+            request = self._request(body)
+            step = server._answer(request)
             if step.delay_s and server._stopped_during(step.delay_s):
                 self.close_connection = True  # cut, unanswered
                 return
-            self._send(step)
+            self._send(step, stream=streamed(request))
 
         def _request(self, body: Any) -> Request:
             headers = {name.lower(): value for name, value in self.headers.items()}
             return {"method": self.command, "path": self.path, "headers": headers, "body": body}
 
-        def _send(self, step: Step) -> None:
-            payload = step.body
-            if payload is None:
+        def _send(self, step: Step, *, stream: bool = False) -> None:
+            payload, kind = step.body, "application/json"
+            if payload is None and stream:
+                payload, kind = event_stream(stream_chunks(step, server.model)), "text/event-stream"
+            elif payload is None:
                 payload = completion(step.text, step.usage, server.model, step.tool_calls)
             self.send_response(step.status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", kind)
             if step.length:
                 self.send_header("Content-Length", str(len(payload)))
             else:
