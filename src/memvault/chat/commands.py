@@ -32,9 +32,13 @@ class Item:
 
 @dataclass(frozen=True, slots=True)
 class Command:
+    """A slash command; ``settles``: it waits for learning from the last turn to end (it
+    leaves or copies the session, seed 001 §2)."""
+
     usage: str
     help: str
     run: Handler
+    settles: bool = False
 
 
 class Commands:
@@ -46,11 +50,8 @@ class Commands:
 
     def run(self, line: str) -> str:
         """What the command prints; ValidationError for an unknown command or bad arguments."""
-        name, _, rest = line.strip().removeprefix("/").partition(" ")
-        command = COMMANDS.get(name)
-        if command is None:
-            raise ValidationError(f"no command /{name}; /help lists them")
-        return command.run(self, rest.strip())
+        name, rest = split(line)
+        return command_named(name).run(self, rest)
 
     def memory(self, rest: str) -> str:
         agent = self.agent
@@ -156,11 +157,26 @@ COMMANDS = {
     "findings": Command("/findings [severity]", "this session's findings", Commands.findings),
     "pin": Command("/pin N", "copy item N into Global Memory", Commands.pin),
     "demote": Command("/demote N", "move Global Memory item N into this session", Commands.demote),
-    "export": Command("/export FILE", "this session and its data, as one file", Commands.export),
+    "export": Command(
+        "/export FILE", "this session and its data, as one file", Commands.export, settles=True
+    ),
     "import": Command("/import FILE", "a session exported with /export", Commands.import_),
-    "new": Command("/new [private]", "start a new session", Commands.new),
-    "resume": Command("/resume ID", "go back to a session", Commands.resume),
+    "new": Command("/new [private]", "start a new session", Commands.new, settles=True),
+    "resume": Command("/resume ID", "go back to a session", Commands.resume, settles=True),
     "sessions": Command("/sessions", "your sessions", Commands.sessions),
-    "delete": Command("/delete ID", "delete a session and its data", Commands.delete),
+    "delete": Command("/delete ID", "delete a session and its data", Commands.delete, True),
     "help": Command("/help", "this list", Commands.help),
 }
+
+
+def split(line: str) -> tuple[str, str]:
+    """A command line's name and the rest."""
+    name, _, rest = line.strip().removeprefix("/").partition(" ")
+    return name, rest.strip()
+
+
+def command_named(name: str) -> Command:
+    command = COMMANDS.get(name)
+    if command is None:
+        raise ValidationError(f"no command /{name}; /help lists them")
+    return command

@@ -22,7 +22,7 @@ from rich.markdown import Markdown
 
 from ..errors import MemvaultError
 from .agent import Agent, Approval, Decision
-from .commands import Commands
+from .commands import Commands, command_named, split
 
 FIRE = "\x00queued"
 """What the prompt returns when a queued message is due (no one can type a NUL)."""
@@ -99,7 +99,7 @@ class Terminal:
             self.console.print(f"[red]error:[/] {exc}")
 
     async def _command(self, text: str) -> None:
-        if self.agent.extracting:
+        if command_named(split(text)[0]).settles and self.agent.extracting:
             self.console.print("[dim]waiting for learning from the last turn to end…[/]")
         output = await asyncio.to_thread(self.commands.run, text)
         self.console.print(output, markup=False, highlight=False)
