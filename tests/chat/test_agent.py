@@ -249,3 +249,14 @@ def test_a_resumed_session_goes_on_with_its_records(
     assert any("Bluebird" in c for c in sent[1:])
     with pytest.raises(Exception, match="not private"):
         agent(memory, tmp_path, session_id=first.session.id, private=True)
+
+
+def test_a_reasoning_models_thoughts_are_not_the_answer(
+    memory: Memory, model: Router, work: Path, tmp_path: Path
+) -> None:
+    model.says("<think>The user greets me. I should greet back.</think>\n\nHello!")
+    bot = agent(memory, tmp_path)
+    assert bot.send("Hi").text == "Hello!"
+    assert memory.records(bot.session.id)[-1].content == "Hello!"
+    model.says("<think>Still thinking when the tokens ran out")
+    assert "cut off while thinking" in bot.send("Hi again").text

@@ -105,3 +105,19 @@ def test_folding_puts_results_in_user_turns_for_servers_without_the_tool_role() 
 )
 def test_a_refusal_of_the_tool_role_is_recognised(error: str, drops: bool) -> None:
     assert loop.drops_tool_role(error) is drops
+
+
+def test_resolve_date_reads_expressions_relative_to_today() -> None:
+    from datetime import UTC, datetime
+    from typing import Any, cast
+
+    class Bench:
+        now = staticmethod(lambda: datetime(2026, 11, 28, 10, 0, tzinfo=UTC))
+
+    bench = cast(Any, Bench())
+    assert tools.resolve_date(bench, {"expression": "next Friday"}) == (
+        "2026-12-04 (Friday); today is 2026-11-28 (Saturday)"
+    )
+    assert tools.resolve_date(bench, {"expression": "2 weeks ago"}).startswith("2026-11-14")
+    with pytest.raises(ValidationError, match="cannot read a date"):
+        tools.resolve_date(bench, {"expression": "whenever"})

@@ -11,6 +11,7 @@ waits (the terminal queues it, most recent wins: :attr:`Agent.extracting`).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -250,7 +251,15 @@ class Agent:
 
 
 def _said(reply: ChatReply) -> str:
-    return reply.text.strip() or "(the model gave no answer)"
+    """The answer as the user reads it: without a reasoning model's thoughts."""
+    text = THOUGHTS.sub("", reply.text).strip()
+    if text.startswith("<think>"):  # cut off while thinking
+        return "(the model gave no answer: it was cut off while thinking)"
+    return text or "(the model gave no answer)"
+
+
+THOUGHTS = re.compile(r"<think>.*?</think>", re.S)
+"""What reasoning models (Qwen3, DeepSeek-R1 through some servers) think before answering."""
 
 
 def _title(text: str) -> str:
