@@ -100,7 +100,7 @@ CASES: dict[str, list[tuple[str, int]]] = {
         ("bench locomo --data {missing}", INPUT),
         ("bench locomo --data {file}", INPUT),
     ],
-    "chat": [("chat --once hi", INPUT), ("chat --budget 10 --once hi", INPUT), ("chat", INPUT)],
+    "chat": [("chat --once hi", INPUT), ("chat --budget 1000 --once hi", INPUT), ("chat", INPUT)],
     "context": [("context {session} --budget 0", INPUT), ("context nope --budget 9", NOT_FOUND)],
     "count": [("count --scope bad", INPUT)],
     "delete": [("delete {record}", FORBIDDEN), ("delete ''", INPUT)],

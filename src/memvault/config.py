@@ -240,7 +240,7 @@ class Settings:
         default=8192,
         metadata={
             "doc": "tokens of each prompt memvault chat sends: system prompt, tools and messages",
-            "min": 512,
+            "min": 2048,
         },
     )
     chat_tool_results: str = field(

@@ -260,3 +260,32 @@ def test_a_reasoning_models_thoughts_are_not_the_answer(
     assert memory.records(bot.session.id)[-1].content == "Hello!"
     model.says("<think>Still thinking when the tokens ran out")
     assert "cut off while thinking" in bot.send("Hi again").text
+
+
+def test_what_the_window_cannot_hold_is_refused_or_cut_and_said(
+    memory: Memory, model: Router, work: Path, tmp_path: Path
+) -> None:
+    bot = agent(memory, tmp_path, budget=2048)
+    with pytest.raises(Exception, match="over a quarter of the chat budget"):
+        bot.send("x " * 2000)
+    with pytest.raises(Exception, match="over a quarter of the chat budget"):
+        bot.send("Read this", documents=["y " * 2000])
+    assert memory.records(bot.session.id) == []  # refused before anything was stored
+    (work / "wide.csv").write_text("a\n" + "".join(f"{'z' * 150}{i}\n" for i in range(60)))
+    model.calls(("load-data", {"path": "wide.csv"}))
+    model.calls(("query-sql", {"sql": "SELECT * FROM wide"}))
+    model.says("Seen.")
+    bot.approve = approve_all
+    assert bot.send("Show wide.csv").text == "Seen."
+    shown = [r.content for r in memory.records(bot.session.id) if r.tool_name == "query-sql"]
+    assert shown[-1].endswith("more characters not kept: over the record limit]")
+    assert len(shown[-1]) <= 2048
+
+
+def test_a_system_prompt_too_big_for_the_budget_says_what_to_raise(
+    memory: Memory, model: Router, work: Path, tmp_path: Path
+) -> None:
+    for n in range(60):
+        memory.add_global_memory("alice", f"User preference number {n}: " + "w" * 80)
+    with pytest.raises(Exception, match="raise MEMVAULT_CHAT_BUDGET"):
+        agent(memory, tmp_path, budget=2048).send("Hi")

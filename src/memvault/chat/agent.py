@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import TOOL_RESULT_MODES
+from ..config import TOOL_RESULT_MODES, Settings
 from ..errors import ForbiddenError, LLMResponseError, NotFoundError, ValidationError
 from ..facilities.model import Session
 from ..llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest, ToolCall, estimate_tokens
@@ -34,6 +34,8 @@ BASE_PROMPT = (
 )
 DEFAULT_BUDGET = 8192
 """Tokens of a prompt (system prompt, tools and messages), by default."""
+MIN_BUDGET = 2048
+"""The tools alone take about 600 tokens."""
 PASTED = "pasted-document"
 """The tool name of a pasted document's record (data, like any tool's output)."""
 
@@ -97,9 +99,10 @@ class Agent:
     ) -> None:
         if tool_results not in TOOL_RESULT_MODES:
             raise ValidationError(f"tool_results must be one of {', '.join(TOOL_RESULT_MODES)}")
-        if budget < 512:
-            raise ValidationError(f"the budget must be at least 512 tokens, got {budget}")
+        if budget < MIN_BUDGET:
+            raise ValidationError(f"the budget must be at least {MIN_BUDGET} tokens, got {budget}")
         self.memory, self.model, self.user = memory, model, user
+        self.record_chars = _record_limit(memory)
         self.approve, self.budget, self.notify = approve, budget, notify
         self.folded = tool_results == "folded"
         self._fold_on_refusal = tool_results == "auto"
@@ -178,6 +181,7 @@ class Agent:
         """One turn: the user's message (and pasted documents, as data), the tool loop, the
         answer stored and learned from in the background."""
         with self._busy:
+            self._check_fits(text, documents)
             sid = self.session.id
             self.memory.append_record(sid, "user", text)
             for document in documents:
@@ -187,6 +191,16 @@ class Agent:
             answer = self._loop()
             self.memory.add_turn(sid, assistant=answer.text)
             return answer
+
+    def _check_fits(self, text: str, documents: Sequence[str]) -> None:
+        """ValidationError, before anything is stored, for a message or document the model's
+        window cannot be sure to hold (a quarter of the budget, at most)."""
+        for what, said in (("the message", text), *(("a document", d) for d in documents)):
+            if estimate_tokens(said) > self.budget // 4:
+                raise ValidationError(
+                    f"{what} is ~{estimate_tokens(said):,} tokens, over a quarter of the chat "
+                    f"budget of {self.budget:,}: shorten it, or raise MEMVAULT_CHAT_BUDGET"
+                )
 
     def _loop(self) -> Answer:
         guard = loop.Guard()
@@ -207,8 +221,14 @@ class Agent:
     def _ask(self, offered: tuple[dict[str, object], ...]) -> ChatReply:
         """One model call: the system prompt, the session's window, the tools offered."""
         system = self.memory.system_prompt(self.session.id, base=BASE_PROMPT)
-        room = self.budget - estimate_tokens(system + str(offered))
-        window = self.memory.build_context(self.session.id, max(room, 256))
+        fixed = estimate_tokens(system + str(offered))
+        if self.budget - fixed < self.budget // 2:  # a quarter for the newest record, and more
+            raise ValidationError(
+                f"the system prompt and the tools take ~{fixed:,} tokens of the chat budget of "
+                f"{self.budget:,}, leaving too little for the conversation: raise "
+                "MEMVAULT_CHAT_BUDGET (or /demote what Global Memory need not hold)"
+            )
+        window = self.memory.build_context(self.session.id, self.budget - fixed)
         messages = loop.chat_messages(window.messages, folded=self.folded)
         request = ChatRequest((ChatMessage("system", system), *messages), tools=offered)
         try:
@@ -224,11 +244,11 @@ class Agent:
         """Run one call, both recorded; its answer (``error: …`` if it failed)."""
         sid = self.session.id
         tool = BY_NAME.get(call.name)
-        shown = _clipped(call.arguments or "{}", self.memory.settings.max_content_chars)
+        shown = _clipped(call.arguments or "{}", self.record_chars)
         self.memory.append_record(sid, "assistant", shown, tool_name=call.name, call_id=call.id)
         self.notify(f"→ {call.name}")
         answer = self._answer(tool, call)
-        kept = _clipped(answer, self.memory.settings.max_content_chars)
+        kept = _clipped(answer, min(self.record_chars, self.budget))  # ~a quarter, in tokens
         self.memory.append_record(sid, "tool", kept, tool_name=call.name, call_id=call.id)
         self.notify(f"← {call.name}: {answer.splitlines()[0] if answer else ''}"[:200])
         return answer
@@ -265,6 +285,12 @@ THOUGHTS = re.compile(r"<think>.*?</think>", re.S)
 def _title(text: str) -> str:
     line = " ".join(text.split())
     return line if len(line) <= 60 else line[:59] + "…"
+
+
+def _record_limit(memory: Memory) -> int:
+    """The longest record the store takes (a server's own setting is not known here: the
+    default)."""
+    return Settings().max_content_chars if memory.server else memory.settings.max_content_chars
 
 
 def _clipped(text: str, limit: int) -> str:

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..config import TOOL_RESULT_MODES, default_home
+from ..config import TOOL_RESULT_MODES, Settings, default_home
 from ..errors import ConfigError, ValidationError
+from ..llm.configured import chat_model_from_settings
 from .app import cli
 from .common import open_memory
 
@@ -52,7 +53,7 @@ def _os_user() -> str:
 )
 @click.option(
     "--budget",
-    type=click.IntRange(min=512),
+    type=click.IntRange(min=2048),
     help="Tokens of each prompt: system prompt, tools and messages (default: "
     "MEMVAULT_CHAT_BUDGET, 8192).",
 )
@@ -88,11 +89,13 @@ def chat(
         raise ValidationError("memvault chat needs a terminal; in scripts use --once MESSAGE")
     if attach and message is None:
         raise ValidationError("--attach goes with --once; in the chat, paste the document")
-    memory = open_memory(ctx)
-    model = memory.llm
+    settings = Settings.from_env()
+    model = chat_model_from_settings(settings)
     if model is None:
         raise ConfigError(NO_MODEL)
+    ctx.call_on_close(model.close)
     model.check()
+    memory = open_memory(ctx)
     agent = Agent(
         memory,
         model,
@@ -102,8 +105,8 @@ def chat(
         private=private,
         data_dirs=data_dirs,
         approve=approve_all if yes else refuse_all,
-        budget=budget or memory.settings.chat_budget,
-        tool_results=tool_results or memory.settings.chat_tool_results,
+        budget=budget or settings.chat_budget,
+        tool_results=tool_results or settings.chat_tool_results,
         notify=lambda line: click.echo(line, err=True),
     )
     agent.sweep()
