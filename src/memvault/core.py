@@ -74,6 +74,7 @@ from .store.ops import (
     TrimOp,
     TwinsOp,
 )
+from .store.session_files import SessionFiles
 from .store.timeconv import to_micros
 from .types import (
     AGENT_CATEGORIES,
@@ -321,12 +322,22 @@ class Planner:
         self.leaving: Callable[[MemoryEntry], Plan[None]] = _may_leave
         """The facilities' rule for an entry copied out of its scope (:meth:`promote`): it
         raises to refuse (:class:`~memvault.Planners` sets it: a private session's notes stay)."""
+        self.files: SessionFiles | None = None
+        """The store's session folders (a memory on a local store sets them)."""
 
     def now(self) -> datetime:
         return check.aware("the clock's time", self._clock())
 
     def for_tenant(self, tenant: str) -> Self:
-        return type(self)(tenant, self.settings, self._clock, self.embedder, self.stats)
+        other = type(self)(tenant, self.settings, self._clock, self.embedder, self.stats)
+        other.files = self.files
+        return other
+
+    def forget_session_files(self, session_ids: Iterable[str]) -> Plan[None]:
+        """After a transaction that deleted these sessions: their folders go too."""
+        ids = sorted(set(session_ids))
+        if self.files is not None and ids:
+            yield Invoke(self.files.remove, (self.tenant, ids), blocking=True)
 
     # -- indexing ---------------------------------------------------------------------------
 
@@ -892,8 +903,13 @@ class Planner:
         return True
 
     def delete_by_scope(self, scope: Scope | str) -> Plan[int]:
-        """Delete every entry of exactly this scope (no other scope, no other tenant)."""
-        return len((yield from run(DeleteScopeOp(self.tenant, Scope.coerce(scope)))))
+        """Delete every entry of exactly this scope (no other scope, no other tenant); a
+        session's scope takes its folder too."""
+        scope = Scope.coerce(scope)
+        removed = yield from run(DeleteScopeOp(self.tenant, scope))
+        if scope.kind is ScopeKind.SESSION:
+            yield from self.forget_session_files([scope.id])
+        return len(removed)
 
     def promote(
         self,

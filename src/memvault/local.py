@@ -8,12 +8,12 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from . import validation as check
 from .agents.background import Recorder
 from .agents.plans import AgentPlans
-from .config import Settings
+from .config import Settings, default_home
 from .context.plans import ContextPlans
 from .core import Plan, Planner, utc_now
 from .drivers import drive_awaiting, drive_blocking
@@ -29,6 +29,7 @@ from .security import redact
 from .store.audit import DIRECT, Stamp
 from .store.base import Backend
 from .store.registry import open_backend
+from .store.session_files import SessionFiles
 from .trust.audit import AuditPlans
 from .trust.bundles import BundlePlans
 from .trust.erasure import ErasurePlans, Residue
@@ -144,14 +145,17 @@ class Local:
             self._owns_chat = self.chat is not None
         try:
             extractor_mode(settings, self.chat)  # refuses extraction=llm without an LLM
-            if isinstance(store, Backend):
-                self.backend = store
+            url = None if isinstance(store, Backend) else store or settings.store_url()
+            if url is None:
+                self.backend = cast(Backend, store)
             else:
-                self.backend = open_backend(store or settings.store_url(), settings)
+                self.backend = open_backend(url, settings)
                 self._owns_backend = True
             if embedder is None:
                 embedder = default_embedder(settings.redis_url, settings.embed_threads)
             store_planner = Planner(tenant or settings.tenant, settings, clock or utc_now, embedder)
+            if url is not None and self.backend.capabilities.persistent:
+                store_planner.files = SessionFiles.of(default_home(), url)
             self.planners = Planners.on(store_planner, self.chat, self._residue)
             self._unlisten = self.backend.listen(self._forget_copies)
             self.recorder = Recorder(store_planner.stats)

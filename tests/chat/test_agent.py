@@ -4,6 +4,8 @@ servers without the tool role, and what never reaches Global Memory."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from memvault import Memory
 from memvault.chat import loop
 from memvault.chat.agent import Agent, Approval, Decision, approve_all
 from memvault.llm.openai_compat import OpenAICompatChat
+from memvault.store.session_files import SessionFiles
 from memvault.testing.openai_server import ScriptedOpenAIServer, Step
 
 from .conftest import Router, finding
@@ -45,7 +48,12 @@ def memory(tmp_path: Path, server: ScriptedOpenAIServer) -> Iterator[Memory]:
 
 def agent(memory: Memory, tmp_path: Path, **options: Any) -> Agent:
     assert memory.llm is not None
-    return Agent(memory, memory.llm, "alice", home=tmp_path / "home", **options)
+    files = SessionFiles.of(isolated_home(), str(tmp_path / "m.db"))
+    return Agent(memory, memory.llm, "alice", files=files, **options)
+
+
+def isolated_home() -> Path:
+    return Path(os.environ["MEMVAULT_HOME"])
 
 
 def roles(memory: Memory, session_id: str) -> list[tuple[str, str | None]]:
@@ -278,7 +286,7 @@ def test_what_the_window_cannot_hold_is_refused_or_cut_and_said(
     bot.approve = approve_all
     assert bot.send("Show wide.csv").text == "Seen."
     shown = [r.content for r in memory.records(bot.session.id) if r.tool_name == "query-sql"]
-    assert shown[-1].endswith("more characters not kept: over the record limit]")
+    assert shown[-1].endswith("more characters not kept: too long to keep]")
     assert len(shown[-1]) <= 2048
 
 
@@ -289,3 +297,111 @@ def test_a_system_prompt_too_big_for_the_budget_says_what_to_raise(
         memory.add_global_memory("alice", f"User preference number {n}: " + "w" * 80)
     with pytest.raises(Exception, match="raise MEMVAULT_CHAT_BUDGET"):
         agent(memory, tmp_path, budget=2048).send("Hi")
+
+
+def test_what_a_record_cannot_hold_is_shown_not_refused(
+    memory: Memory, model: Router, work: Path, tmp_path: Path
+) -> None:
+    """A NUL in a result, blank arguments, an id or a name no record takes: the turn goes on."""
+    from memvault.testing.openai_server import Step
+
+    model.calls(("load-data", {"path": "sales.csv"}))
+    model.calls(("query-sql", {"sql": "SELECT 'a' || chr(0) || 'b' AS v"}))
+    weird = {"id": "x" * 300, "type": "function", "function": {"name": "n" * 300, "arguments": " "}}
+    model.chat.append(Step(text=None, tool_calls=(weird,)))
+    model.says("Done.")
+    bot = agent(memory, tmp_path, approve=approve_all)
+    assert bot.send("Go").text == "Done."
+    results = [r for r in memory.records(bot.session.id) if r.role == "tool"]
+    assert "a\\x00b" in results[1].content
+    assert results[2].tool_name == "n" * 64 and results[2].call_id.startswith("call")
+    assert results[2].content.startswith("error: there is no tool")
+
+
+def test_a_model_that_takes_no_tools_still_answers(
+    memory: Memory, model: Router, work: Path, tmp_path: Path
+) -> None:
+    def no_tools(request: dict[str, Any]) -> Step | str:
+        if "tools" in request["body"]:
+            body = b'{"error": {"message": "registry.ollama.ai/tiny does not support tools"}}'
+            return Step(status=400, body=body)
+        return "Plain answer."
+
+    model.default_chat = no_tools
+    lines: list[str] = []
+    bot = agent(memory, tmp_path, notify=lines.append)
+    assert bot.send("Hi").text == "Plain answer."
+    assert bot.toolless and any("takes no tools" in line for line in lines)
+    assert bot.send("Again").text == "Plain answer."
+
+
+def test_calls_at_the_round_limit_are_said(
+    memory: Memory, model: Router, work: Path, tmp_path: Path
+) -> None:
+    from memvault.testing.openai_server import tool_calls_step
+
+    model.default_chat = lambda request: tool_calls_step(("describe-data", {}), text="Still.")
+    answer = agent(memory, tmp_path).send("Go on")
+    assert answer.stopped == f"the model still called tools after {loop.MAX_ROUNDS} rounds"
+    assert answer.text == "Still."
+
+
+def test_sessions_resume_as_they_are_and_delete_with_their_data(
+    memory: Memory, model: Router, work: Path, tmp_path: Path
+) -> None:
+    bot = agent(memory, tmp_path, private=True)
+    private = bot.session
+    public = memory.create_session("alice")
+    assert not bot.switch(public.id).private  # resuming keeps the session's own privacy
+    assert bot.switch(private.id).private
+    assert not bot.switch().private and bot.switch(private=True).private
+    model.calls(("load-data", {"path": "sales.csv"}))
+    bot.switch(public.id)
+    bot.send("Load sales.csv")
+    folder = bot.database(public.id).parent
+    assert folder.is_dir()
+    bot.switch()
+    bot.delete_session(public.id)
+    assert not folder.exists()
+    stray = bot.files.folder(memory.tenant, "s-gone")
+    stray.mkdir(parents=True)
+    assert bot.sweep() == ["s-gone"] and not stray.exists()
+
+
+def test_a_session_file_carries_its_data_and_refuses_a_doctored_database(
+    memory: Memory, model: Router, work: Path, tmp_path: Path
+) -> None:
+    import zipfile
+
+    from memvault.chat import bundle
+    from memvault.errors import BundleError
+
+    bot = agent(memory, tmp_path)
+    model.calls(("load-data", {"path": "sales.csv"}))
+    bot.send("Load sales.csv")
+    exported = tmp_path / "s.mvchat"
+    assert bundle.export(bot, exported).endswith("1 table(s)")
+    new = bundle.import_(bot, exported)
+    assert new != bot.session.id
+    bot.switch(new)
+    assert "table sales: 3 rows" in bot.bench.engine.describe()
+
+    import duckdb
+
+    doctored = tmp_path / "doctored.duckdb"
+    with duckdb.connect(str(doctored)) as con:
+        con.execute("CREATE MACRO count_rows() AS 1")
+    with zipfile.ZipFile(exported) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    members["analysis.duckdb"] = doctored.read_bytes()
+    manifest = json.loads(members["manifest.json"])
+    manifest["members"]["analysis.duckdb"] = bundle._described(members["analysis.duckdb"])
+    members["manifest.json"] = json.dumps(manifest).encode()
+    forged = tmp_path / "forged.mvchat"
+    with zipfile.ZipFile(forged, "w") as archive:
+        for name, blob in members.items():
+            archive.writestr(name, blob)
+    before = len(bot.sessions())
+    with pytest.raises(BundleError, match="macros of its own"):
+        bundle.import_(bot, forged)
+    assert len(bot.sessions()) == before  # nothing was stored

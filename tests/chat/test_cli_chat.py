@@ -201,3 +201,14 @@ def test_without_a_model_it_says_what_to_set(work: Path) -> None:
     )
     assert result.returncode == 2
     assert "set MEMVAULT_LLM_BASE_URL and MEMVAULT_LLM_MODEL" in result.stderr
+
+
+def test_control_characters_from_the_data_reach_no_terminal(
+    server: ScriptedOpenAIServer, model: Router, work: Path
+) -> None:
+    (work / "esc.csv").write_text("ok\x1b]0;PWNED\x07,b\n1,2\n")
+    model.calls(("load-data", {"path": "esc.csv"}))
+    model.says("Title set \x1b]0;PWNED\x07 done")
+    result = chat(server, work, "--once", "Load esc.csv")
+    assert "\x1b" not in result.stdout + result.stderr
+    assert "\\x1b]0;PWNED\\x07" in result.stderr and "\\x1b]0;PWNED" in result.stdout

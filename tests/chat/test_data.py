@@ -133,3 +133,46 @@ def test_delete_removes_the_file(engine: DataEngine) -> None:
     assert engine.path.exists()
     engine.delete()
     assert not engine.path.exists() and engine.tables() == []
+
+
+def test_hidden_files_and_folders_are_refused(engine: DataEngine, roots: tuple[Path, Path]) -> None:
+    (roots[0] / ".secrets.csv").write_text(CSV)
+    (roots[0] / ".config").mkdir()
+    (roots[0] / ".config" / "x.csv").write_text(CSV)
+    for path in (".secrets.csv", ".config/x.csv"):
+        with pytest.raises(DataError, match="hidden"):
+            engine.load(path)
+
+
+@pytest.mark.parametrize("path", ["a" * 300 + ".csv", "~nosuchuser/x.csv", "x" * 2000])
+def test_unreadable_names_are_data_errors(engine: DataEngine, path: str) -> None:
+    with pytest.raises(DataError):
+        engine.load(path)
+
+
+def test_explain_and_overflowing_values_are_data_errors(engine: DataEngine) -> None:
+    engine.load("sales.csv")
+    with pytest.raises(DataError, match="only reads"):
+        engine.query("EXPLAIN ANALYZE SELECT * FROM sales")
+    with pytest.raises(DataError):
+        engine.query("SELECT INTERVAL 100000000 YEAR")
+
+
+def test_a_macro_in_the_database_cannot_redirect_a_load(
+    engine: DataEngine, roots: tuple[Path, Path]
+) -> None:
+    """A database from elsewhere (an imported session) may hold a macro named like DuckDB's
+    reader; the load names the reader in DuckDB's own catalogue, and such a database is refused
+    by the check an import runs."""
+    import duckdb
+
+    secret = roots[0].parent / "outside-secret.txt"
+    secret.write_text("the secret")
+    engine.path.parent.mkdir(parents=True, exist_ok=True)
+    with duckdb.connect(str(engine.path)) as con:
+        con.execute(
+            f"CREATE MACRO read_csv_auto(p) AS TABLE SELECT content FROM read_text('{secret}')"
+        )
+    assert "3 rows, columns city, week, units" in engine.load("sales.csv")
+    with pytest.raises(DataError, match="macros of its own"):
+        engine.check()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from memvault.store.session_files import store_key
 from memvault.testing.openai_server import ScriptedOpenAIServer
 
 from ..integration.test_offline import AUDIT_HOOK, clean_environment, remote_address, strace_prefix
@@ -50,9 +51,10 @@ def test_a_turn_with_data_tools_stays_on_the_machine(
     session = next(
         line.split()[1] for line in done.stderr.splitlines() if line.startswith("session")
     )
+    key = store_key(str(tmp_path / "memvault-home" / "memvault.db"))
     assert [p for p in written if not p.startswith(("hook/", "strace.log"))] == [
-        f"memvault-home/chat/default/{session}.duckdb",
         "memvault-home/memvault.db",
+        f"memvault-home/sessions/{key}/default/{session}/analysis.duckdb",
         "work/sales.csv",
     ]
     assert not (tmp_path / "audit.log").exists()

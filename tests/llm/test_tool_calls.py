@@ -8,7 +8,7 @@ import json
 import pytest
 
 from memvault import LLMResponseError
-from memvault.llm.base import ChatMessage, ChatRequest, ToolCall
+from memvault.llm.base import ChatMessage, ChatRequest
 from memvault.llm.openai_compat import OpenAICompatChat
 from memvault.testing.openai_server import ScriptedOpenAIServer
 
@@ -72,7 +72,11 @@ def test_decoded_arguments_and_missing_ids_are_accepted(
 ) -> None:
     server.script_raw(_answer([{"function": {"name": "resolve-date", "arguments": {"x": 1}}}]))
     [call] = client.complete(ChatRequest((ChatMessage("user", "When?"),))).tool_calls
-    assert call == ToolCall("call-0", "resolve-date", '{"x": 1}')
+    assert (call.name, call.arguments) == ("resolve-date", '{"x": 1}')
+    assert len(call.id) == 9 and call.id.isalnum()
+    server.script_raw(_answer([{"function": {"name": "describe-data", "arguments": None}}]))
+    [bare] = client.complete(ChatRequest((ChatMessage("user", "What?"),))).tool_calls
+    assert bare.arguments == "" and bare.id != call.id
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from ..errors import ForbiddenError, LLMResponseError, NotFoundError, Validation
 from ..facilities.model import Session
 from ..llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest, ToolCall, estimate_tokens
 from ..memory import Memory
+from ..store.session_files import SessionFiles
 from . import loop, tools
 from .data import DataEngine
 from .tools import BY_NAME, Tool, Workbench
@@ -37,6 +39,8 @@ DEFAULT_BUDGET = 8192
 MIN_BUDGET = 2048
 """The tools alone take about 600 tokens."""
 PASTED = "pasted-document"
+DATABASE = "analysis.duckdb"
+"""A session's analysis database, in its folder."""
 """The tool name of a pasted document's record (data, like any tool's output)."""
 
 
@@ -80,7 +84,8 @@ class Answer:
 
 class Agent:
     """A user's chat, on ``memory``, with ``model``. ``data_dirs``: folders files may be loaded
-    from besides the current one; ``home``: where the sessions' DuckDB files live."""
+    from besides the current one; ``files``: the store's session folders, where each session's
+    analysis database lives."""
 
     def __init__(
         self,
@@ -88,7 +93,7 @@ class Agent:
         model: ChatModel,
         user: str,
         *,
-        home: Path,
+        files: SessionFiles,
         session_id: str | None = None,
         private: bool = False,
         data_dirs: Sequence[Path] = (),
@@ -105,9 +110,11 @@ class Agent:
         self.record_chars = _record_limit(memory)
         self.approve, self.budget, self.notify = approve, budget, notify
         self.folded = tool_results == "folded"
+        self.toolless = False
+        """Set once the server refused tools even folded: no tools are offered from then on."""
         self._fold_on_refusal = tool_results == "auto"
         self.roots = (Path.cwd(), *data_dirs)
-        self.files = home / "chat" / memory.tenant
+        self.files = files
         self._busy = threading.Lock()
         self.session = self._opened(session_id, private)
         self.bench = self._bench()
@@ -125,16 +132,15 @@ class Agent:
         return session
 
     def _bench(self) -> Workbench:
-        engine = DataEngine(self.files / f"{self.session.id}.duckdb", self.roots)
+        engine = DataEngine(self.database(self.session.id), self.roots)
         return Workbench(self.memory, self.session.id, engine, self.model, self.notify)
 
-    def switch(self, session_id: str | None = None, *, private: bool | None = None) -> Session:
-        """Go to another of the user's sessions, or a new one (private if ``private``, else as
-        the current one)."""
+    def switch(self, session_id: str | None = None, *, private: bool = False) -> Session:
+        """Go to another of the user's sessions (as it is, private or not), or a new one
+        (private if ``private``)."""
         with self._busy:
             self._settled()
-            keep = self.session.private if private is None else private
-            self.session = self._opened(session_id, keep)
+            self.session = self._opened(session_id, private and session_id is None)
             self.bench = self._bench()
             return self.session
 
@@ -150,20 +156,24 @@ class Agent:
             self._settled()
             if self.memory.get_session(session_id).user_id != self.user:
                 raise ForbiddenError(f"session {session_id} is not {self.user}'s")
-            removed = self.memory.delete_session(session_id)
-            DataEngine(self.files / f"{session_id}.duckdb", ()).delete()
+            removed = self.memory.delete_session(session_id)  # its folder goes with it
+            self.files.remove(self.memory.tenant, [session_id])  # a server's store: here
             return removed
 
+    def database(self, session_id: str) -> Path:
+        """Where a session's analysis database lives: in its folder."""
+        return self.files.folder(self.memory.tenant, session_id) / DATABASE
+
     def sweep(self) -> list[str]:
-        """Delete the analysis databases of sessions that no longer exist (deleted or erased
-        elsewhere); their ids."""
+        """Delete the folders of sessions that no longer exist (deleted on a memvault server,
+        which cannot reach this machine's folders); their ids."""
         gone = []
-        for file in sorted(self.files.glob("*.duckdb")):
+        for session_id in self.files.sessions(self.memory.tenant):
             try:
-                self.memory.get_session(file.stem)
+                self.memory.get_session(session_id)
             except NotFoundError:
-                DataEngine(file, ()).delete()
-                gone.append(file.stem)
+                self.files.remove(self.memory.tenant, [session_id])
+                gone.append(session_id)
         return gone
 
     @property
@@ -207,16 +217,22 @@ class Agent:
         for round_ in range(1, loop.MAX_ROUNDS + 1):
             last = round_ == loop.MAX_ROUNDS
             reply = self._ask(() if last else tools.offered(self.bench.data_loaded))
-            if not reply.tool_calls or last:
+            if not reply.tool_calls:
                 return Answer(_said(reply), round_)
-            if reply.text.strip():
-                self.memory.append_record(self.session.id, "assistant", reply.text)
+            if last:
+                why = f"the model still called tools after {loop.MAX_ROUNDS} rounds"
+                return self._stopped(_said(reply), round_, why)
+            if said := THOUGHTS.sub("", reply.text).strip():
+                self.memory.append_record(self.session.id, "assistant", _recordable(said))
             stuck = [call for call in reply.tool_calls if guard.failed(call, self._call(call))]
             if stuck:
                 why = f"{stuck[0].name} failed {loop.REPEATS} times with the same arguments"
-                self.notify(f"stopped: {why}")
-                return Answer(_said(self._ask(())), round_ + 1, why)
-        raise AssertionError("unreachable: the last round offers no tools")
+                return self._stopped(_said(self._ask(())), round_ + 1, why)
+        raise AssertionError("unreachable: the last round returns")
+
+    def _stopped(self, text: str, rounds: int, why: str) -> Answer:
+        self.notify(f"stopped: {why}")
+        return Answer(text, rounds, why)
 
     def _ask(self, offered: tuple[dict[str, object], ...]) -> ChatReply:
         """One model call: the system prompt, the session's window, the tools offered."""
@@ -230,32 +246,36 @@ class Agent:
             )
         window = self.memory.build_context(self.session.id, self.budget - fixed)
         messages = loop.chat_messages(window.messages, folded=self.folded)
+        offered = () if self.toolless else offered
         request = ChatRequest((ChatMessage("system", system), *messages), tools=offered)
         try:
             return self.model.complete(request)
         except LLMResponseError as exc:
-            if self.folded or not self._fold_on_refusal or not loop.drops_tool_role(str(exc)):
+            if not (self._fold_on_refusal and loop.drops_tool_role(str(exc))) or self.toolless:
                 raise
-            self.folded = True
-            self.notify("the model server refused tool messages: folding tool results in")
+            if self.folded:  # folded and still refused: the model takes no tools at all
+                self.toolless = True
+                self.notify("the model takes no tools: answering without them")
+            else:
+                self.folded = True
+                self.notify("the model server refused tool messages: folding tool results in")
             return self._ask(offered)
 
     def _call(self, call: ToolCall) -> str:
         """Run one call, both recorded; its answer (``error: …`` if it failed)."""
-        sid = self.session.id
-        tool = BY_NAME.get(call.name)
-        shown = _clipped(call.arguments or "{}", self.record_chars)
-        self.memory.append_record(sid, "assistant", shown, tool_name=call.name, call_id=call.id)
-        self.notify(f"→ {call.name}")
-        answer = self._answer(tool, call)
-        kept = _clipped(answer, min(self.record_chars, self.budget))  # ~a quarter, in tokens
-        self.memory.append_record(sid, "tool", kept, tool_name=call.name, call_id=call.id)
-        self.notify(f"← {call.name}: {answer.splitlines()[0] if answer else ''}"[:200])
+        sid, name, call_id = self.session.id, _name(call.name), _call_id(call.id)
+        shown = _clipped(_recordable(call.arguments or "{}"), self.record_chars)
+        self.memory.append_record(sid, "assistant", shown, tool_name=name, call_id=call_id)
+        self.notify(f"→ {name}")
+        answer = self._answer(BY_NAME.get(call.name), call)
+        kept = _clipped(_recordable(answer), min(self.record_chars, self.budget))  # ~1/4 budget
+        self.memory.append_record(sid, "tool", kept, tool_name=name, call_id=call_id)
+        self.notify(f"← {name}: {answer.splitlines()[0] if answer else ''}"[:200])
         return answer
 
     def _answer(self, tool: Tool | None, call: ToolCall) -> str:
         if tool is None:
-            return f"{loop.FAILED}there is no tool {call.name}; tools: {', '.join(BY_NAME)}"
+            return f"{loop.FAILED}there is no tool {_name(call.name)}; tools: {', '.join(BY_NAME)}"
         if tool.needs_data and not self.bench.data_loaded:
             return f"{loop.FAILED}no data is loaded: call load-data first"
         try:
@@ -287,6 +307,28 @@ def _title(text: str) -> str:
     return line if len(line) <= 60 else line[:59] + "…"
 
 
+def _recordable(text: str) -> str:
+    """``text`` as a record can hold it: NUL and lone surrogates shown, never refused."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+    return text if text.strip() else "(empty)"
+
+
+def _name(name: str) -> str:
+    """A tool's name as records keep it (the model may make one up: at most 64 characters)."""
+    shown = " ".join(name.split())[:64]
+    return shown or "(no name)"
+
+
+def _call_id(call_id: str) -> str:
+    """A call's id as records keep it: the model's, or a fresh one if it is unusable."""
+    if CALL_ID.fullmatch(call_id):
+        return call_id
+    return "call" + uuid.uuid4().hex[:12]
+
+
+CALL_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+
+
 def _record_limit(memory: Memory) -> int:
     """The longest record the store takes (a server's own setting is not known here: the
     default)."""
@@ -297,5 +339,5 @@ def _clipped(text: str, limit: int) -> str:
     """``text`` as a record holds it: cut past ``limit`` characters, saying so."""
     if len(text) <= limit:
         return text
-    note = f"\n[… {len(text) - limit + 200:,} more characters not kept: over the record limit]"
+    note = f"\n[… {len(text) - limit + 200:,} more characters not kept: too long to keep]"
     return text[: limit - 200] + note

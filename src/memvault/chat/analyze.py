@@ -22,6 +22,8 @@ WINDOW_ROWS = 100
 """Rows the model reads at a time."""
 MAX_FINDINGS = 20
 """Findings kept of one analysis."""
+MAX_WINDOWS = 50
+"""Windows one analysis reads at most (5,000 rows): each is a model call."""
 MAX_FINDING_CHARS = 400
 SEVERITIES = ("info", "warning", "critical")
 NOTES_CHARS = 2000
@@ -51,6 +53,7 @@ SCHEMA = ResponseSchema(
     },
 )
 
+REFUSED = "unusable, too long, or addressed to the model or memory"
 Progress = Callable[[int, int], None]
 """Called with ``(window, of)`` as each window starts."""
 
@@ -65,13 +68,32 @@ class Proposed:
 
 @dataclass(frozen=True, slots=True)
 class Analysis:
-    """What the analysis of a table found: the notes at the end, the findings, and the windows
-    read and dropped (their reply was unusable or steered by the data)."""
+    """What the analysis of a table found: the notes at the end, the findings; the windows
+    read, of how many, and dropped (their reply was unusable or steered by the data); the
+    findings refused (too long, or addressing the model or its memory) and left over
+    :data:`MAX_FINDINGS`."""
 
     notes: str
     findings: tuple[Proposed, ...]
     windows: int
-    dropped: int
+    of: int
+    dropped: int = 0
+    refused: int = 0
+    over: int = 0
+
+    def summary(self, table: str) -> list[str]:
+        """What the tool tells the model, besides the findings: nothing left out unsaid."""
+        read = f"analysed {table} in {self.windows} window(s) of {WINDOW_ROWS} rows"
+        lines = [
+            read + (f", of {self.of}: the rest was not read" if self.of > self.windows else "")
+        ]
+        said = (
+            (self.dropped, "window(s) gave no usable answer"),
+            (self.refused, f"finding(s) refused ({REFUSED})"),
+            (self.over, f"finding(s) left out (at most {MAX_FINDINGS} are kept)"),
+        )
+        lines += [f"{count} {what}" for count, what in said if count]
+        return lines
 
 
 def analyze(
@@ -83,10 +105,13 @@ def analyze(
     progress: Progress = lambda n, of: None,
     rows: int = WINDOW_ROWS,
 ) -> Analysis:
-    """Read ``table`` window by window with ``model``; the notes and findings it makes."""
-    notes, found, dropped, windows = "", list[Proposed](), 0, 0
+    """Read ``table`` window by window with ``model`` (the first :data:`MAX_WINDOWS`); the
+    notes and findings it makes."""
+    notes, found, dropped, refused, windows, of = "", list[Proposed](), 0, 0, 0, 0
     for n, of, window in engine.windows(table, rows):
-        progress(n, of)
+        if n > MAX_WINDOWS:
+            break
+        progress(n, min(of, MAX_WINDOWS))
         windows += 1
         nonce = guard.new_nonce()
         request = ChatRequest(
@@ -110,8 +135,12 @@ def analyze(
             dropped += 1
             continue
         notes = answer[0][-NOTES_CHARS:] or notes
-        found.extend(answer[1])
-    return Analysis(notes, tuple(_distinct(found))[:MAX_FINDINGS], windows, dropped)
+        found.extend(p for p in answer[1] if p is not None)
+        refused += answer[1].count(None)
+    distinct = _distinct(found)
+    kept = tuple(distinct[:MAX_FINDINGS])
+    over = len(distinct) - len(kept)
+    return Analysis(notes, kept, windows, of, dropped, refused, over)
 
 
 def system_message(nonce: str, structured: bool) -> str:
@@ -146,9 +175,9 @@ def window_message(
     )
 
 
-def parse(reply: str) -> tuple[str, list[Proposed]] | None:
-    """The notes and findings of a reply (JSON, possibly fenced or with text around it);
-    None if it holds no such object."""
+def parse(reply: str) -> tuple[str, list[Proposed | None]] | None:
+    """The notes and findings of a reply (JSON, possibly fenced or with text around it), a
+    finding refused as None; None if it holds no such object."""
     data = _json_object(reply)
     if data is None:
         return None
@@ -156,7 +185,7 @@ def parse(reply: str) -> tuple[str, list[Proposed]] | None:
     items = data.get("findings")
     if not isinstance(notes, str) or not isinstance(items, list):
         return None
-    return " ".join(notes.split()), [p for p in map(_proposed, items) if p is not None]
+    return " ".join(notes.split()), [_proposed(item) for item in items]
 
 
 def _json_object(reply: str) -> dict[str, object] | None:

@@ -3,8 +3,10 @@
 The file is a zip of ``manifest.json`` (format, version, each member's SHA-256 and size),
 ``session.mvbundle`` (:meth:`Memory.session_bundle`: records, notes, findings, audit) and, if
 data was loaded, ``analysis.duckdb``. Reading trusts nothing: other members, a size past the
-caps or a checksum that differs refuse the file, nothing imported; the database must open as
-one. Importing makes a new session (memvault's bundle import) with the database beside it.
+caps (those of memvault's bundles, zip bombs included) or a checksum that differs refuse the
+file, and the database must be plain tables (nothing of its own that runs) — all checked before
+anything is stored. Importing makes a new session (memvault's bundle import) with the database
+beside it.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import uuid
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import BundleError, ForbiddenError
-from ..trust.bundle_file import MAX_BUNDLE_BYTES, read_file, write_new_file
+from ..trust.bundle_file import read_file, write_new_file, zip_members
 from .data import DataEngine, DataError
 
 if TYPE_CHECKING:
@@ -26,7 +29,6 @@ if TYPE_CHECKING:
 FORMAT = "memvault-chat-session"
 VERSION = 1
 MANIFEST, SESSION, DATABASE = "manifest.json", "session.mvbundle", "analysis.duckdb"
-MAX_MEMBER_BYTES = 4 * MAX_BUNDLE_BYTES
 
 
 def export(agent: Agent, path: Path) -> str:
@@ -36,7 +38,7 @@ def export(agent: Agent, path: Path) -> str:
     members = {SESSION: data}
     database = agent.bench.engine.path
     if database.exists():
-        members[DATABASE] = database.read_bytes()
+        members[DATABASE] = _bytes_of(database)
     listed = {name: _described(blob) for name, blob in members.items()}
     manifest = {"format": FORMAT, "version": VERSION, "members": listed}
     out = io.BytesIO()
@@ -50,23 +52,31 @@ def export(agent: Agent, path: Path) -> str:
 
 
 def import_(agent: Agent, path: Path) -> str:
-    """Import a file of :func:`export` as a new session of the agent's user; its id."""
+    """Import a file of :func:`export` as a new session of the agent's user; its id. Its
+    database is checked before the session is stored."""
     members = _members(read_file(path))
-    report = agent.memory.import_bundle(members[SESSION])
-    session = agent.memory.get_session(report.session_id)
-    if session.user_id != agent.user:
-        agent.memory.delete_session(session.id)
-        raise ForbiddenError(f"the file holds a session of {session.user_id}, not {agent.user}")
+    staged = None
     if DATABASE in members:
-        target = agent.files / f"{session.id}.duckdb"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(members[DATABASE])
+        staged = agent.files.root / f".import-{uuid.uuid4().hex}.duckdb"
+        _write(staged, members[DATABASE])
         try:
-            DataEngine(target, ()).tables()
-        except DataError:
-            DataEngine(target, ()).delete()
+            DataEngine(staged, ()).check()
+        except DataError as exc:
+            DataEngine(staged, ()).delete()
+            raise BundleError(f"{path}: {DATABASE}: {exc}") from None
+    try:
+        report = agent.memory.import_bundle(members[SESSION])
+        session = agent.memory.get_session(report.session_id)
+        if session.user_id != agent.user:
             agent.memory.delete_session(session.id)
-            raise BundleError(f"{path}: {DATABASE} is not a DuckDB database") from None
+            raise ForbiddenError(f"the file holds a session of {session.user_id}, not {agent.user}")
+        if staged is not None:
+            target = agent.database(session.id)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            staged.replace(target)
+    finally:
+        if staged is not None:
+            staged.unlink(missing_ok=True)
     return session.id
 
 
@@ -76,34 +86,34 @@ def _described(blob: bytes) -> dict[str, object]:
 
 def _members(raw: bytes) -> dict[str, bytes]:
     """The checked members of a chat session file; BundleError for anything else."""
+    members = zip_members(raw, frozenset({MANIFEST, SESSION}), frozenset({DATABASE}))
     try:
-        archive = zipfile.ZipFile(io.BytesIO(raw))
-        names = archive.namelist()
-        if MANIFEST not in names or not set(names) <= {MANIFEST, SESSION, DATABASE}:
-            raise BundleError(f"not a chat session file: members {', '.join(sorted(names))}")
-        manifest = json.loads(_read(archive, MANIFEST))
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise BundleError("not a chat session file (its manifest names another format)")
-        if manifest.get("version") != VERSION:
-            raise BundleError(f"chat session file version {manifest.get('version')} is unknown")
-        listed = manifest.get("members")
-        if not isinstance(listed, dict) or set(listed) != set(names) - {MANIFEST}:
-            raise BundleError("the manifest does not list the file's members")
-        members = {name: _read(archive, name) for name in listed}
-    except (zipfile.BadZipFile, ValueError, KeyError, OSError) as exc:
-        raise BundleError(f"not a readable chat session file: {exc}") from None
+        manifest = json.loads(members.pop(MANIFEST).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise BundleError("not a chat session file: its manifest is not JSON") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise BundleError("not a chat session file (its manifest names another format)")
+    if manifest.get("version") != VERSION:
+        raise BundleError(f"chat session file version {manifest.get('version')!r} is unknown")
+    listed = manifest.get("members")
+    if not isinstance(listed, dict) or set(listed) != set(members):
+        raise BundleError("the manifest does not list the file's members")
     for name, blob in members.items():
         if listed[name] != _described(blob):
             raise BundleError(f"{name} does not match its checksum: the file was changed")
-    if SESSION not in members:
-        raise BundleError(f"the file holds no {SESSION}")
     return members
 
 
-def _read(archive: zipfile.ZipFile, name: str) -> bytes:
-    """A member's bytes, reading no further than the cap (whatever size it declares)."""
-    with archive.open(name) as member:
-        blob = member.read(MAX_MEMBER_BYTES + 1)
-    if len(blob) > MAX_MEMBER_BYTES:
-        raise BundleError(f"{name} is larger than {MAX_MEMBER_BYTES} bytes")
-    return blob
+def _bytes_of(file: Path) -> bytes:
+    try:
+        return file.read_bytes()
+    except OSError as exc:
+        raise BundleError(f"cannot read {file}: {exc.strerror or exc}") from None
+
+
+def _write(file: Path, data: bytes) -> None:
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_bytes(data)
+    except OSError as exc:
+        raise BundleError(f"cannot write {file}: {exc.strerror or exc}") from None

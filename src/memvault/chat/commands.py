@@ -104,7 +104,7 @@ class Commands:
         return f"imported as session {session}; /resume {session} opens it"
 
     def new(self, rest: str) -> str:
-        session = self.agent.switch(private=rest == "private" or None)
+        session = self.agent.switch(private=rest == "private")
         self.shown = []
         return f"new session {session.id}{' (private)' if session.private else ''}"
 

@@ -2,10 +2,13 @@
 the allowed roots, describe tables, run read-only SQL, and read a table in windows.
 
 Files are loaded only from inside the allowed roots (the current directory and ``--data-dir``),
-never through a symbolic link. Queries run on a read-only connection with file access turned
-off, so SQL can neither change the data nor read another file; no connection may install or
-load an extension (nothing is downloaded). A connection is opened per operation, so the file is
-closed whenever no operation runs.
+never hidden ones, never through a symbolic link: the file is opened without following links
+and DuckDB reads that open file, the only path it may read (its configuration locked, and the
+reader named in DuckDB's own catalogue, which no macro of the database can shadow). Queries run
+on a read-only connection with file access off and a memory limit, one SELECT at a time, so SQL
+can neither change the data nor read another file. No connection may install or load an
+extension: nothing is downloaded. A connection is opened per operation, so the file is closed
+whenever no operation runs.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import contextlib
 import csv
 import io
 import os
+import stat
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -25,8 +29,8 @@ import duckdb
 from ..errors import ValidationError
 from ..patterns import lazy
 
-FORMATS = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".json": "read_json_auto"}
-FORMATS |= {".jsonl": "read_json_auto", ".ndjson": "read_json_auto"}
+CSV, JSON = "system.main.read_csv_auto", "system.main.read_json_auto"
+FORMATS = {".csv": CSV, ".tsv": CSV, ".json": JSON, ".jsonl": JSON, ".ndjson": JSON}
 TABLE = lazy(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 ROW_CAP = 50
 """Rows a query shows at most (the answer says when there were more)."""
@@ -34,7 +38,13 @@ CELL_CHARS = 200
 """Characters a cell shows at most (the answer marks a cut cell)."""
 QUERY_TIMEOUT_S = 30.0
 CLOSED = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
-READ_ONLY = CLOSED | {"enable_external_access": False}
+READ_ONLY = CLOSED | {
+    "enable_external_access": False,
+    "lock_configuration": True,
+    "memory_limit": "1GB",
+}
+FAILURES = (duckdb.Error, OverflowError, ValueError, OSError)
+"""What DuckDB (and converting its values) raises: a DataError saying why."""
 
 
 class DataError(ValidationError):
@@ -90,10 +100,12 @@ class DataEngine:
         name = table or _table_name(source.stem)
         if not TABLE.fullmatch(name):
             raise DataError(f"table must be a name of letters, digits and _, got {name!r}")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connection(CLOSED) as con:
+        with _opened(source) as readable, self._connection(CLOSED) as con:
+            for setting in (f"allowed_paths = ['{readable}']", "enable_external_access = false"):
+                con.execute(f"SET {setting}")
+            con.execute("SET lock_configuration = true")
             con.execute(
-                f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM {reader}(?)', [str(source)]
+                f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM {reader}(?)', [readable]
             )
             rows = con.execute(f'SELECT count(*) FROM "{name}"').fetchone()
             columns = [c[0] for c in con.execute(f'DESCRIBE "{name}"').fetchall()]
@@ -101,21 +113,29 @@ class DataEngine:
         return f"loaded {source.name} as table {name}: {count} rows, columns {', '.join(columns)}"
 
     def allowed(self, path: str) -> Path:
-        """``path`` (relative to the first root, or absolute) if it is a file inside a root
-        reached through no symbolic link; DataError otherwise."""
-        if not path or "\x00" in path:
-            raise DataError("path must be a file name")
-        given = Path(path).expanduser()
+        """``path`` (relative to the first root, or absolute) if it is a file inside a root,
+        not hidden, reached through no symbolic link; DataError otherwise."""
+        if not path or "\x00" in path or len(path) > 1024:
+            raise DataError("path must be a file name (at most 1024 characters)")
+        try:
+            return self._inside(Path(path).expanduser(), path)
+        except (OSError, RuntimeError) as exc:  # a name too long, an unknown ~user
+            raise DataError(f"{path[:200]!r} cannot be read: {exc}") from None
+
+    def _inside(self, given: Path, path: str) -> Path:
         candidates = [given] if given.is_absolute() else [root / given for root in self.roots]
         inside = [
-            plain
+            (plain, root)
             for plain in (Path(os.path.abspath(c)) for c in candidates)
-            if any(plain.is_relative_to(root) for root in self.roots)
+            for root in self.roots
+            if plain.is_relative_to(root)
         ]
         if not inside:
             roots = ", ".join(str(r) for r in self.roots)
             raise DataError(f"{path!r} is outside the allowed folders ({roots}): refused")
-        for plain in inside:
+        for plain, root in inside:
+            if any(part.startswith(".") for part in plain.relative_to(root).parts):
+                raise DataError(f"{path!r} is a hidden file or in a hidden folder: refused")
             if os.path.realpath(plain) != str(plain):
                 raise DataError(f"{path!r} is reached through a symbolic link: refused")
             if plain.is_file():
@@ -135,19 +155,30 @@ class DataEngine:
             return "\n".join(_described(con, name) for name in names)
 
     def query(self, sql: str, cap: int = ROW_CAP) -> Rows:
-        """The answer of one read-only statement (a SELECT, WITH… SELECT, or a read of the
-        catalogue), at most ``cap`` rows; DataError for anything else."""
+        """The first ``cap`` rows of one SELECT (``WITH … SELECT`` too), which DuckDB is asked
+        for no more of; DataError for anything else."""
         with self._connection(READ_ONLY, read_only=True) as con:
             statements = con.extract_statements(sql)
             if len(statements) != 1:
                 raise DataError("query-sql runs exactly one statement")
             kind = statements[0].type
-            if kind not in (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN):
+            if kind is not duckdb.StatementType.SELECT:
                 raise DataError(f"query-sql only reads: a {kind.name} statement is refused")
-            cursor = _interrupted_after(con, QUERY_TIMEOUT_S, lambda: con.execute(sql))
+            body = statements[0].query.strip().rstrip(";")
+            capped = f"SELECT * FROM (\n{body}\n) AS answer LIMIT {cap + 1}"
+            cursor = _interrupted_after(con, QUERY_TIMEOUT_S, lambda: con.execute(capped))
             columns = tuple(c[0] for c in cursor.description or ())
-            rows = cursor.fetchmany(cap + 1)
+            rows = cursor.fetchall()
         return Rows(columns, tuple(rows[:cap]), len(rows) > cap)
+
+    def check(self) -> None:
+        """DataError unless the file is a database of plain tables: nothing of its own that
+        runs (macros, views, sequences, types), as a file from elsewhere may hold."""
+        with self._connection(READ_ONLY, read_only=True) as con:
+            for kind, listing in FOREIGN.items():
+                found = con.execute(f"SELECT count(*) FROM {listing}")
+                if (found.fetchone() or (0,))[0]:
+                    raise DataError(f"the analysis database holds {kind} of its own: refused")
 
     def windows(self, table: str, size: int) -> Iterator[tuple[int, int, Rows]]:
         """``(n, of, rows)`` for each window of ``size`` rows of ``table``, in order."""
@@ -166,7 +197,10 @@ class DataEngine:
         """Delete the database file (and DuckDB's write-ahead log)."""
         with self._lock:
             for file in (self.path, self.path.with_name(self.path.name + ".wal")):
-                file.unlink(missing_ok=True)
+                try:
+                    file.unlink(missing_ok=True)
+                except OSError as exc:
+                    raise DataError(f"cannot delete {file}: {exc.strerror or exc}") from None
 
     @contextlib.contextmanager
     def _connection(
@@ -174,15 +208,44 @@ class DataEngine:
     ) -> Iterator[duckdb.DuckDBPyConnection]:
         with self._lock:
             try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
                 con = duckdb.connect(str(self.path), read_only=read_only, config=config)
-            except duckdb.Error as exc:
+            except FAILURES as exc:
                 raise DataError(f"the analysis database cannot be opened: {exc}") from None
             try:
                 yield con
-            except duckdb.Error as exc:
+            except FAILURES as exc:
                 raise DataError(_first_line(exc)) from None
             finally:
                 con.close()
+
+
+FOREIGN = {
+    "macros": "duckdb_functions() WHERE NOT internal",
+    "views": "duckdb_views() WHERE NOT internal",
+    "sequences": "duckdb_sequences()",
+    "types": "duckdb_types() WHERE NOT internal",
+    "schemas": "duckdb_schemas() WHERE NOT internal AND schema_name <> 'main'",
+}
+"""What a database of plain tables holds none of (each a listing of DuckDB's catalogue)."""
+
+
+@contextlib.contextmanager
+def _opened(path: Path) -> Iterator[str]:
+    """A path DuckDB reads ``path`` by, for as long as it is needed: the file opened without
+    following a link at its end (checked again once open: no link swapped in meanwhile), as
+    ``/proc/self/fd/N`` where the system has it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise DataError(f"{path.name} cannot be opened: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or os.path.realpath(path) != str(path):
+            raise DataError(f"{path.name} changed into something else than a file: refused")
+        proc = f"/proc/self/fd/{fd}"
+        yield proc if os.path.exists(proc) else str(path)
+    finally:
+        os.close(fd)
 
 
 def _table_name(stem: str) -> str:

@@ -51,7 +51,26 @@ def chat_messages(messages: Iterable[Message], *, folded: bool) -> list[ChatMess
     """A context window as the model's messages. A system message past the first (the marker of
     records left out) goes as a user turn, which every chat template takes. ``folded``: calls and
     their results go as text — the call as an assistant line, the result as a user turn
-    ``<TOOL_RESULT name=…>…</TOOL_RESULT>`` — for servers that drop the ``tool`` role."""
+    ``<TOOL_RESULT name=…>…</TOOL_RESULT>`` — for servers that drop the ``tool`` role. Turns of
+    one role in a row are one turn (strict templates want user and assistant to alternate)."""
+    return merged(_converted(messages, folded=folded))
+
+
+def merged(messages: Iterable[ChatMessage]) -> list[ChatMessage]:
+    """Messages with each run of one role (user or assistant) as one: their texts joined, the
+    calls of the last kept (a message that made calls ends its run)."""
+    out: list[ChatMessage] = []
+    for m in messages:
+        last = out[-1] if out else None
+        if last and last.role == m.role in ("user", "assistant") and not last.tool_calls:
+            text = "\n\n".join(t for t in (last.content, m.content) if t)
+            out[-1] = ChatMessage(m.role, text, tool_calls=m.tool_calls)
+        else:
+            out.append(m)
+    return out
+
+
+def _converted(messages: Iterable[Message], *, folded: bool) -> list[ChatMessage]:
     out: list[ChatMessage] = []
     for m in messages:
         if m.role == "tool" and folded:

@@ -19,8 +19,10 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 
 from ..errors import MemvaultError
+from ..security.text import visible
 from .agent import Agent, Approval, Decision
 from .commands import Commands, command_named, split
 
@@ -32,6 +34,12 @@ DOCUMENT_CHARS = 500
 QUIT = ("/quit", "/exit")
 
 
+def shown(text: str) -> str:
+    """Text from elsewhere inside rich markup: its controls written out, its brackets not
+    read as markup."""
+    return escape(visible(text))
+
+
 class Terminal:
     """The interactive chat of ``agent`` on ``console``; ``ask``: approvals are asked at the
     prompt (else the agent's approver stays, ``--yes``'s)."""
@@ -39,7 +47,8 @@ class Terminal:
     def __init__(self, agent: Agent, console: Console, *, ask: bool = True) -> None:
         self.agent, self.console, self.ask = agent, console, ask
         self.commands = Commands(agent)
-        self.queued: str | None = None
+        self.queued: tuple[str, list[str]] | None = None
+        """The message (and its pasted documents) that goes out when learning ends."""
         self.documents: list[str] = []
         self._draft = ""
         self.prompt: PromptSession[str] = PromptSession(
@@ -65,6 +74,7 @@ class Terminal:
                 await self._handle(text)
         finally:
             watcher.cancel()
+            self._drop_queued("not sent: the chat ended")
 
     async def _read(self) -> str | None:
         """The next line (a queued message when it is due); None at end of input."""
@@ -76,12 +86,12 @@ class Terminal:
             except KeyboardInterrupt:
                 self.documents.clear()
                 continue
-            if text == FIRE:
-                text, self.queued = self.queued or "", None
-                self.console.print(f"[dim]sending the queued message:[/] {text}")
+            if text == FIRE and self.queued:
+                (text, self.documents), self.queued = self.queued, None
+                self.console.print(f"[dim]sending the queued message:[/] {shown(text)}")
             else:
                 self._draft = ""
-            if text.strip():
+            if text.strip() and text != FIRE:
                 return text
 
     async def _handle(self, text: str) -> None:
@@ -89,34 +99,47 @@ class Terminal:
             if text.startswith("/"):
                 await self._command(text)
             elif self.agent.extracting:
-                self.queued = text
+                self.queued, self.documents = (text, self.documents), []
                 self.console.print(
                     "[yellow]queued[/]: it goes out when learning from the last turn ends"
                 )
             else:
                 await self._send(text)
         except MemvaultError as exc:
-            self.console.print(f"[red]error:[/] {exc}")
+            self.console.print(f"[red]error:[/] {shown(str(exc))}")
+        except Exception as exc:  # a defect: say it and go on; the conversation is stored
+            self.console.print(f"[red]internal error:[/] {shown(f'{type(exc).__name__}: {exc}')}")
 
     async def _command(self, text: str) -> None:
-        if command_named(split(text)[0]).settles and self.agent.extracting:
-            self.console.print("[dim]waiting for learning from the last turn to end…[/]")
+        if command_named(split(text)[0]).settles:
+            self._drop_queued("not sent: the session changes")
+            if self.agent.extracting:
+                self.console.print("[dim]waiting for learning from the last turn to end…[/]")
         output = await asyncio.to_thread(self.commands.run, text)
-        self.console.print(output, markup=False, highlight=False)
+        self.console.print(visible(output), markup=False, highlight=False)
 
     async def _send(self, text: str) -> None:
         documents, self.documents = self.documents, []
         answer = await asyncio.to_thread(self.agent.send, text, documents)
-        self.console.print(Markdown(answer.text))
+        self.console.print(Markdown(visible(answer.text)))
 
     async def _watch(self) -> None:
         """Send the queued message once learning ends."""
         while True:
             await asyncio.sleep(0.2)
             app = self.prompt.app
-            if self.queued and app.is_running and not self.agent.extracting:
+            try:
+                due = self.queued and app.is_running and not self.agent.extracting
+            except MemvaultError:  # the store cannot say: ask again soon
+                continue
+            if due:
                 self._draft = self.prompt.default_buffer.text
                 app.exit(result=FIRE)
+
+    def _drop_queued(self, why: str) -> None:
+        if self.queued:
+            self.console.print(f"[yellow]{why}:[/] {shown(self.queued[0])}")
+            self.queued = None
 
     def _approver(self, loop: asyncio.AbstractEventLoop) -> Callable[[Approval], Decision]:
         def approve(approval: Approval) -> Decision:
@@ -125,8 +148,8 @@ class Terminal:
         return approve
 
     async def _ask(self, approval: Approval) -> Decision:
-        self.console.print(f"[bold]{approval.tool}[/] wants to run:")
-        self.console.print(approval.preview, markup=False, highlight=False)
+        self.console.print(f"[bold]{shown(approval.tool)}[/] wants to run:")
+        self.console.print(visible(approval.preview), markup=False, highlight=False)
         asked: PromptSession[str] = PromptSession()
         try:
             said = (await asked.prompt_async("Approve? [y/N, or say why not] ")).strip()
@@ -142,7 +165,7 @@ class Terminal:
 
     def _toolbar(self) -> str:
         if self.queued:
-            return f" queued: {self.queued[:60]} (goes out when learning ends)"
+            return f" queued: {visible(self.queued[0][:60])} (goes out when learning ends)"
         return " learning from the last turn…" if self.agent.extracting else ""
 
     def _history(self) -> InMemoryHistory:

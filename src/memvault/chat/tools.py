@@ -9,6 +9,7 @@ failure is its answer (``error: …``), which the model reads and may correct.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,6 +23,8 @@ from .data import DataEngine
 if TYPE_CHECKING:
     from ..llm.base import ChatModel
     from ..memory import Memory
+
+log = logging.getLogger("memvault.chat")
 
 MAX_ARGUMENT_BYTES = 1024 * 1024
 """The longest arguments of one call (seed 001 §9: 1 MiB)."""
@@ -130,9 +133,7 @@ def analyze_data(bench: Workbench, args: Mapping[str, Any]) -> str:
     done = analyze.analyze(
         bench.engine, bench.model, table, args.get("question"), progress=progress
     )
-    lines = [f"analysed {table} in {done.windows} window(s)"]
-    if done.dropped:
-        lines.append(f"{done.dropped} window(s) gave no usable answer")
+    lines = done.summary(table)
     for proposed in done.findings:
         finding = bench.memory.add_finding(
             bench.session_id, proposed.content, tags=[proposed.severity], source="analyze_data"
@@ -165,7 +166,7 @@ def resolve_date(bench: Workbench, args: Mapping[str, Any]) -> str:
     settings = {"RELATIVE_BASE": now.replace(tzinfo=None), "PREFER_DATES_FROM": prefer}
     when = dateparser.parse(args["expression"], languages=["en"], settings=settings)
     if when is None:
-        raise ValidationError(f"cannot read a date in {args['expression']!r}")
+        raise ValidationError(f"cannot read a date in {args['expression'][:100]!r}")
     return f"{when:%Y-%m-%d} ({when:%A}); today is {now:%Y-%m-%d} ({now:%A})"
 
 
@@ -211,7 +212,10 @@ TOOLS = (
         promote_finding,
         approval=True,
         needs_data=True,
-        preview=lambda args: str(args.get("content", "")),
+        preview=lambda args: (
+            str(args.get("content", ""))
+            + (f"  (tags: {', '.join(args['tags'])})" if args.get("tags") else "")
+        ),
     ),
     Tool(
         "resolve-date",
@@ -230,8 +234,12 @@ def offered(data_loaded: bool) -> tuple[dict[str, Any], ...]:
 
 
 def run(bench: Workbench, tool: Tool, args: Mapping[str, Any]) -> str:
-    """Run a tool; a memvault error is its answer, as ``error: …``."""
+    """Run a tool; a failure is its answer, as ``error: …`` (one the tool did not foresee is
+    logged at debug level with its traceback, logger ``memvault.chat``)."""
     try:
         return tool.run(bench, args)
     except MemvaultError as exc:
         return f"error: {exc}"
+    except Exception as exc:
+        log.debug("%s failed unexpectedly", tool.name, exc_info=True)
+        return f"error: {tool.name} failed unexpectedly ({type(exc).__name__}: {exc})"

@@ -12,8 +12,11 @@ import click
 from ..config import TOOL_RESULT_MODES, Settings, default_home
 from ..errors import ConfigError, ValidationError
 from ..llm.configured import chat_model_from_settings
+from ..security.text import visible
+from ..store.session_files import SessionFiles
 from .app import cli
 from .common import open_memory
+from .global_options import given
 
 if TYPE_CHECKING:
     from ..chat.agent import Agent
@@ -100,19 +103,19 @@ def chat(
         memory,
         model,
         user,
-        home=default_home(),
+        files=SessionFiles.of(default_home(), given(ctx).store or settings.store_url()),
         session_id=session_id,
         private=private,
         data_dirs=data_dirs,
         approve=approve_all if yes else refuse_all,
         budget=budget or settings.chat_budget,
         tool_results=tool_results or settings.chat_tool_results,
-        notify=lambda line: click.echo(line, err=True),
+        notify=lambda line: click.echo(visible(line), err=True),
     )
     agent.sweep()
     if message is not None:
         click.echo(f"session {agent.session.id}", err=True)
-        click.echo(_once(agent, message, [_read(path) for path in attach]))
+        click.echo(visible(_once(agent, message, [_read(path) for path in attach])))
         return
     _interactive(agent, yes)
 

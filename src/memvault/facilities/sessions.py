@@ -105,7 +105,8 @@ class SessionPlans:
 
     def delete_session(self, session_id: str) -> Plan[int]:
         """Delete the session with its records, summaries, Session Memory, Findings and the
-        object-scoped entries it created, in one transaction; Global Memory stays. Their texts
+        object-scoped entries it created, in one transaction, then its folder of files
+        (:mod:`memvault.store.session_files`); Global Memory stays. Their texts
         leave the embedding caches first, and every process drops its copies of content
         (caches: :class:`~memvault.store.ops.ForgetCopiesOp`). Returns the number of entries
         deleted (0: no such session)."""
@@ -121,6 +122,7 @@ class SessionPlans:
         removed, objects = yield from run_pair(
             DeleteScopeOp(self.store.tenant, scope), DeleteMatchingOp(owned), ForgetCopiesOp()
         )
+        yield from self.store.forget_session_files([session_id])
         return len(removed) + len(objects)
 
     def _session_filter(self, scope: Scope) -> Filter:

@@ -28,6 +28,7 @@ import random
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -175,7 +176,8 @@ def parse_answer(data: Any, secret: str = "") -> Answer:
 
 def _tool_calls(calls: Any) -> tuple[ToolCall, ...]:
     """The message's tool calls (OpenAI's shape); LLMResponseError for one that is malformed.
-    A call without an id gets ``call-N`` (some local servers send none)."""
+    A call without an id gets a fresh one of 9 letters and digits (some local servers send
+    none; Mistral's templates want that shape); null arguments are none."""
     if calls is None:
         return ()
     if not isinstance(calls, list):
@@ -184,13 +186,17 @@ def _tool_calls(calls: Any) -> tuple[ToolCall, ...]:
     for n, call in enumerate(calls):
         function = call.get("function") if isinstance(call, dict) else None
         name = function.get("name") if isinstance(function, dict) else None
-        arguments = function.get("arguments", "") if isinstance(function, dict) else None
+        arguments = function.get("arguments") if isinstance(function, dict) else None
         if isinstance(arguments, dict):  # Ollama has sent the arguments decoded
             arguments = json.dumps(arguments, ensure_ascii=False)
-        if not (isinstance(name, str) and name and isinstance(arguments, str)):
+        if not (isinstance(name, str) and name):
             raise LLMResponseError(f"the LLM server's tool call {n} has no function name")
+        if not isinstance(arguments, str | None):
+            raise LLMResponseError(
+                f"the LLM server's tool call {n} has arguments that are not text"
+            )
         call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else None
-        found.append(ToolCall(call_id or f"call-{n}", name, arguments))
+        found.append(ToolCall(call_id or uuid.uuid4().hex[:9], name, arguments or ""))
     return tuple(found)
 
 

@@ -121,3 +121,15 @@ def mixes_scripts(word: str) -> bool:
 def decode_tag_characters(run: str) -> str:
     """The ASCII a run of tag characters spells (U+E0020 to U+E007E are space to tilde)."""
     return "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
+
+
+_UNSHOWABLE = lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""Control characters (all but tab and line feed) and bidirectional overrides: a terminal
+obeys them (escape sequences set titles, move the cursor, write the clipboard; overrides
+reorder what is shown)."""
+
+
+def visible(text: str) -> str:
+    """``text`` safe to print on a terminal: each control character and bidirectional override
+    written out as an escape (``\\x1b``, ``\\u202e``), nothing else changed."""
+    return _UNSHOWABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)

@@ -150,17 +150,7 @@ def read_file(path: str | Path) -> bytes:
 
 def parse_bundle(data: bytes) -> BundleFile:
     """A bundle's bytes, checked whole; BundleError otherwise."""
-    if len(data) > MAX_BUNDLE_BYTES:
-        raise BundleError(f"a bundle is at most {MAX_BUNDLE_BYTES:,} bytes")
-    budget = [MAX_RATIO * len(data) + (1 << 20)]  # what all members may still expand to
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            infos = _checked_members(archive.infolist())
-            contents = {name: _read(archive, info, budget) for name, info in infos.items()}
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
-        raise BundleError(f"not a whole zip file (corrupt or truncated): {exc}") from None
-    except (RuntimeError, NotImplementedError) as exc:  # encrypted, unknown compression
-        raise BundleError(f"a member cannot be read: {exc}") from None
+    contents = zip_members(data, frozenset(MEMBERS))
     manifest = _manifest(contents[MANIFEST])
     for name in (ENTRIES, AUDIT):
         listed = manifest["members"].get(name)
@@ -175,11 +165,35 @@ def parse_bundle(data: bytes) -> BundleFile:
     )
 
 
-def _checked_members(infos: list[zipfile.ZipInfo]) -> dict[str, zipfile.ZipInfo]:
+def zip_members(
+    data: bytes, required: frozenset[str], optional: frozenset[str] = frozenset()
+) -> dict[str, bytes]:
+    """The members of a zip that holds the ``required`` ones, maybe some ``optional`` ones and
+    nothing else — regular files, not encrypted, within the caps and together within
+    :data:`MAX_RATIO` times the zip's size (a zip bomb stops there, whatever it declares);
+    BundleError otherwise. ``manifest.json`` is capped at :data:`MAX_MANIFEST_BYTES`."""
+    if len(data) > MAX_BUNDLE_BYTES:
+        raise BundleError(f"a bundle is at most {MAX_BUNDLE_BYTES:,} bytes")
+    budget = [MAX_RATIO * len(data) + (1 << 20)]  # what all members may still expand to
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = _checked_members(archive.infolist(), required, optional)
+            return {name: _read(archive, info, budget) for name, info in infos.items()}
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
+        raise BundleError(f"not a whole zip file (corrupt or truncated): {exc}") from None
+    except (RuntimeError, NotImplementedError) as exc:  # encrypted, unknown compression
+        raise BundleError(f"a member cannot be read: {exc}") from None
+
+
+def _checked_members(
+    infos: list[zipfile.ZipInfo], required: frozenset[str], optional: frozenset[str]
+) -> dict[str, zipfile.ZipInfo]:
     names = [info.filename for info in infos]
-    if sorted(names) != sorted(MEMBERS):
-        strange = sorted(set(names) - set(MEMBERS))[:3] or "a member twice or missing"
-        raise BundleError(f"a bundle holds exactly {', '.join(MEMBERS)}; this one: {strange}")
+    if len(set(names)) != len(names) or not required <= set(names) <= required | optional:
+        strange = sorted(set(names) - required - optional)[:3] or "a member twice or missing"
+        raise BundleError(
+            f"a bundle holds exactly {', '.join(sorted(required))}; this one: {strange}"
+        )
     for info in infos:
         kind = stat.S_IFMT(info.external_attr >> 16)
         if info.is_dir() or kind not in (0, stat.S_IFREG):

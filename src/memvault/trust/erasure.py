@@ -133,6 +133,11 @@ def _roots(
     ]
 
 
+def _sessions(gone: Iterable[MemoryEntry]) -> set[str]:
+    """The sessions among ``gone`` (their own entries went)."""
+    return {e.scope.id for e in gone if e.category == SESSION and e.scope.kind is ScopeKind.SESSION}
+
+
 def _made_from(entry: MemoryEntry, gone: set[str], sessions: set[str]) -> bool:
     return (
         entry.promoted_from_id in gone
@@ -276,6 +281,7 @@ class ErasurePlans:
             if n and not done.gone:
                 break
         ids = {e.id for e in gone}
+        yield from store.forget_session_files(_sessions(gone))
         receipt = ErasureReceipt(
             str(subject), store.tenant, store.now(), counts_by_kind(gone), ids_digest(ids)
         )

@@ -141,5 +141,8 @@ class RetentionPlans:
             items = due(every, policy, now)
             gone = {item.entry_id for item in items}
             if not dry_run:
-                yield from self.store.remove([e for e in every if e.id in gone])
+                removed = [e for e in every if e.id in gone]
+                yield from self.store.remove(removed)
+                sessions = [e.scope.id for e in removed if e.category == SESSION]
+                yield from self.store.forget_session_files(sessions)
         return RetentionReport(self.store.tenant, now, dry_run, policy, tuple(items))
