@@ -146,7 +146,7 @@ def test_sections_are_bounded_to_16_kib_newest_first_with_elision() -> None:
 # -- the message window -------------------------------------------------------------------------
 
 
-def test_time_markers_at_the_start_after_gaps_and_on_tools_and_reports() -> None:
+def test_time_markers_at_the_start_after_gaps_and_on_user_tool_and_report_records() -> None:
     records = [
         record(0),
         record(1, "assistant", 5),
@@ -154,12 +154,14 @@ def test_time_markers_at_the_start_after_gaps_and_on_tools_and_reports() -> None
         record(3, "tool", 41),
         record(4, "report", 42),
         record(5, "assistant", 43),
+        record(6, "user", 44),
+        record(7, "assistant", 80),
     ]
     rendered = [
         builder.render(r, records[i - 1] if i else None, UTC) for i, r in enumerate(records)
     ]
     marked = [m.content.startswith("[2026-05-03 ") for m in rendered]
-    assert marked == [True, False, True, True, True, False]
+    assert marked == [True, False, True, True, True, False, True, True]
     assert rendered[2].content == "[2026-05-03 09:40 UTC] message 2"
     tokyo = builder.render(records[0], None, ZoneInfo("Asia/Tokyo")).content
     assert tokyo.startswith("[2026-05-03 18:00 JST]")

@@ -132,9 +132,12 @@ def _nonce(text: str) -> str:
 
 
 def needs_marker(record: Record, previous: Record | None) -> bool:
+    """Whether a record starts with its time: the first, one after a gap, and every user,
+    tool and report record — the time travels with them (seed 001 §7), so the system prompt
+    holds nothing volatile and the model still knows when each message was written."""
     return (
         previous is None
-        or record.role in ("tool", "report")
+        or record.role in ("user", "tool", "report")
         or record.created_at - previous.created_at > GAP
     )
 
