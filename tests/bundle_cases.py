@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import stat
 import zipfile
 from collections.abc import Callable
@@ -182,7 +183,14 @@ BAD: dict[str, Callable[[bytes], bytes]] = {
     "empty": lambda data: b"",
     "tampered": lambda data: _edited(data, "entries.jsonl", _retitled),
     "wrong version": lambda data: _edited(
-        data, "manifest.json", lambda m: m.replace(b'"format_version": 1', b'"format_version": 9')
+        data,
+        "manifest.json",
+        lambda m: re.sub(rb'"format_version": \d+', b'"format_version": 9', m),
+    ),
+    "a file out of its folder": lambda data: _zipped({**_members(data), "files/../x": b"x"}),
+    "a hidden file": lambda data: _zipped({**_members(data), "files/.ssh/config": b"x"}),
+    "a file the manifest does not list": lambda data: _zipped(
+        {**_members(data), "files/analysis.duckdb": b"x"}
     ),
     "not a bundle": lambda data: _edited(
         data, "manifest.json", lambda m: m.replace(b"memvault-session-bundle", b"other")

@@ -371,7 +371,10 @@ def test_sessions_resume_as_they_are_and_delete_with_their_data(
 def test_a_session_file_carries_its_data_and_refuses_a_doctored_database(
     memory: Memory, model: Router, work: Path, tmp_path: Path
 ) -> None:
+    import hashlib
     import zipfile
+
+    import duckdb
 
     from memvault.chat import bundle
     from memvault.errors import BundleError
@@ -379,29 +382,33 @@ def test_a_session_file_carries_its_data_and_refuses_a_doctored_database(
     bot = agent(memory, tmp_path)
     model.calls(("load-data", {"path": "sales.csv"}))
     bot.send("Load sales.csv")
-    exported = tmp_path / "s.mvchat"
-    assert bundle.export(bot, exported).endswith("1 table(s)")
+    exported = tmp_path / "s.mvbundle"
+    assert bundle.export(bot, exported).endswith(" entries, 1 file(s)")
     new = bundle.import_(bot, exported)
     assert new != bot.session.id
     bot.switch(new)
     assert "table sales: 3 rows" in bot.bench.engine.describe()
-
-    import duckdb
 
     doctored = tmp_path / "doctored.duckdb"
     with duckdb.connect(str(doctored)) as con:
         con.execute("CREATE MACRO count_rows() AS 1")
     with zipfile.ZipFile(exported) as archive:
         members = {name: archive.read(name) for name in archive.namelist()}
-    members["analysis.duckdb"] = doctored.read_bytes()
+    members["files/analysis.duckdb"] = doctored.read_bytes()
     manifest = json.loads(members["manifest.json"])
-    manifest["members"]["analysis.duckdb"] = bundle._described(members["analysis.duckdb"])
+    manifest["members"]["files/analysis.duckdb"] = {
+        "sha256": hashlib.sha256(members["files/analysis.duckdb"]).hexdigest(),
+        "bytes": len(members["files/analysis.duckdb"]),
+    }
     members["manifest.json"] = json.dumps(manifest).encode()
-    forged = tmp_path / "forged.mvchat"
+    forged = tmp_path / "forged.mvbundle"
     with zipfile.ZipFile(forged, "w") as archive:
         for name, blob in members.items():
             archive.writestr(name, blob)
-    before = len(bot.sessions())
+    before = {s.id for s in bot.sessions()}
     with pytest.raises(BundleError, match="macros of its own"):
         bundle.import_(bot, forged)
-    assert len(bot.sessions()) == before  # nothing was stored
+    assert {s.id for s in bot.sessions()} == before  # the session went again
+    assert bot.files.sessions(memory.tenant) == sorted(
+        before & set(bot.files.sessions(memory.tenant))
+    )

@@ -191,3 +191,66 @@ def test_an_export_carries_each_entry_as_it_now_is() -> None:
         event(6, "e", "deleted"),  # deleted while the export read
     ]
     assert [e.seq for e in since_created(events)] == [3, 4, 5]
+
+
+def test_a_bundle_carries_the_sessions_folder(
+    source: Memory, target: Memory, tmp_path: Path, isolated_environment: Path
+) -> None:
+    """The session's folder of files outside the store (the reference agent's analysis
+    database) travels in the bundle (format version 2) into the new session's folder."""
+    from memvault.store.session_files import SessionFiles
+
+    session = source.create_session("alice")
+    source.append_record(session.id, "user", "hello")
+    there = SessionFiles.of(isolated_environment, str(tmp_path / "a.db"))
+    folder = there.folder(source.tenant, session.id)
+    (folder / "work").mkdir(parents=True)
+    (folder / "analysis.duckdb").write_bytes(b"\x00db")
+    (folder / "work" / "notes.txt").write_text("kept")
+    report = source.export_session(session.id, tmp_path / "s.mvbundle")
+    assert report.files == 2
+    imported = target.import_session(tmp_path / "s.mvbundle")
+    assert imported.files == 2
+    here = SessionFiles.of(isolated_environment, str(tmp_path / "b.db"))
+    new = here.folder(target.tenant, imported.session_id)
+    assert (new / "analysis.duckdb").read_bytes() == b"\x00db"
+    assert (new / "work" / "notes.txt").read_text() == "kept"
+    target.delete_session(imported.session_id)
+    assert not new.exists()
+
+
+def test_a_link_in_the_folder_is_refused_at_export(
+    source: Memory, tmp_path: Path, isolated_environment: Path
+) -> None:
+    from memvault.store.session_files import SessionFiles
+
+    session = source.create_session("alice")
+    folder = SessionFiles.of(isolated_environment, str(tmp_path / "a.db")).folder(
+        source.tenant, session.id
+    )
+    folder.mkdir(parents=True)
+    (folder / "passwd").symlink_to("/etc/passwd")
+    with pytest.raises(BundleError, match="which no bundle carries"):
+        source.export_session(session.id, tmp_path / "s.mvbundle")
+
+
+def test_a_version_1_bundle_still_imports(source: Memory, target: Memory, tmp_path: Path) -> None:
+    import hashlib
+    import io
+    import zipfile
+
+    session = source.create_session("alice")
+    source.append_record(session.id, "user", "hello")
+    data, _ = source.session_bundle(session.id)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    manifest = json.loads(members["manifest.json"])
+    manifest["format_version"] = 1
+    members["manifest.json"] = json.dumps(manifest).encode()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, blob in members.items():
+            archive.writestr(name, blob)
+    report = target.import_bundle(out.getvalue())
+    assert [r.content for r in target.records(report.session_id)] == ["hello"]
+    assert hashlib.sha256(out.getvalue()).hexdigest() == report.sha256

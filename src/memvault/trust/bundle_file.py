@@ -1,10 +1,13 @@
-"""The session bundle's file: one zip holding ``manifest.json``, ``entries.jsonl`` and
-``audit.jsonl``; the manifest names the format and its version, the memvault that wrote it, the
-embedding model of the exporting store, counts, and the SHA-256 and size of every other member.
+"""The session bundle's file: one zip holding ``manifest.json``, ``entries.jsonl``,
+``audit.jsonl`` and (format version 2) the session's folder of files under ``files/``; the
+manifest names the format and its version, the memvault that wrote it, the embedding model of
+the exporting store, counts, and the SHA-256 and size of every other member. Version 1 bundles
+(no files) are read too.
 
 Reading trusts nothing in the file: a bundle is refused (:class:`BundleError`, nothing imported)
-unless it is a zip of exactly those members — no directories, links or other names (no path can
-escape anywhere, as nothing is extracted to disk) — within the size caps before and while they
+unless it is a zip of exactly those members — no directories, links or other names; a file's
+name is a relative path of plain parts (no ``..``, no hidden part), written only inside the new
+session's folder — within the size caps before and while they
 are read (a zip bomb stops at the cap, whatever sizes it declares), its manifest of a known
 format version, and every member's SHA-256 the manifest's. Writing goes to a temporary file
 beside the target, synced and linked into place: a crash leaves no half bundle.
@@ -20,19 +23,26 @@ import os
 import stat
 import tempfile
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import BundleError, ValidationError
+from ..patterns import lazy
 
 FORMAT = "memvault-session-bundle"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
+"""Versions this memvault reads: 1 has no files."""
 MANIFEST = "manifest.json"
 ENTRIES = "entries.jsonl"
 AUDIT = "audit.jsonl"
 MEMBERS = (MANIFEST, ENTRIES, AUDIT)
+FILES = "files/"
+"""Where the session folder's files stand in the zip."""
+FILE_NAME = lazy(r"(?:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}/){0,3}[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+"""A file of a session folder a bundle carries: up to four plain parts, none hidden."""
 MAX_BUNDLE_BYTES = 256 * 1024 * 1024
 """Largest bundle file read."""
 MAX_MEMBER_BYTES = 512 * 1024 * 1024
@@ -61,6 +71,8 @@ class BundleFile:
     events_jsonl: bytes = field(repr=False)
     sha256: str
     """Of the whole file: names the bundle in the audit log of an import."""
+    files: Mapping[str, bytes] = field(default_factory=dict, repr=False)
+    """The session folder's files, by their path in it."""
 
     def entries(self) -> Iterator[Mapping[str, Any]]:
         return _records(self.entries_jsonl, ENTRIES)
@@ -78,9 +90,12 @@ def bundle_bytes(
     manifest: Mapping[str, Any],
     entries: list[Mapping[str, Any]],
     events: list[Mapping[str, Any]],
+    files: Mapping[str, bytes] | None = None,
 ) -> bytes:
-    """The zip of a bundle: ``manifest`` with the SHA-256 and size of each member added."""
+    """The zip of a bundle: ``manifest`` with the SHA-256 and size of each member added;
+    ``files``: the session folder's, by their path in it."""
     members = {ENTRIES: _jsonl(entries), AUDIT: _jsonl(events)}
+    members |= {FILES + name: data for name, data in (files or {}).items()}
     listed = {
         name: {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
         for name, data in members.items()
@@ -89,9 +104,44 @@ def bundle_bytes(
     members[MANIFEST] = json.dumps(whole, ensure_ascii=False, indent=2).encode()
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name in MEMBERS:
-            archive.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), members[name])
+        for name in (*MEMBERS, *sorted(set(members) - set(MEMBERS))):
+            info = zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, members[name])
     return out.getvalue()
+
+
+def read_folder(folder: Path) -> dict[str, bytes]:
+    """The regular files under a session's folder, by their path in it (none: no folder);
+    BundleError for what a bundle cannot carry (a link, a name not of plain parts)."""
+    if not folder.is_dir():
+        return {}
+    found: dict[str, bytes] = {}
+    try:
+        for path in sorted(folder.rglob("*")):
+            name = path.relative_to(folder).as_posix()
+            if path.is_dir() and not path.is_symlink():
+                continue
+            if path.is_symlink() or not path.is_file() or not FILE_NAME.fullmatch(name):
+                raise BundleError(f"the session's folder holds {name!r}, which no bundle carries")
+            found[name] = path.read_bytes()
+    except OSError as exc:
+        raise BundleError(f"cannot read the session's folder: {exc.strerror or exc}") from None
+    return found
+
+
+def write_folder(folder: Path, files: Mapping[str, bytes]) -> None:
+    """Write a bundle's files into a new session's folder (names checked when it was read)."""
+    try:
+        for name, data in files.items():
+            target = folder / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+    except OSError as exc:
+        raise BundleError(
+            f"the session is imported, but its files could not be written to {folder}: "
+            f"{exc.strerror or exc}"
+        ) from None
 
 
 def write_new_file(path: str | Path, data: bytes) -> str:
@@ -150,9 +200,12 @@ def read_file(path: str | Path) -> bytes:
 
 def parse_bundle(data: bytes) -> BundleFile:
     """A bundle's bytes, checked whole; BundleError otherwise."""
-    contents = zip_members(data, frozenset(MEMBERS))
+    contents = zip_members(data, frozenset(MEMBERS), carried)
     manifest = _manifest(contents[MANIFEST])
-    for name in (ENTRIES, AUDIT):
+    files = {n.removeprefix(FILES): b for n, b in contents.items() if n.startswith(FILES)}
+    if files and manifest["format_version"] < 2:
+        raise BundleError("a bundle of format version 1 holds no files")
+    for name in set(contents) - {MANIFEST}:
         listed = manifest["members"].get(name)
         digest = hashlib.sha256(contents[name]).hexdigest()
         if not isinstance(listed, Mapping) or listed.get("sha256") != digest:
@@ -160,16 +213,23 @@ def parse_bundle(data: bytes) -> BundleFile:
     for name, most in ((ENTRIES, MAX_ENTRIES), (AUDIT, MAX_EVENTS)):
         if contents[name].count(b"\n") > most:
             raise BundleError(f"{name} holds over {most:,} lines")
-    return BundleFile(
-        manifest, contents[ENTRIES], contents[AUDIT], hashlib.sha256(data).hexdigest()
-    )
+    digest = hashlib.sha256(data).hexdigest()
+    return BundleFile(manifest, contents[ENTRIES], contents[AUDIT], digest, files)
+
+
+def carried(name: str) -> bool:
+    """Whether a zip member's name is a session folder's file a bundle may carry."""
+    return name.startswith(FILES) and bool(FILE_NAME.fullmatch(name.removeprefix(FILES)))
 
 
 def zip_members(
-    data: bytes, required: frozenset[str], optional: frozenset[str] = frozenset()
+    data: bytes,
+    required: frozenset[str],
+    optional: frozenset[str] | Callable[[str], bool] = frozenset(),
 ) -> dict[str, bytes]:
-    """The members of a zip that holds the ``required`` ones, maybe some ``optional`` ones and
-    nothing else — regular files, not encrypted, within the caps and together within
+    """The members of a zip that holds the ``required`` ones, maybe some ``optional`` ones (a
+    set, or a test of a name) and nothing else — regular files, not encrypted, within the caps
+    and together within
     :data:`MAX_RATIO` times the zip's size (a zip bomb stops there, whatever it declares);
     BundleError otherwise. ``manifest.json`` is capped at :data:`MAX_MANIFEST_BYTES`."""
     if len(data) > MAX_BUNDLE_BYTES:
@@ -186,13 +246,18 @@ def zip_members(
 
 
 def _checked_members(
-    infos: list[zipfile.ZipInfo], required: frozenset[str], optional: frozenset[str]
+    infos: list[zipfile.ZipInfo],
+    required: frozenset[str],
+    optional: frozenset[str] | Callable[[str], bool],
 ) -> dict[str, zipfile.ZipInfo]:
     names = [info.filename for info in infos]
-    if len(set(names)) != len(names) or not required <= set(names) <= required | optional:
-        strange = sorted(set(names) - required - optional)[:3] or "a member twice or missing"
+    allowed = optional if callable(optional) else optional.__contains__
+    strange = sorted(n for n in set(names) - required if not allowed(n))
+    if len(set(names)) != len(names) or not required <= set(names) or strange:
+        said = strange[:3] or "a member twice or missing"
         raise BundleError(
-            f"a bundle holds exactly {', '.join(sorted(required))}; this one: {strange}"
+            f"a bundle holds exactly {', '.join(sorted(required))} (and its files); this "
+            f"one: {said}"
         )
     for info in infos:
         kind = stat.S_IFMT(info.external_attr >> 16)
@@ -230,10 +295,11 @@ def _manifest(data: bytes) -> dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise BundleError("this is not a memvault session bundle (its manifest says otherwise)")
     version = manifest.get("format_version")
-    if type(version) is not int or version != FORMAT_VERSION:
+    if type(version) is not int or version not in READ_VERSIONS:
         raise BundleError(
-            f"bundle format version {version!r:.20} is not the one this memvault reads "
-            f"({FORMAT_VERSION}); export it again with this version, or upgrade"
+            f"bundle format version {version!r:.20} is not one this memvault reads "
+            f"({', '.join(map(str, READ_VERSIONS))}); export it again with this version, or "
+            "upgrade"
         )
     if not isinstance(manifest.get("members"), dict):
         raise BundleError("the manifest lists no members")

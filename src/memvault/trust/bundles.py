@@ -45,6 +45,8 @@ from .bundle_file import (
     bundle_bytes,
     parse_bundle,
     read_file,
+    read_folder,
+    write_folder,
     write_new_file,
 )
 from .erasure import counts_by_kind
@@ -66,6 +68,8 @@ class BundleReport:
     path: str | None = None
     source_session_id: str | None = None
     """On import: the session's id in the store it was exported from."""
+    files: int = 0
+    """The files of the session's folder it carried."""
 
     @property
     def total(self) -> int:
@@ -80,6 +84,7 @@ class BundleReport:
             "sha256": self.sha256,
             "path": self.path,
             "source_session_id": self.source_session_id,
+            "files": self.files,
         }
 
     @classmethod
@@ -91,6 +96,7 @@ class BundleReport:
             data["sha256"],
             data.get("path"),
             data.get("source_session_id"),
+            data.get("files", 0),
         )
 
 
@@ -278,6 +284,10 @@ class BundlePlans:
         entries = [*inside, *objects]
         events = since_created((yield from self.store.events(e.id for e in entries)))
         model = yield from run(StoredEmbeddingOp())
+        files: dict[str, bytes] = {}
+        if self.store.files is not None:
+            folder = self.store.files.folder(tenant, session_id)
+            files = yield from call(read_folder, folder, blocking=True)
         from importlib import metadata  # slow to import: only when a bundle is made
 
         manifest = {
@@ -289,16 +299,19 @@ class BundlePlans:
             "session_id": session_id,
             "counts": counts_by_kind(entries),
             "events": len(events),
+            "files": len(files),
         }
         data = yield from call(
             bundle_bytes,
             manifest,
             [e.to_dict() for e in entries],
             [e.to_dict() | {"tenant": None} for e in events],
+            files,
             blocking=True,
         )
         digest = yield from call(_sha256, data, blocking=True)
-        return data, BundleReport(session_id, counts_by_kind(entries), len(events), digest)
+        counts = counts_by_kind(entries)
+        return data, BundleReport(session_id, counts, len(events), digest, files=len(files))
 
     def import_session(self, path: str | Path) -> Plan[BundleReport]:
         """Import the bundle file at ``path`` as a new session (fresh ids, every reference
@@ -315,6 +328,12 @@ class BundlePlans:
         if not isinstance(data, bytes | bytearray):
             raise ValidationError("a bundle is bytes")
         bundle = yield from call(parse_bundle, bytes(data), blocking=True)
+        if bundle.files and self.store.files is None:
+            raise BundleError(
+                f"the bundle carries {len(bundle.files)} file(s) of its session's folder, and "
+                "this store keeps no session folders (a store opened by URL does): nothing "
+                "was imported"
+            )
         now = self.store.now()
         ready = rebuilt(
             bundle,
@@ -328,12 +347,16 @@ class BundlePlans:
         chunked = dict(zip((e.id for e in indexed), chunks, strict=True))
         puts = [PutOp(self.store.tenant, e, chunks=chunked.get(e.id, ())) for e in ready.entries]
         yield from run_all([*puts, AppendAuditOp(ready.events)])
+        if bundle.files and self.store.files is not None:
+            folder = self.store.files.folder(self.store.tenant, ready.session_id)
+            yield from call(write_folder, folder, bundle.files, blocking=True)
         return BundleReport(
             ready.session_id,
             counts_by_kind(ready.entries),
             len(ready.events),
             bundle.sha256,
             source_session_id=ready.source_session_id,
+            files=len(bundle.files),
         )
 
 
