@@ -268,6 +268,8 @@ def test_a_reasoning_models_thoughts_are_not_the_answer(
     assert memory.records(bot.session.id)[-1].content == "Hello!"
     model.says("<think>Still thinking when the tokens ran out")
     assert "cut off while thinking" in bot.send("Hi again").text
+    model.says("The template opened the thought.</think>\nHi!")  # Qwen3: <think> in the prompt
+    assert bot.send("Hello").text == "Hi!"
 
 
 def test_what_the_window_cannot_hold_is_refused_or_cut_and_said(
@@ -313,6 +315,8 @@ def test_what_a_record_cannot_hold_is_shown_not_refused(
     bot = agent(memory, tmp_path, approve=approve_all)
     assert bot.send("Go").text == "Done."
     results = [r for r in memory.records(bot.session.id) if r.role == "tool"]
+    calls = [r for r in memory.records(bot.session.id) if r.is_tool_call]
+    assert all(json.loads(c.content) is not None for c in calls)  # the model sees JSON again
     assert "a\\x00b" in results[1].content
     assert results[2].tool_name == "n" * 64 and (results[2].call_id or "").startswith("call")
     assert results[2].content.startswith("error: there is no tool")

@@ -176,3 +176,36 @@ def test_a_macro_in_the_database_cannot_redirect_a_load(
     assert "3 rows, columns city, week, units" in engine.load("sales.csv")
     with pytest.raises(DataError, match="macros of its own"):
         engine.check()
+
+
+def test_a_trailing_semicolon_or_comment_is_no_second_statement(engine: DataEngine) -> None:
+    engine.load("sales.csv")
+    for sql in ("SELECT count(*) FROM sales; -- done", "SELECT count(*) FROM sales;\n/* x */ ;"):
+        assert engine.query(sql).rows == ((3,),)
+    assert engine.query("SELECT city FROM sales ORDER BY units DESC").rows[0] == ("Osaka",)
+
+
+def test_where_the_system_has_no_fd_paths_a_quote_in_a_name_stays_a_name(
+    engine: DataEngine, roots: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without /proc/self/fd or /dev/fd (some systems), DuckDB is given the path itself: a
+    quote in the file's name cannot add SQL of its own."""
+    import memvault.chat.data as data
+
+    monkeypatch.setattr(data.os.path, "isdir", lambda path: False)
+    name = "x'];CREATE TABLE pwn AS SELECT 42 AS v;--.csv"
+    (roots[0] / name).write_text(CSV)
+    assert "3 rows" in engine.load(name, "named")
+    assert "pwn" not in engine.tables()
+
+
+def test_an_imported_database_must_name_its_tables_as_load_data_does(
+    engine: DataEngine,
+) -> None:
+    import duckdb
+
+    engine.path.parent.mkdir(parents=True, exist_ok=True)
+    with duckdb.connect(str(engine.path)) as con:
+        con.execute('CREATE TABLE "a""b" (x INT)')
+    with pytest.raises(DataError, match="a table named"):
+        engine.check()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memvault import Memory, Settings
+from memvault import BackendError, Memory, Settings
 from memvault.store.session_files import SessionFiles, store_key
 from memvault.testing import ManualClock
 
@@ -80,8 +80,66 @@ def test_another_stores_folders_are_never_touched(
         assert folder.exists()
 
 
-def test_folder_names_are_safe() -> None:
+def test_folder_names_are_safe_and_never_collide() -> None:
     files = SessionFiles(Path("/r"))
     assert files.folder("acme", "s-01") == Path("/r/acme/s-01")
     hashed = files.folder("../x", "..")
     assert hashed.parent.parent == Path("/r") and ".." not in hashed.parts
+    # a file system may ignore case: ids that differ only in case get folders of their own
+    assert len({files.folder("Acme", "S1"), files.folder("acme", "s1")}) == 2
+    # a hashed name is never an id's own name, so no id can reach another id's folder
+    other = files.folder("acme", "alice@example.com")
+    assert other.name.startswith("+") and files.folder("acme", other.name) != other
+
+
+def test_the_chat_sweep_spares_sessions_named_by_a_hash(
+    tmp_path: Path, isolated_environment: Path
+) -> None:
+    store = str(tmp_path / "m.db")
+    files = SessionFiles.of(isolated_environment, store)
+    with Memory(store) as memory:
+        session = memory.create_session("alice", session_id="Alice@Example.com")
+        folder = _folder(memory, files, session.id)
+        (files.root / memory.tenant / "notes.txt").write_text("a stray file")
+        assert files.sessions(memory.tenant) == []  # no id to check: left to its session
+        memory.delete_session(session.id)
+        assert not folder.exists()
+
+
+def test_a_folder_that_cannot_go_stops_no_erasure(
+    tmp_path: Path, isolated_environment: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Removing folders comes after the purge and the scan, every folder is tried, and a
+    failure names the folder."""
+    from memvault.store import session_files
+
+    store = str(tmp_path / "m.db")
+    files = SessionFiles.of(isolated_environment, store)
+    with Memory(store) as memory:
+        stuck, gone = memory.create_session("alice"), memory.create_session("alice")
+        blocked, removable = _folder(memory, files, stuck.id), _folder(memory, files, gone.id)
+        real = session_files.shutil.rmtree
+
+        def rmtree(path: Path, **options: bool) -> None:
+            if Path(path) == blocked:
+                raise PermissionError(13, "Permission denied")
+            real(path, **options)
+
+        monkeypatch.setattr(session_files.shutil, "rmtree", rmtree)
+        with pytest.raises(BackendError, match="not all their folders could be") as raised:
+            memory.erase(user="alice")
+        assert str(blocked) in str(raised.value) and "Permission denied" in str(raised.value)
+        assert not removable.exists()
+        assert memory.list_sessions("alice") == []
+
+
+def test_a_store_has_one_key_however_its_url_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "link").symlink_to(tmp_path)
+    same = ["~/m.db", "m.db", str(tmp_path / "m.db"), f"sqlite:///{tmp_path}/m.db", "link/m.db"]
+    assert len({store_key(url) for url in same}) == 1
+    assert store_key("postgres://u:p@h:5432/db") == store_key("postgresql://other:pw@h:5432/db")
+    assert store_key("postgresql://h:5432/db") != store_key("postgresql://h:5432/other")

@@ -11,6 +11,7 @@ waits (the terminal queues it, most recent wins: :attr:`Agent.extracting`).
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import uuid
@@ -222,7 +223,7 @@ class Agent:
             if last:
                 why = f"the model still called tools after {loop.MAX_ROUNDS} rounds"
                 return self._stopped(_said(reply), round_, why)
-            if said := THOUGHTS.sub("", reply.text).strip():
+            if said := _unthought(reply.text).strip():
                 self.memory.append_record(self.session.id, "assistant", _recordable(said))
             stuck = [call for call in reply.tool_calls if guard.failed(call, self._call(call))]
             if stuck:
@@ -264,7 +265,7 @@ class Agent:
     def _call(self, call: ToolCall) -> str:
         """Run one call, both recorded; its answer (``error: …`` if it failed)."""
         sid, name, call_id = self.session.id, _name(call.name), _call_id(call.id)
-        shown = _clipped(_recordable(call.arguments or "{}"), self.record_chars)
+        shown = _arguments(call.arguments, self.record_chars)
         self.memory.append_record(sid, "assistant", shown, tool_name=name, call_id=call_id)
         self.notify(f"→ {name}")
         answer = self._answer(BY_NAME.get(call.name), call)
@@ -290,9 +291,31 @@ class Agent:
         return tools.run(self.bench, tool, args)
 
 
+def _arguments(raw: str, limit: int) -> str:
+    """A call's arguments as its record keeps them: JSON the model sees again in the call (a
+    note in place of arguments that are not JSON or too long to keep)."""
+    raw = raw.strip() or "{}"
+    try:
+        json.loads(raw)
+    except (ValueError, RecursionError):
+        return json.dumps({"arguments_not_json": raw[:1000]})
+    if len(raw) > limit:
+        return json.dumps({"arguments_not_kept": f"{len(raw):,} characters, too long to keep"})
+    return _recordable(raw)
+
+
+def _unthought(text: str) -> str:
+    """``text`` without a reasoning model's thoughts: ``<think>…</think>`` blocks, and what
+    comes before a ``</think>`` whose ``<think>`` was in the prompt (Qwen3's templates)."""
+    head, closed, tail = text.partition("</think>")
+    if closed and "<think>" not in head:
+        text = tail
+    return THOUGHTS.sub("", text)
+
+
 def _said(reply: ChatReply) -> str:
     """The answer as the user reads it: without a reasoning model's thoughts."""
-    text = THOUGHTS.sub("", reply.text).strip()
+    text = _unthought(reply.text).strip()
     if text.startswith("<think>"):  # cut off while thinking
         return "(the model gave no answer: it was cut off while thinking)"
     return text or "(the model gave no answer)"

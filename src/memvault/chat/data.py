@@ -37,12 +37,12 @@ ROW_CAP = 50
 CELL_CHARS = 200
 """Characters a cell shows at most (the answer marks a cut cell)."""
 QUERY_TIMEOUT_S = 30.0
-CLOSED = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
-READ_ONLY = CLOSED | {
-    "enable_external_access": False,
-    "lock_configuration": True,
+CLOSED = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
     "memory_limit": "1GB",
 }
+READ_ONLY = CLOSED | {"enable_external_access": False, "lock_configuration": True}
 FAILURES = (duckdb.Error, OverflowError, ValueError, OSError)
 """What DuckDB (and converting its values) raises: a DataError saying why."""
 
@@ -101,7 +101,8 @@ class DataEngine:
         if not TABLE.fullmatch(name):
             raise DataError(f"table must be a name of letters, digits and _, got {name!r}")
         with _opened(source) as readable, self._connection(CLOSED) as con:
-            for setting in (f"allowed_paths = ['{readable}']", "enable_external_access = false"):
+            quoted = readable.replace("'", "''")
+            for setting in (f"allowed_paths = ['{quoted}']", "enable_external_access = false"):
                 con.execute(f"SET {setting}")
             con.execute("SET lock_configuration = true")
             con.execute(
@@ -164,7 +165,7 @@ class DataEngine:
             kind = statements[0].type
             if kind is not duckdb.StatementType.SELECT:
                 raise DataError(f"query-sql only reads: a {kind.name} statement is refused")
-            body = statements[0].query.strip().rstrip(";")
+            body = _statement_text(statements[0].query)
             capped = f"SELECT * FROM (\n{body}\n) AS answer LIMIT {cap + 1}"
             cursor = _interrupted_after(con, QUERY_TIMEOUT_S, lambda: con.execute(capped))
             columns = tuple(c[0] for c in cursor.description or ())
@@ -172,13 +173,17 @@ class DataEngine:
         return Rows(columns, tuple(rows[:cap]), len(rows) > cap)
 
     def check(self) -> None:
-        """DataError unless the file is a database of plain tables: nothing of its own that
-        runs (macros, views, sequences, types), as a file from elsewhere may hold."""
+        """DataError unless the file is a database of plain tables named as load-data names
+        them: nothing of its own that runs (macros, views, sequences, types, schemas), as a
+        file from elsewhere may hold."""
         with self._connection(READ_ONLY, read_only=True) as con:
             for kind, listing in FOREIGN.items():
                 found = con.execute(f"SELECT count(*) FROM {listing}")
                 if (found.fetchone() or (0,))[0]:
                     raise DataError(f"the analysis database holds {kind} of its own: refused")
+            names = [row[0] for row in con.execute("SHOW TABLES").fetchall()]
+        if odd := [name for name in names if not TABLE.fullmatch(name)]:
+            raise DataError(f"the analysis database holds a table named {odd[0][:80]!r}: refused")
 
     def windows(self, table: str, size: int) -> Iterator[tuple[int, int, Rows]]:
         """``(n, of, rows)`` for each window of ``size`` rows of ``table``, in order."""
@@ -235,17 +240,33 @@ def _opened(path: Path) -> Iterator[str]:
     """A path DuckDB reads ``path`` by, for as long as it is needed: the file opened without
     following a link at its end (checked again once open: no link swapped in meanwhile), as
     ``/proc/self/fd/N`` where the system has it."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, flags)  # non-blocking: a FIFO swapped in cannot hang the open
     except OSError as exc:
         raise DataError(f"{path.name} cannot be opened: {exc.strerror or exc}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode) or os.path.realpath(path) != str(path):
+        opened, named = os.fstat(fd), os.lstat(path)
+        same = (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino)
+        if not (stat.S_ISREG(opened.st_mode) and same) or os.path.realpath(path) != str(path):
             raise DataError(f"{path.name} changed into something else than a file: refused")
-        proc = f"/proc/self/fd/{fd}"
-        yield proc if os.path.exists(proc) else str(path)
+        by_fd = next((f"{d}/{fd}" for d in ("/proc/self/fd", "/dev/fd") if os.path.isdir(d)), "")
+        yield by_fd or str(path)
+    except OSError as exc:
+        raise DataError(f"{path.name} cannot be read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
+
+
+def _statement_text(query: str) -> str:
+    """One statement's text without the semicolons and comments that may end it."""
+    cut = len(query)
+    for start, kind in reversed(duckdb.tokenize(query)):
+        if kind == duckdb.token_type.comment or query[start:cut].strip() == ";":
+            cut = start
+        else:
+            break
+    return query[:cut].rstrip().rstrip(";")
 
 
 def _table_name(stem: str) -> str:

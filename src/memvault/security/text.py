@@ -123,10 +123,12 @@ def decode_tag_characters(run: str) -> str:
     return "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
 
 
-_UNSHOWABLE = lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-"""Control characters (all but tab and line feed) and bidirectional overrides: a terminal
-obeys them (escape sequences set titles, move the cursor, write the clipboard; overrides
-reorder what is shown)."""
+_UNSHOWABLE = lazy(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+"""Control characters (all but tab and line feed), line and paragraph separators, and
+bidirectional marks and overrides: a terminal obeys them (escape sequences set titles, move the
+cursor, write the clipboard; separators break lines unseen; overrides reorder what is shown)."""
 
 
 def visible(text: str) -> str:

@@ -21,17 +21,24 @@ from ..errors import BackendError
 from ..patterns import lazy
 from .registry import normalize_url
 
-NAME = lazy(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
-"""A tenant or session id that can name a folder as it is (others are named by a hash)."""
+NAME = lazy(r"[a-z0-9][a-z0-9_.-]{0,127}")
+"""A tenant or session id that names its folder as it is: lower case (one folder per id on a
+file system that ignores case), nothing a file system refuses. Other ids are named by a hash
+after ``+``, which no such name holds: the two never collide."""
+HASHED = "+"
 
 
 def store_key(url: str) -> str:
-    """A short, stable name of the store a URL opens (a SQLite file by its absolute path)."""
-    normal = normalize_url(url)
-    scheme, _, rest = normal.partition("://")
+    """A short, stable name of the store a URL opens: a SQLite file by its real path (``~``
+    expanded, links resolved), a server's URL without its credentials."""
+    scheme, _, rest = normalize_url(url).partition("://")
+    scheme = {"postgres": "postgresql"}.get(scheme.lower(), scheme.lower())
     if scheme == "sqlite" and rest.startswith("/") and rest != "/:memory:":
-        normal = f"sqlite://{os.path.abspath(rest[1:])}"
-    return hashlib.sha256(normal.encode()).hexdigest()[:16]
+        rest = os.path.realpath(os.path.expanduser(rest[1:]))
+    else:
+        netloc, slash, path = rest.partition("/")
+        rest = netloc.rpartition("@")[2] + slash + path
+    return hashlib.sha256(f"{scheme}://{rest}".encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,27 +57,33 @@ class SessionFiles:
         return self.root / _name(tenant) / _name(session_id)
 
     def sessions(self, tenant: str) -> list[str]:
-        """The ids of the tenant's sessions that have a folder."""
+        """The ids of the tenant's sessions that have a folder named by their id (a hashed name
+        says no id: such a folder goes only with its session)."""
         place = self.root / _name(tenant)
-        return sorted(p.name for p in place.iterdir()) if place.is_dir() else []
+        if not place.is_dir():
+            return []
+        return sorted(p.name for p in place.iterdir() if p.is_dir() and NAME.fullmatch(p.name))
 
     def remove(self, tenant: str, session_ids: Iterable[str]) -> None:
-        """Delete the folders of these sessions (those that exist); BackendError, naming the
-        folder, if one cannot be."""
+        """Delete the folders of these sessions (those that exist), trying every one;
+        BackendError, naming them, for those that could not be."""
+        failed = []
         for session_id in session_ids:
             folder = self.folder(tenant, session_id)
             try:
-                shutil.rmtree(folder)
-            except FileNotFoundError:
-                continue
+                if folder.is_symlink() or folder.is_file():
+                    folder.unlink()
+                elif folder.exists():
+                    shutil.rmtree(folder)
             except OSError as exc:
-                raise BackendError(
-                    f"session {session_id} is deleted, but its folder {folder} could not be: "
-                    f"{exc.strerror or exc}"
-                ) from None
+                failed.append(f"{folder} ({exc.strerror or exc})")
+        if failed:
+            raise BackendError(
+                f"the sessions are deleted, but not all their folders could be: {'; '.join(failed)}"
+            )
 
 
 def _name(value: str) -> str:
-    if NAME.fullmatch(value) and value not in (".", ".."):
+    if NAME.fullmatch(value):
         return value
-    return "h-" + hashlib.sha256(value.encode()).hexdigest()[:24]
+    return HASHED + hashlib.sha256(value.encode()).hexdigest()[:32]

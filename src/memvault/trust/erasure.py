@@ -281,7 +281,6 @@ class ErasurePlans:
             if n and not done.gone:
                 break
         ids = {e.id for e in gone}
-        yield from store.forget_session_files(_sessions(gone))
         receipt = ErasureReceipt(
             str(subject), store.tenant, store.now(), counts_by_kind(gone), ids_digest(ids)
         )
@@ -290,6 +289,8 @@ class ErasurePlans:
         if residue:
             pending = PendingErasure(receipt.ids_sha256, tuple(sorted(map(id_hash, ids))))
             yield from run(PendErasureOp(store.tenant, pending))
+        yield from store.forget_session_files(_sessions(gone))  # after the purge: it must run
+        if residue:
             raise ErasureIncompleteError(
                 f"the erasure of {subject} removed {receipt.total} entries, but {residue} "
                 "erased ids or contents are still in the store's files (another process "
