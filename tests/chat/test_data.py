@@ -190,9 +190,9 @@ def test_where_the_system_has_no_fd_paths_a_quote_in_a_name_stays_a_name(
 ) -> None:
     """Without /proc/self/fd or /dev/fd (some systems), DuckDB is given the path itself: a
     quote in the file's name cannot add SQL of its own."""
-    import memvault.chat.data as data
+    import os
 
-    monkeypatch.setattr(data.os.path, "isdir", lambda path: False)
+    monkeypatch.setattr(os.path, "isdir", lambda path: False)
     name = "x'];CREATE TABLE pwn AS SELECT 42 AS v;--.csv"
     (roots[0] / name).write_text(CSV)
     assert "3 rows" in engine.load(name, "named")

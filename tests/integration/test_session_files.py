@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,21 +112,21 @@ def test_a_folder_that_cannot_go_stops_no_erasure(
 ) -> None:
     """Removing folders comes after the purge and the scan, every folder is tried, and a
     failure names the folder."""
-    from memvault.store import session_files
+    import shutil
 
     store = str(tmp_path / "m.db")
     files = SessionFiles.of(isolated_environment, store)
     with Memory(store) as memory:
         stuck, gone = memory.create_session("alice"), memory.create_session("alice")
         blocked, removable = _folder(memory, files, stuck.id), _folder(memory, files, gone.id)
-        real = session_files.shutil.rmtree
+        real = shutil.rmtree
 
-        def rmtree(path: Path, **options: bool) -> None:
+        def rmtree(path: Path, **options: Any) -> None:
             if Path(path) == blocked:
                 raise PermissionError(13, "Permission denied")
             real(path, **options)
 
-        monkeypatch.setattr(session_files.shutil, "rmtree", rmtree)
+        monkeypatch.setattr(shutil, "rmtree", rmtree)
         with pytest.raises(BackendError, match="not all their folders could be") as raised:
             memory.erase(user="alice")
         assert str(blocked) in str(raised.value) and "Permission denied" in str(raised.value)
