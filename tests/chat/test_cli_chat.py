@@ -189,7 +189,7 @@ def test_a_model_that_cannot_be_reached_is_one_line_and_a_failure(
 
 
 def test_without_a_model_it_says_what_to_set(work: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_LLM")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_LLM_")}
     result = subprocess.run(
         [sys.executable, "-m", "memvault", "chat", "--once", "Hi"],
         cwd=work,

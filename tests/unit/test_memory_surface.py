@@ -49,7 +49,7 @@ def test_every_plan_of_a_facility_is_an_operation(planner: type) -> None:
 def test_every_store_operation_is_bound() -> None:
     toolkit = {"now", "for_tenant", "check_embedding", "new_entry", "where", "put", "put_many"}
     toolkit |= {"every"}
-    toolkit |= {"events", "forget_texts"}
+    toolkit |= {"events", "forget_texts", "forget_session_files"}
     toolkit |= {"live", "admit", "ranked", "index", "editable"}
     toolkit |= {"twin", "copy_of", "removal", "remove", "relink_evicted", "compaction_sources"}
     assert public_plans(Planner) - toolkit == {
