@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import ValidationError, shown
 from ..patterns import lazy
 from ..store.duplicates import restates
-from ..types import MemoryEntry, SearchHit
+from ..types import MemoryEntry, ScopeKind, SearchHit
 
 SESSION, RECORD, SUMMARY, FINDING = "session", "record", "summary", "finding"
 """Categories only the facilities write; the generic store API refuses to write or change them."""
@@ -167,6 +167,13 @@ def by_best_turn(
     for hit in hits:
         grouped.setdefault(hit.entry.scope.id, []).append(hit)
     return [(sid, tuple(found[:turns])) for sid, found in list(grouped.items())[:limit]]
+
+
+def session_ids(entries: Iterable[MemoryEntry]) -> set[str]:
+    """The sessions whose own entries are among ``entries`` (the sessions a deletion took)."""
+    return {
+        e.scope.id for e in entries if e.category == SESSION and e.scope.kind is ScopeKind.SESSION
+    }
 
 
 @dataclass(frozen=True, slots=True)

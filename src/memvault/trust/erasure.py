@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from ..core import Invoke, Plan, Planner, call, retried, run
 from ..errors import ErasureIncompleteError, ValidationError
-from ..facilities.model import SESSION
+from ..facilities.model import SESSION, session_ids
 from ..store.ops import (
     Filter,
     ForgetAuditOp,
@@ -131,11 +131,6 @@ def _roots(
         or (e.scope.kind is ScopeKind.SESSION and e.scope.id in theirs)
         or e.metadata.get("user_id") == subject.value
     ]
-
-
-def _sessions(gone: Iterable[MemoryEntry]) -> set[str]:
-    """The sessions among ``gone`` (their own entries went)."""
-    return {e.scope.id for e in gone if e.category == SESSION and e.scope.kind is ScopeKind.SESSION}
 
 
 def _made_from(entry: MemoryEntry, gone: set[str], sessions: set[str]) -> bool:
@@ -289,7 +284,7 @@ class ErasurePlans:
         if residue:
             pending = PendingErasure(receipt.ids_sha256, tuple(sorted(map(id_hash, ids))))
             yield from run(PendErasureOp(store.tenant, pending))
-        yield from store.forget_session_files(_sessions(gone))  # after the purge: it must run
+        yield from store.forget_session_files(session_ids(gone))  # after the purge: it must run
         if residue:
             raise ErasureIncompleteError(
                 f"the erasure of {subject} removed {receipt.total} entries, but {residue} "

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..config import Policy, retention_policy
 from ..core import Plan, Planner, retried
-from ..facilities.model import RECORD, SESSION
+from ..facilities.model import RECORD, SESSION, session_ids
 from ..store.ops import Filter
 from ..types import MemoryEntry, ScopeKind
 
@@ -143,6 +143,5 @@ class RetentionPlans:
             if not dry_run:
                 removed = [e for e in every if e.id in gone]
                 yield from self.store.remove(removed)
-                sessions = [e.scope.id for e in removed if e.category == SESSION]
-                yield from self.store.forget_session_files(sessions)
+                yield from self.store.forget_session_files(session_ids(removed))
         return RetentionReport(self.store.tenant, now, dry_run, policy, tuple(items))
