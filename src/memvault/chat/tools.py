@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MemvaultError, ValidationError
+from ..retrieval.when import date_of
 from ..security import injection
 from . import analyze
 from .data import DataEngine
@@ -157,14 +158,11 @@ def promote_finding(bench: Workbench, args: Mapping[str, Any]) -> str:
 
 
 def resolve_date(bench: Workbench, args: Mapping[str, Any]) -> str:
-    import dateparser
-
     now = bench.now()
     prefer = args.get("prefer") or "future"
     if prefer not in ("past", "future"):
         raise ValidationError("prefer must be past or future")
-    settings = {"RELATIVE_BASE": now.replace(tzinfo=None), "PREFER_DATES_FROM": prefer}
-    when = dateparser.parse(args["expression"], languages=["en"], settings=settings)
+    when = date_of(args["expression"], now, prefer)
     if when is None:
         raise ValidationError(f"cannot read a date in {args['expression'][:100]!r}")
     return f"{when:%Y-%m-%d} ({when:%A}); today is {now:%Y-%m-%d} ({now:%A})"

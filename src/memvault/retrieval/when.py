@@ -55,6 +55,17 @@ def windows(query: str, now: datetime) -> list[Window]:
     return [_widened(when, period) for when, period in named]
 
 
+def date_of(expression: str, now: datetime, prefer: str = "future") -> datetime | None:
+    """The instant an English date expression names ("next Friday", "in 3 days"), relative to
+    ``now`` (naive, as ``now`` is read), preferring the ``future`` or the ``past``; None if it
+    names none."""
+    from dateparser import parse
+
+    settings = {"RELATIVE_BASE": now.replace(tzinfo=None), "PREFER_DATES_FROM": prefer}
+    with _LOCK:  # dateparser's parsers keep state between calls
+        return parse(expression, languages=["en"], settings=settings)  # type: ignore[no-any-return]
+
+
 def _widened(when: datetime, period: str | None) -> Window:
     day = datetime(when.year, when.month, when.day, tzinfo=UTC)
     if period == "year":
