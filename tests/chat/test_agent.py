@@ -354,17 +354,21 @@ def test_sessions_resume_as_they_are_and_delete_with_their_data(
     memory: Memory, model: Router, work: Path, tmp_path: Path
 ) -> None:
     bot = agent(memory, tmp_path, private=True)
+    assert not bot.started and memory.list_sessions("alice") == []  # none until needed
     private = bot.session
     public = memory.create_session("alice")
-    assert not bot.switch(public.id).private  # resuming keeps the session's own privacy
-    assert bot.switch(private.id).private
-    assert not bot.switch().private and bot.switch(private=True).private
+    assert not bot.resume(public.id).private  # resuming keeps the session's own privacy
+    assert bot.resume(private.id).private
+    bot.new()
+    assert (bot.private, bot.started) == (False, False)  # a new session starts with a message
+    bot.new(private=True)
+    assert (bot.private, bot.started) == (True, False)
     model.calls(("load-data", {"path": "sales.csv"}))
-    bot.switch(public.id)
+    bot.resume(public.id)
     bot.send("Load sales.csv")
     folder = bot.database(public.id).parent
     assert folder.is_dir()
-    bot.switch()
+    bot.new()
     bot.delete_session(public.id)
     assert not folder.exists()
     stray = bot.files.folder(memory.tenant, "s-gone")
@@ -390,7 +394,7 @@ def test_a_session_file_carries_its_data_and_refuses_a_doctored_database(
     assert bundle.export(bot, exported).endswith(" entries, 1 file(s)")
     new = bundle.import_(bot, exported)
     assert new != bot.session.id
-    bot.switch(new)
+    bot.resume(new)
     assert "table sales: 3 rows" in bot.bench.engine.describe()
 
     doctored = tmp_path / "doctored.duckdb"

@@ -212,3 +212,18 @@ def test_control_characters_from_the_data_reach_no_terminal(
     result = chat(server, work, "--once", "Load esc.csv")
     assert "\x1b" not in result.stdout + result.stderr
     assert "\\x1b]0;PWNED\\x07" in result.stderr and "\\x1b]0;PWNED" in result.stdout
+
+
+def test_a_command_alone_acts_on_the_latest_session_and_starts_none(
+    server: ScriptedOpenAIServer, model: Router, work: Path, isolated_environment: Path
+) -> None:
+    nothing = chat(server, work, "--once", "/findings")
+    assert nothing.returncode == 0 and "none" in nothing.stdout and "session" not in nothing.stderr
+    with store(isolated_environment) as memory:
+        assert memory.list_sessions("alice") == []  # a command alone starts no session
+    model.calls(("load-data", {"path": "sales.csv"}))
+    model.calls(("analyze-data", {"table": "sales"}))
+    sid = session_of(chat(server, work, "--yes", "--once", "Analyse sales.csv"))
+    latest = chat(server, work, "--once", "/findings")
+    assert "Osaka sold 1850 units in week 10" in latest.stdout
+    assert session_of(latest) == sid

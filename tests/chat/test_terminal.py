@@ -111,7 +111,7 @@ def test_a_slash_command_and_an_answer(screen: Screen, model: Router) -> None:
     screen.type("/nonsense")
     screen.wait_for("error: no command /nonsense; /help lists them")
     screen.type("/new private")
-    screen.wait_for("(private)")
+    screen.wait_for("a new private session starts with your next message")
     screen.wait_for(lambda t: t.strip().splitlines()[-1].startswith("alice [private]>"))
 
 

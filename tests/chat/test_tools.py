@@ -29,7 +29,7 @@ def test_one_table_feeds_the_tool_list_approvals_and_dispatch() -> None:
     assert approved == {"query-sql", "promote-finding"}
     before = [d["function"]["name"] for d in tools.offered(data_loaded=False)]
     after = [d["function"]["name"] for d in tools.offered(data_loaded=True)]
-    assert "promote-finding" not in before and "analyze-data" not in before
+    assert before == ["load-data", "describe-data", "resolve-date"]
     assert after == NAMES
     for definition in tools.offered(True):
         parameters = definition["function"]["parameters"]

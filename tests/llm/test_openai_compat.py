@@ -382,3 +382,16 @@ def test_a_trailing_slash_and_the_repr() -> None:
     with OpenAICompatChat("http://localhost:8080/v1/", "llama", api_key=KEY) as chat:
         assert chat.url == "http://localhost:8080/v1/chat/completions"
         assert repr(chat) == "OpenAICompatChat('http://localhost:8080/v1', model='llama')"
+
+
+def test_a_url_without_the_chat_endpoint_says_what_to_check(
+    server: ScriptedOpenAIServer,
+) -> None:
+    """The usual mistake: Ollama's URL without /v1. The error names the URL it called."""
+    base = server.base_url.removesuffix("/v1")
+    refused = r"HTTP 404: .*no chat endpoint at .*end in /v1"
+    with (
+        OpenAICompatChat(base, "m1", max_retries=0) as wrong,
+        pytest.raises(LLMResponseError, match=refused),
+    ):
+        wrong.complete(REQUEST)

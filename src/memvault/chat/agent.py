@@ -118,14 +118,41 @@ class Agent:
         self.roots = (Path.cwd(), *data_dirs)
         self.files = files
         self._busy = threading.Lock()
-        self.session = self._opened(session_id, private)
-        self.bench = self._bench()
+        self._private = private
+        self._session = None if session_id is None else self._opened(session_id, private)
+        self._bench: Workbench | None = None
 
     # -- sessions -----------------------------------------------------------------------------
 
-    def _opened(self, session_id: str | None, private: bool) -> Session:
-        if session_id is None:
-            return self.memory.create_session(self.user, title="chat", private=private)
+    @property
+    def session(self) -> Session:
+        """The current session; a new one starts here, when first needed (a chat opened and
+        left without a word leaves no empty session behind)."""
+        if self._session is None:
+            self._session = self.memory.create_session(
+                self.user, title="chat", private=self._private
+            )
+        return self._session
+
+    @property
+    def started(self) -> bool:
+        """Whether the current session exists yet."""
+        return self._session is not None
+
+    @property
+    def private(self) -> bool:
+        """Whether the current session is (or, not started yet, will be) private."""
+        return self._session.private if self._session is not None else self._private
+
+    @property
+    def bench(self) -> Workbench:
+        """What the tools work on, in the current session."""
+        if self._bench is None or self._bench.session_id != self.session.id:
+            engine = DataEngine(self.database(self.session.id), self.roots)
+            self._bench = Workbench(self.memory, self.session.id, engine, self.model, self.notify)
+        return self._bench
+
+    def _opened(self, session_id: str, private: bool) -> Session:
         session = self.memory.get_session(session_id)
         if session.user_id != self.user:
             raise ForbiddenError(f"session {session_id} is not {self.user}'s")
@@ -133,18 +160,18 @@ class Agent:
             raise ValidationError(f"session {session_id} is not private; privacy is fixed at start")
         return session
 
-    def _bench(self) -> Workbench:
-        engine = DataEngine(self.database(self.session.id), self.roots)
-        return Workbench(self.memory, self.session.id, engine, self.model, self.notify)
-
-    def switch(self, session_id: str | None = None, *, private: bool = False) -> Session:
-        """Go to another of the user's sessions (as it is, private or not), or a new one
-        (private if ``private``)."""
+    def resume(self, session_id: str) -> Session:
+        """Go back to one of the user's sessions, as it is (private or not)."""
         with self._busy:
             self._settled()
-            self.session = self._opened(session_id, private and session_id is None)
-            self.bench = self._bench()
-            return self.session
+            self._session = self._opened(session_id, False)
+            return self._session
+
+    def new(self, *, private: bool = False) -> None:
+        """Start a new session (private if ``private``) with the next message."""
+        with self._busy:
+            self._settled()
+            self._session, self._private = None, private
 
     def sessions(self) -> list[Session]:
         """The user's sessions, newest first."""
@@ -153,7 +180,7 @@ class Agent:
     def delete_session(self, session_id: str) -> int:
         """Delete a session of the user, its analysis database with it (not the current one)."""
         with self._busy:
-            if session_id == self.session.id:
+            if self._session is not None and session_id == self._session.id:
                 raise ValidationError("this is the current session: switch first (/new)")
             self._settled()
             if self.memory.get_session(session_id).user_id != self.user:
@@ -181,11 +208,12 @@ class Agent:
     @property
     def extracting(self) -> bool:
         """Whether learning from the last turn still runs (a send now is queued)."""
-        return not self.memory.flush(0, session_id=self.session.id)
+        return self.started and not self.memory.flush(0, session_id=self.session.id)
 
     def _settled(self) -> None:
         """Wait for the session's extraction: nothing may write into a session being left."""
-        self.memory.flush(session_id=self.session.id)
+        if self._session is not None:
+            self.memory.flush(session_id=self._session.id)
 
     # -- a turn -------------------------------------------------------------------------------
 
@@ -199,7 +227,7 @@ class Agent:
             for document in documents:
                 self.memory.append_record(sid, "tool", document, tool_name=PASTED)
             if self.session.title == "chat":
-                self.session = self.memory.rename_session(sid, _title(text))
+                self._session = self.memory.rename_session(sid, _title(text))
             answer = self._loop()
             self.memory.add_turn(sid, assistant=answer.text)
             return answer

@@ -56,7 +56,7 @@ class Commands:
     def memory(self, rest: str) -> str:
         agent = self.agent
         own = agent.memory.global_memory(agent.user)
-        notes = agent.memory.session_memory(agent.session.id)
+        notes = agent.memory.session_memory(agent.session.id) if agent.started else []
         self.shown = [Item("global", e.id) for e in own] + [Item("session", e.id) for e in notes]
         lines = [f"Global Memory ({agent.user}):"]
         lines += [f"  g{n}. {memory_line(e)[2:]}" for n, e in enumerate(own, 1)] or ["  none"]
@@ -67,7 +67,8 @@ class Commands:
     def findings(self, rest: str) -> str:
         """The findings (with the severity ``rest``), numbered as in the whole list, so a
         label means the same finding whatever the filter."""
-        found = self.agent.memory.findings(self.agent.session.id)
+        started = self.agent.started
+        found = self.agent.memory.findings(self.agent.session.id) if started else []
         self.shown = [Item("finding", f.entry_id) for f in found]
         lines = [
             f"  f{n}. {finding_line(f)[2:]}"
@@ -94,6 +95,8 @@ class Commands:
     def export(self, rest: str) -> str:
         if not rest:
             raise ValidationError("/export needs a file name")
+        if not self.agent.started:
+            raise ValidationError("nothing to export yet: this session starts with a message")
         report = bundle.export(self.agent, Path(rest).expanduser())
         return f"exported session {self.agent.session.id} to {rest}: {report}"
 
@@ -104,19 +107,20 @@ class Commands:
         return f"imported as session {session}; /resume {session} opens it"
 
     def new(self, rest: str) -> str:
-        session = self.agent.switch(private=rest == "private")
+        self.agent.new(private=rest == "private")
         self.shown = []
-        return f"new session {session.id}{' (private)' if session.private else ''}"
+        kind = "private session" if rest == "private" else "session"
+        return f"a new {kind} starts with your next message"
 
     def resume(self, rest: str) -> str:
         if not rest:
             raise ValidationError("/resume needs a session id (/sessions lists them)")
-        session = self.agent.switch(rest)
+        session = self.agent.resume(rest)
         self.shown = []
         return f"resumed session {session.id}: {session.title}"
 
     def sessions(self, rest: str) -> str:
-        current = self.agent.session.id
+        current = self.agent.session.id if self.agent.started else None
         lines = [
             f"{'*' if s.id == current else ' '} {s.id}  {s.created_at:%Y-%m-%d %H:%M}  "
             f"{'[private] ' if s.private else ''}{s.title}"
@@ -131,7 +135,8 @@ class Commands:
         return f"deleted session {rest} ({removed} entries) and its data"
 
     def help(self, rest: str) -> str:
-        return "\n".join(f"{c.usage:22} {c.help}" for c in COMMANDS.values())
+        listed = [f"{c.usage:22} {c.help}" for c in COMMANDS.values()]
+        return "\n".join([*listed, f"{'/quit, /exit':22} leave (so does Ctrl-D)"])
 
     def _item(self, rest: str) -> Item:
         """The item ``g2``, ``s1`` or ``f3`` names (listed anew), or number N of the last list."""

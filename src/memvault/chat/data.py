@@ -141,7 +141,8 @@ class DataEngine:
                 raise DataError(f"{path!r} is reached through a symbolic link: refused")
             if plain.is_file():
                 return plain
-        raise DataError(f"no file {path!r} in the allowed folders")
+        roots = ", ".join(str(r) for r in self.roots)
+        raise DataError(f"no file {path!r} in the allowed folders ({roots})")
 
     def describe(self, table: str | None = None) -> str:
         """Each table's columns, types and row count (or one table's)."""

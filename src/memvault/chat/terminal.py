@@ -65,7 +65,12 @@ class Terminal:
     async def _run(self) -> None:
         if self.ask:
             self.agent.approve = self._approver(asyncio.get_running_loop())
-        self.console.print(f"[dim]session {self.agent.session.id} · /help lists the commands[/]")
+        where = (
+            f"session {self.agent.session.id}"
+            if self.agent.started
+            else "a new session starts with your first message"
+        )
+        self.console.print(f"[dim]{where} · /help lists the commands[/]")
         watcher = asyncio.create_task(self._watch())
         try:
             while (text := await self._read()) is not None:
@@ -160,7 +165,7 @@ class Terminal:
         return Decision(False, "" if said.lower() in ("", "n", "no") else said)
 
     def _label(self) -> str:
-        private = " [private]" if self.agent.session.private else ""
+        private = " [private]" if self.agent.private else ""
         return f"{self.agent.user}{private}> "
 
     def _toolbar(self) -> str:
@@ -170,6 +175,8 @@ class Terminal:
 
     def _history(self) -> InMemoryHistory:
         """The session's own messages (no history file: nothing outlives an erasure)."""
+        if not self.agent.started:
+            return InMemoryHistory()
         records = self.agent.memory.records(self.agent.session.id)
         return InMemoryHistory([r.content for r in records if r.role == "user"])
 

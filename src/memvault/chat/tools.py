@@ -192,6 +192,7 @@ TOOLS = (
         ("sql",),
         query_sql,
         approval=True,
+        needs_data=True,
         preview=lambda args: str(args.get("sql", "")),
     ),
     Tool(

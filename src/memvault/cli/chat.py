@@ -39,7 +39,13 @@ def _os_user() -> str:
 @click.option("--user", default=_os_user, show_default="the OS user", help="Whose memory.")
 @click.option("--session", "session_id", help="Resume this session.")
 @click.option("--private", is_flag=True, help="A private session: nothing reaches Global Memory.")
-@click.option("--once", "message", help="Send MESSAGE, print the answer, exit (for scripts).")
+@click.option(
+    "--once",
+    "message",
+    metavar="MESSAGE",
+    help="Send MESSAGE, print the answer and the session's id (on stderr), exit; a slash "
+    "command alone acts on the latest session unless --session says which.",
+)
 @click.option("--yes", is_flag=True, help="Approve every call that asks (for scripts).")
 @click.option(
     "--data-dir",
@@ -83,7 +89,8 @@ def chat(
     """Chat with the model of MEMVAULT_LLM_BASE_URL and MEMVAULT_LLM_MODEL, with memory.
 
     Data tools (load-data, describe-data, query-sql, analyze-data, promote-finding) work on a
-    DuckDB database per session; /help lists the slash commands."""
+    DuckDB database per session, and resolve-date reads dates; /help lists the slash
+    commands."""
     try:
         from ..chat.agent import Agent, approve_all, refuse_all
     except ImportError:
@@ -114,8 +121,12 @@ def chat(
     )
     agent.sweep()
     if message is not None:
-        click.echo(f"session {agent.session.id}", err=True)
-        click.echo(visible(_once(agent, message, [_read(path) for path in attach])))
+        if message.startswith("/") and session_id is None and (latest := agent.sessions()):
+            agent.resume(latest[0].id)  # a command alone acts on the user's latest session
+        said = _once(agent, message, [_read(path) for path in attach])
+        if agent.started:
+            click.echo(f"session {agent.session.id}", err=True)
+        click.echo(visible(said))
         return
     _interactive(agent, yes)
 

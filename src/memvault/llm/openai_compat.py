@@ -269,7 +269,12 @@ SLOW = "raise MEMVAULT_LLM_TIMEOUT_S (llm_timeout_s), or use a faster model or s
 REFUSING = (
     "it is overloaded or failing: try later, or raise MEMVAULT_LLM_MAX_RETRIES (llm_max_retries)"
 )
-"""What to change when the server cannot be reached, is too slow, or keeps refusing."""
+NOT_THERE = (
+    "; there is no chat endpoint at {url}: does MEMVAULT_LLM_BASE_URL (llm_base_url) end in "
+    "/v1, as http://localhost:11434/v1 does?"
+)
+"""What to change when the server cannot be reached, is too slow, or keeps refusing, or has no
+chat endpoint at the URL."""
 
 
 class _Retry(Exception):
@@ -423,8 +428,9 @@ class OpenAICompatChat(ChatModel):
                 raise self._refusal(status, raw)
             if examined:
                 raise _retried(response)
+            hint = NOT_THERE.format(url=self.url) if status in (404, 405) else ""
             raise LLMResponseError(
-                f"the LLM server answered HTTP {status}: {excerpt(raw, self._secret)}"
+                f"the LLM server answered HTTP {status}: {excerpt(raw, self._secret)}{hint}"
             )
         return self._read(response, self.max_response_bytes, deadline, refuse=True)
 
