@@ -109,3 +109,21 @@ def test_a_tool_call_is_not_a_turn_and_the_answer_after_it_is_tool_influenced() 
     window = pipeline.window_of(records)
     assert [t.text for t in window.turns] == ["Load sales.csv", "Loaded 3 rows."]
     assert window.turns[1].tool_influenced
+
+
+def test_an_answer_that_echoes_the_user_does_not_take_their_words_away() -> None:
+    """The user's sentence is theirs even when the assistant's answer after it repeats five
+    of its words: the user cannot have copied a later turn (the newcomer's "I prefer charts in
+    dark mode." / "Got it, you prefer charts in dark mode.")."""
+    turns = (
+        Turn(1, "user", "I prefer charts in dark mode."),
+        Turn(2, "assistant", "Got it, you prefer charts in dark mode."),
+    )
+    where = pipeline.situation(pipeline.Window(turns, (), (0, 1)), [], private=False)
+    assert "I prefer charts in dark mode." in pipeline.own_text(turns[0], where)
+    copied = (
+        Turn(1, "assistant", "You could say: I prefer charts in dark mode."),
+        Turn(2, "user", "I prefer charts in dark mode."),
+    )
+    where = pipeline.situation(pipeline.Window(copied, (), (0, 1)), [], private=False)
+    assert "charts" not in pipeline.own_text(copied[1], where)  # copied from an earlier turn

@@ -364,17 +364,19 @@ def _grounds(candidate: Candidate, turn: Turn, where: Situation) -> str:
 
 def own_text(turn: Turn, where: Situation) -> str:
     """What the user wrote in ``turn`` themselves: nothing of an answer or a turn shaped by
-    tool output, and none of the material they quoted, pasted or handed over."""
+    tool output, and none of the material they quoted, pasted or handed over, or copied from
+    a tool's output or an earlier turn (a later turn that echoes them copied them, not they
+    it)."""
     if not _own_voice(turn):
         return ""
     own = outside(turn.text, where.quoted.get(turn.number, ()))
-    others = [*where.window.tools, *(t.text for t in where.window.turns if t is not turn)]
-    return _without_copies(own, others)
+    earlier = (t.text for t in where.window.turns if t.number < turn.number)
+    return _without_copies(own, [*where.window.tools, *earlier])
 
 
 def _without_copies(own: str, others: Sequence[str]) -> str:
-    """The user's words without the sentences they copied from a tool output or another turn
-    of the window (five words or more, as written there)."""
+    """The user's words without the sentences they copied from ``others`` (five words or
+    more, as written there)."""
     if not others:
         return own
     seen = " ".join(" ".join(normalise(text).casefold().split()) for text in others)
