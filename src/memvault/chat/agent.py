@@ -183,8 +183,7 @@ class Agent:
             if self._session is not None and session_id == self._session.id:
                 raise ValidationError("this is the current session: switch first (/new)")
             self._settled()
-            if self.memory.get_session(session_id).user_id != self.user:
-                raise ForbiddenError(f"session {session_id} is not {self.user}'s")
+            self._opened(session_id, False)  # the user's own, or ForbiddenError
             removed = self.memory.delete_session(session_id)  # its folder goes with it
             self.files.remove(self.memory.tenant, [session_id])  # a server's store: here
             return removed

@@ -123,6 +123,11 @@ class DataEngine:
         except (OSError, RuntimeError) as exc:  # a name too long, an unknown ~user
             raise DataError(f"{path[:200]!r} cannot be read: {exc}") from None
 
+    @property
+    def _roots(self) -> str:
+        """The allowed folders, as an error names them."""
+        return ", ".join(str(root) for root in self.roots)
+
     def _inside(self, given: Path, path: str) -> Path:
         candidates = [given] if given.is_absolute() else [root / given for root in self.roots]
         inside = [
@@ -132,8 +137,7 @@ class DataEngine:
             if plain.is_relative_to(root)
         ]
         if not inside:
-            roots = ", ".join(str(r) for r in self.roots)
-            raise DataError(f"{path!r} is outside the allowed folders ({roots}): refused")
+            raise DataError(f"{path!r} is outside the allowed folders ({self._roots}): refused")
         for plain, root in inside:
             if any(part.startswith(".") for part in plain.relative_to(root).parts):
                 raise DataError(f"{path!r} is a hidden file or in a hidden folder: refused")
@@ -141,8 +145,7 @@ class DataEngine:
                 raise DataError(f"{path!r} is reached through a symbolic link: refused")
             if plain.is_file():
                 return plain
-        roots = ", ".join(str(r) for r in self.roots)
-        raise DataError(f"no file {path!r} in the allowed folders ({roots})")
+        raise DataError(f"no file {path!r} in the allowed folders ({self._roots})")
 
     def describe(self, table: str | None = None) -> str:
         """Each table's columns, types and row count (or one table's)."""
