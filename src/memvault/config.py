@@ -114,6 +114,13 @@ class Settings:
         default=0.85,
         metadata={"doc": "cosine at which a write returns the existing entry (0 turns it off)"},
     )
+    min_relevance: float = field(
+        default=0.06,
+        metadata={
+            "doc": "recall (context and MCP) drops hits whose calibrated relevance is below "
+            "this (0 keeps every hit)"
+        },
+    )
     min_content_chars: int = field(
         default=0, metadata={"doc": "saliency: refuse shorter content (0 turns it off)", "min": 0}
     )
@@ -300,8 +307,9 @@ class Settings:
         for name, choices in CHOICES.items():
             if getattr(self, name) not in choices:
                 raise ConfigError(f"setting {name} must be one of {', '.join(choices)}")
-        if not 0 <= self.near_duplicate_threshold <= 1:
-            raise ConfigError("setting near_duplicate_threshold must be between 0 and 1")
+        for name in ("near_duplicate_threshold", "min_relevance"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ConfigError(f"setting {name} must be between 0 and 1")
         if not self.chunk_overlap < self.chunk_tokens:
             raise ConfigError("setting chunk_overlap must be smaller than chunk_tokens")
         if self.sqlite_synchronous not in {"FULL", "NORMAL", "EXTRA"}:

@@ -46,9 +46,12 @@ from .errors import (
     shown,
 )
 from .ids import new_id
-from .retrieval import chunking, filters, text, when
+from .retrieval import chunking, filters, relevance, text, when
+from .retrieval.entities import query_entity_keys
+from .retrieval.parts import interleaved, questions
 from .retrieval.ranker import RankSpec, conversational_spec, rank
 from .retrieval.rerank import RERANK_DEPTH, blended
+from .retrieval.traits import wanted
 from .scopes import check_promotion, expand_scopes
 from .store import chains, duplicates
 from .store.ops import (
@@ -1102,6 +1105,7 @@ class Planner:
         time_weight: float = 0.0,
         as_of: datetime | None = None,
         include_superseded: bool = False,
+        min_relevance: float | None = None,
     ) -> Plan[builtins.list[SearchHit]]:
         """Hybrid search: BM25 + embedding similarity (+ optional recency), fused, best first.
 
@@ -1115,8 +1119,11 @@ class Planner:
         more, docs/benchmarks.md). Entries created inside what the query's time expressions
         name ("last week", "in May 2023"; resolved against ``as_of``, else now) have their
         score multiplied by ``1 + time_weight`` (component ``time``). Each hit carries its
-        component scores. Superseded entries are left out unless ``include_superseded``;
-        ``as_of`` searches what held at that instant.
+        component scores and its calibrated ``relevance`` (0 to 1); ``min_relevance`` drops the
+        hits below it (``Settings.min_relevance`` is the shipped threshold that tells noise).
+        Superseded entries are left out unless ``include_superseded``; ``as_of`` searches
+        what held at that instant. A question about several things at once ("What do Ann and
+        Bob both play?") is also searched by its parts, and the results are taken in turn.
         """
         check.query(query)
         spec = RankSpec(
@@ -1149,6 +1156,9 @@ class Planner:
             named = yield from call(when.windows, query, as_of or now, blocking=True)
             spec = replace(spec, windows=tuple((to_micros(a), to_micros(b)) for a, b in named))
         hits = yield from self.ranked(query, where, spec, now, rerank=rerank)
+        if min_relevance is not None:
+            floor = check.finite("min_relevance", min_relevance, 0, 1)
+            hits = [hit for hit in hits if hit.relevance >= floor]
         return hits
 
     def ranked(
@@ -1164,44 +1174,67 @@ class Planner:
         """Search the entries ``where`` selects (and of them ``only`` those ids, a filter the
         store cannot apply) and rank them by ``spec`` (then ``rerank``)."""
         started = time.perf_counter()
-        terms = text.query_terms(query)
-        vectors = yield from self._embed([query])
+        asked = questions(query)
+        vectors = yield from self._embed(asked)
+        ops = [self._search_op(q, v, where, spec) for q, v in zip(asked, vectors, strict=True)]
+        found = yield from run_all(ops)
+        pool = replace(spec, limit=max(spec.limit, RERANK_DEPTH)) if rerank else spec
+        now_us = int(now.timestamp() * 1_000_000)
+        lists = [
+            [
+                (str(c.entry_ids[r.index]), r)
+                for r in rank(c, replace(pool, wants=wanted(q)), now_us)
+            ]
+            for q, c in zip(
+                asked, (c if only is None else c.only(only) for c in found), strict=True
+            )
+        ]
+        ids = tuple(dict.fromkeys(entry_id for ranked in lists for entry_id, _ in ranked))
+        entries = {e.id: e for e in (yield from run(GetManyOp(self.tenant, ids)))}
+        self.stats.add("searches")
+        answers = []
+        for question, ranked in zip(asked, lists, strict=True):
+            hits = [SearchHit(entries[i], r.score, r.components) for i, r in ranked if i in entries]
+            if rerank and hits:
+                hits = yield from self._reranked(question, hits, spec.model)
+            answers.append(_with_relevance(question, hits, relevance.kind(spec.model, rerank)))
+        self.stats.observe("search", time.perf_counter() - started)
+        return interleaved(answers, key=lambda hit: hit.entry.id)[: spec.limit]
+
+    def _search_op(self, query: str, vector: np.ndarray, where: Filter, spec: RankSpec) -> SearchOp:
+        """The store's search for ``query`` (its embedding ``vector``) under ``spec``."""
         depth = min(self.settings.ann_candidates, max(spec.limit * 10, 100))
-        op = SearchOp(
+        return SearchOp(
             where,
-            terms=tuple(terms),
-            vector=vectors[0],
+            terms=tuple(text.query_terms(query)),
+            vector=vector,
             with_vectors=spec.diversity is not None,
             depth=depth,
             around=2 * len(spec.neighbours),
             recent=depth if spec.recency_weight > 0 else 0,
             windows=spec.windows if spec.time_weight > 0 else (),
+            entities=tuple(query_entity_keys(query)) if spec.model else (),
+            links=relevance.LINKS if spec.model else 0,
+            episode_gap_us=int(spec.episode_gap_s * 1e6) if spec.model else 0,
         )
-        candidates = yield from run(op)
-        if only is not None:
-            candidates = candidates.only(only)
-        pool = replace(spec, limit=max(spec.limit, RERANK_DEPTH)) if rerank else spec
-        ranked = rank(candidates, pool, int(now.timestamp() * 1_000_000))
-        self.stats.add("searches")
-        ids = tuple(str(candidates.entry_ids[r.index]) for r in ranked)
-        found = {e.id: e for e in (yield from run(GetManyOp(self.tenant, ids)))}
-        hits = [
-            SearchHit(found[entry_id], r.score, r.components)
-            for r, entry_id in zip(ranked, ids, strict=True)
-            if entry_id in found
-        ]
-        if rerank and hits:
-            hits = yield from self._reranked(query, hits)
-        self.stats.observe("search", time.perf_counter() - started)
-        return hits[: spec.limit]
 
     def _reranked(
-        self, query: str, hits: builtins.list[SearchHit]
+        self, query: str, hits: builtins.list[SearchHit], model: str | None
     ) -> Plan[builtins.list[SearchHit]]:
-        """``hits`` reordered by the blend of their scores and SPLADE's relevance."""
+        """``hits`` reordered by SPLADE's relevance: with ``model``, by that model's sparse
+        variant (a hit's score its probability); else by a blend with their scores."""
         texts = [hit.entry.content for hit in hits]
         sparse = yield from call(splade.relevance, query, texts, blocking=True)
-        scores = blended(np.array([hit.score for hit in hits]), sparse)
+        if model is None:
+            scores = blended(np.array([hit.score for hit in hits]), sparse)
+        else:
+            features = {
+                name: np.array([hit.components.get(name, 0.0) for hit in hits])
+                for name in hits[0].components
+            }
+            scores = relevance.models()[f"{model}+sparse"].probability(
+                features | {"sparse": relevance.share(sparse)}
+            )
         return [
             SearchHit(
                 hits[i].entry, float(scores[i]), {**hits[i].components, "sparse": float(sparse[i])}
@@ -1258,3 +1291,14 @@ class Planner:
         entries = tuple(rows[: op.limit - 1])
         more = len(rows) >= op.limit
         return Page(entries, encode_cursor(entries[-1], order) if more else None)
+
+
+def _with_relevance(query: str, hits: list[SearchHit], kind: str) -> list[SearchHit]:
+    """``hits`` with their calibrated relevance to ``query`` (a search of ``kind``)."""
+    found = relevance.calibrated(
+        [hit.components for hit in hits],
+        np.array([hit.score for hit in hits]),
+        relevance.coverage(query, [hit.entry.content for hit in hits]),
+        kind,
+    )
+    return [replace(hit, relevance=float(r)) for hit, r in zip(hits, found, strict=True)]

@@ -324,18 +324,31 @@ class Page:
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """One search result: the entry, its fused score, and each component score behind it."""
+    """One search result: the entry, its score (what ranks it), each component score behind
+    it, and its calibrated ``relevance``: the probability (0 to 1) that it bears on the query
+    (:mod:`memvault.retrieval.relevance`)."""
 
     entry: MemoryEntry
     score: float
     components: Mapping[str, float]
+    relevance: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"score": self.score, "components": dict(self.components), **self.entry.to_dict()}
+        return {
+            "score": self.score,
+            "relevance": self.relevance,
+            "components": dict(self.components),
+            **self.entry.to_dict(),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SearchHit:
-        return cls(MemoryEntry.from_dict(data), data["score"], dict(data["components"]))
+        return cls(
+            MemoryEntry.from_dict(data),
+            data["score"],
+            dict(data["components"]),
+            float(data.get("relevance", 0.0)),
+        )
 
 
 class Outcome(StrEnum):

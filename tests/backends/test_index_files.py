@@ -42,8 +42,14 @@ def _same(a: ChunkTable, b: ChunkTable) -> None:
     for f in fields(ChunkTable):
         left, right = getattr(a, f.name), getattr(b, f.name)
         if f.name == "lexical":
-            left, right = left.indexes[0], right.indexes[0]
-        if f.name in {"lexical", "coarse"}:
+            assert len(left.indexes) == len(right.indexes)
+            for mine, theirs in zip(left.indexes, right.indexes, strict=True):
+                assert np.array_equal(mine.traits, theirs.traits)
+                for part in ("words", "entities"):
+                    one, other = getattr(mine, part), getattr(theirs, part)
+                    for g in fields(one):
+                        assert np.array_equal(getattr(one, g.name), getattr(other, g.name)), g.name
+        elif f.name == "coarse":
             for g in fields(left):
                 assert np.array_equal(getattr(left, g.name), getattr(right, g.name)), g.name
         else:

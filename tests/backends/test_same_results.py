@@ -97,6 +97,66 @@ def test_postgres_gives_the_same_results(postgres_dsn: str, tmp_path: Path) -> N
         backend.close()
 
 
+TRANSCRIPT = [
+    ("Caroline", "I went to a LGBTQ support group yesterday and it was so powerful."),
+    ("Melanie", "Oh, that's great! Max and I went camping at the beach with the kids."),
+    ("Caroline", "Melanie, the support group made me think about adoption agencies."),
+    ("Melanie", "My new Prius broke down on the way home, what a week."),
+    ("Caroline", "Sorry to hear that! Is the Prius fixed now?"),
+    ("Melanie", "Yes. I also signed up for a pottery class at Clay Works."),
+    ("Caroline", "Pottery sounds fun. Jonathan Reyes teaches there, right?"),
+    ("Melanie", "Jonathan is great. He told me Clay Works opens a second studio."),
+] + [("Sam" if n % 2 else "Dana", f"Filler line {n} about the weather.") for n in range(60)]
+ENTITY_QUERIES = [
+    "What did Caroline say about the support group?",
+    "What broke down on Melanie?",
+    "Who teaches at Clay Works?",
+    "What does Jonathan do?",
+]
+
+
+def _entity_results(backend: Backend) -> list[list[tuple[Any, ...]]]:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    with Memory(backend, settings=Settings(near_duplicate_threshold=0)) as memory:
+        memory.write_many(
+            [
+                NewEntry(
+                    f"{who}: {text} ({n})",
+                    "workspace:talk",
+                    created_at=start + timedelta(minutes=n),
+                )
+                for n, (who, text) in enumerate(TRANSCRIPT)
+            ]
+        )
+        return [
+            [
+                (
+                    h.entry.content,
+                    round(h.score, 5),
+                    *(round(h.components[k], 5) for k in ("speaker", "entity", "linked")),
+                )
+                for h in memory.search(q, "workspace:talk", conversational=True, limit=12)
+            ]
+            for q in ENTITY_QUERIES
+        ]
+
+
+@pytest.mark.parametrize("all_candidates", [2048, 6])
+def test_the_entity_index_gives_the_same_results(
+    any_backend: Backend, all_candidates: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Speaker, entity and linked scores, and the candidates they nominate (when not every
+    entry is one), are the same in every backend."""
+    monkeypatch.setattr(scope_index, "ALL_CANDIDATES", all_candidates)
+    found = _entity_results(any_backend)
+    assert found == _entity_results(InMemoryBackend())
+    said, broke, teaches, jonathan = found
+    assert all(hit[2] > 0 for hit in said[:3]) and said[0][0].startswith("Caroline")
+    assert any("Prius" in hit[0] and hit[4] > 0 for hit in broke)  # linked by the Prius
+    assert teaches[0][3] > 0 and "Clay Works" in teaches[0][0]
+    assert any("Jonathan Reyes" in hit[0] and hit[3] > 0 for hit in jonathan)  # by first name
+
+
 def _rolled_back_search_leaves_no_trace(backend: Backend) -> None:
     """A scope index built inside a transaction that already wrote (and then rolls back)
     never serves a later search: the rolled-back entry is not a candidate."""

@@ -151,6 +151,7 @@ def test_stdio_remember_recall_list_forget(tmp_path: Path) -> None:
             assert hits["hits"][0]["id"] == tea["id"]
             assert "sparse" in hits["hits"][0]["components"]  # reranked by SPLADE
             assert (await ok(client, "recall", query="tea", scope="user:other"))["hits"] == []
+            assert 0 < hits["hits"][0]["relevance"] < 1
             first = await ok(client, "list_memories", scope="user:maya", limit=1)
             assert len(first["entries"]) == 1 and first["next_cursor"]
             rest = await ok(

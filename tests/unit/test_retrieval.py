@@ -276,7 +276,15 @@ class TestRanker:
         assert [r.index for r in rank(c, RankSpec(lexical_weight=5.0), 1)] == [0, 1]
         top = rank(c, RankSpec(), 1)[0]
         assert top.components == pytest.approx(
-            {"lexical": 8.0, "dense": 0.9, "recency": 1.0, "fused": 0.85}
+            {
+                "lexical": 8.0,
+                "dense": 0.9,
+                "recency": 1.0,
+                "fused": 0.85,
+                "lexical_share": 0.8,
+                "closeness": 0.9,
+                "dense_gap": 0.0,
+            }
         )
         assert top.score == pytest.approx(0.5 * 0.8 + 0.5 * 0.9)
 
@@ -314,7 +322,7 @@ def test_postings_in_segments_score_as_one_index_and_merge() -> None:
     shown = np.arange(40) % 4 != 0
     assert np.allclose(postings.scores(wanted, shown), whole.scores(wanted, shown))
     assert len(postings.indexes) == 1 and MOST_SEGMENTS < 11  # merged on first use
-    merged = postings.indexes[0]
+    merged = postings.indexes[0].words
     assert np.array_equal(merged.keys, whole.keys) and np.array_equal(merged.docs, whole.docs)
 
 

@@ -285,6 +285,7 @@ SEARCH = Operation(
             "rerank": FLAG,
             "time_weight": NUMBER,
             **VERSIONS,
+            "min_relevance": NUMBER,
         },
         required=("query", "scope"),
         answer="the hits",

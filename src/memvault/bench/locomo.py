@@ -7,6 +7,9 @@ metadata. Every question goes through :meth:`Memory.search` (conversational, rer
 search without the reranker is measured too). A plain BM25 ranking and a
 dense-only ranking over the same turns are measured in the same run as baselines. The LLM-made
 ``observation``/``session_summary`` and the human ``event_summary`` fields are never read.
+"Nothing relevant" (no hit of the best 10 reaching ``Settings.min_relevance``) is scored on
+the questions nothing answers: category 5, and ``abstention`` questions where a file has them
+(memvault's labelled sets).
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ class Conversation:
     sample_id: str
     turns: list[Turn] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
+    abstentions: list[str] = field(default_factory=list)
+    """Questions nothing in the conversation bears on (memvault's labelled sets add them)."""
 
 
 def parse_session_date(text: str) -> datetime:
@@ -98,6 +103,7 @@ def _conversations(samples: list[dict[str, Any]]) -> list[Conversation]:
             evidence = tuple(e for e in qa.get("evidence", []) if _EVIDENCE.match(e))
             if evidence:
                 conversation.questions.append(Question(qa["question"], qa["category"], evidence))
+        conversation.abstentions = [str(q["question"]) for q in sample.get("abstention", [])]
         conversations.append(conversation)
     return conversations
 
@@ -161,6 +167,11 @@ def ingest(memory: Memory, conversation: Conversation) -> Scope:
     return scope
 
 
+def _nothing(hits: Sequence[SearchHit], threshold: float) -> bool:
+    """Whether none of the best 10 hits reaches the relevance threshold."""
+    return not any(hit.relevance >= threshold for hit in hits[:10])
+
+
 def _dia_ids(hits: Sequence[SearchHit]) -> list[str]:
     return [str(hit.entry.metadata["dia_id"]) for hit in hits]
 
@@ -181,6 +192,24 @@ def baseline_rankings(
     return {"bm25": lexical, "dense": dense}
 
 
+def nothing_relevant(flags: list[tuple[int, bool]], threshold: float) -> dict[str, Any]:
+    """How well "no hit reaches the threshold" tells the questions nothing bears on: those of
+    category 5 (adversarial) and abstention questions (category 0), against answerable ones."""
+    unanswerable = [flag for category, flag in flags if category in (0, 5)]
+    answerable = [flag for category, flag in flags if category in ANSWERABLE]
+    flagged = sum(unanswerable) + sum(answerable)
+    by = {
+        str(c): round(statistics.fmean(f for cat, f in flags if cat == c), 4)
+        for c in sorted({cat for cat, _ in flags})
+    }
+    return {
+        "threshold": threshold,
+        "recall": round(statistics.fmean(unanswerable), 4) if unanswerable else None,
+        "precision": round(sum(unanswerable) / flagged, 4) if flagged else None,
+        "flagged_by_category": by,
+    }
+
+
 def run(
     data: Path,
     ks: Sequence[int] = (1, 5, 10, 25),
@@ -199,6 +228,8 @@ def run(
         "dense": [],
     }
     latencies: list[float] = []
+    flags: list[tuple[int, bool]] = []
+    threshold = settings.min_relevance
     ingest_s = 0.0
     with Memory(store, settings=settings) as memory:
         for conversation in conversations:
@@ -212,10 +243,14 @@ def run(
                 )
                 latencies.append((time.perf_counter() - started) * 1000)
                 rows.append((question.category, score_ranking(_dia_ids(hits), question, ks)))
+                flags.append((question.category, _nothing(hits, threshold)))
                 first = memory.search(question.text, scope, limit=depth, conversational=True)
                 baseline_rows["no_rerank"].append(
                     (question.category, score_ranking(_dia_ids(first), question, ks))
                 )
+            for asked in conversation.abstentions:
+                hits = memory.search(asked, scope, limit=10, conversational=True, rerank=True)
+                flags.append((0, _nothing(hits, threshold)))
             for name, rankings in baseline_rankings(conversation, memory.embedder, depth).items():
                 for question, ranking in zip(conversation.questions, rankings, strict=True):
                     baseline_rows[name].append(
@@ -229,6 +264,7 @@ def run(
     return {
         **summarise(rows),
         "baselines": {name: summarise(r) for name, r in baseline_rows.items()},
+        "nothing_relevant": nothing_relevant(flags, threshold),
         "ingest_s": round(ingest_s, 2),
         "search_ms_p50": round(statistics.median(latencies), 2),
         "search_ms_p99": round(float(np.percentile(latencies, 99)), 2),
@@ -250,5 +286,11 @@ def table(result: dict[str, Any], ks: Iterable[int]) -> str:
     lines.append(
         f"ingest {result['ingest_s']} s, search p50 {result['search_ms_p50']} ms, "
         f"{result['questions']} questions over {result['turns']} turns"
+    )
+    nothing = result["nothing_relevant"]
+    lines.append(
+        f"nothing relevant (no hit of the best 10 at relevance >= {nothing['threshold']}): "
+        f"recall {nothing['recall']} on questions nothing answers (category 5, abstention), "
+        f"precision {nothing['precision']}"
     )
     return "\n".join(lines)

@@ -295,6 +295,12 @@ def purge_expired(ctx: click.Context) -> None:
     default=0.0,
     help="Weight of entries created when the query's time expressions say.",
 )
+@click.option(
+    "--min-relevance",
+    type=float,
+    default=None,
+    help="Drop hits whose calibrated relevance (0 to 1) is below this.",
+)
 @as_of_option
 @superseded_option
 @click.pass_context
@@ -313,6 +319,7 @@ def search(
     conversational: bool,
     rerank: bool,
     time_weight: float,
+    min_relevance: float | None,
     as_of: datetime | None,
     include_superseded: bool,
 ) -> None:
@@ -333,6 +340,7 @@ def search(
         time_weight=time_weight,
         as_of=as_of,
         include_superseded=include_superseded,
+        min_relevance=min_relevance,
     )
     emit(ctx, [hit.to_dict() for hit in hits], render.hit_lines(hits))
 

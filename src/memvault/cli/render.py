@@ -44,16 +44,17 @@ def entry_line(entry: MemoryEntry, width: int = 60) -> str:
 
 
 def hit_lines(hits: Sequence[SearchHit]) -> str:
-    """Search hits under a header: the score, the lexical (BM25) and dense (cosine) scores
-    behind it — 0 lexical: no word in common — then the entry's line."""
+    """Search hits under a header: the score, the calibrated relevance, the lexical (BM25)
+    and dense (cosine) scores behind it — 0 lexical: no word in common — then the entry's
+    line."""
     if not hits:
         return "(no hits)"
     rows = [
-        f"{hit.score:5.3f}  {hit.components.get('lexical', 0):7.2f}  "
+        f"{hit.score:5.3f}  {hit.relevance:9.2f}  {hit.components.get('lexical', 0):7.2f}  "
         f"{hit.components.get('dense', 0):5.2f}  {entry_line(hit.entry)}"
         for hit in hits
     ]
-    return "\n".join(["score  lexical  dense  entry", *rows])
+    return "\n".join(["score  relevance  lexical  dense  entry", *rows])
 
 
 def _validity(entry: MemoryEntry) -> str:

@@ -172,8 +172,8 @@ class ContextPlans:
         """Hierarchical context: the memories most relevant to ``query`` (default: the last
         user record, its last 10,000 characters) from Global Memory, this session's notes and
         findings, and the records of the user's other non-private sessions — deduplicated,
-        within 30 % of ``budget`` — then the session's window (recent records and summaries)
-        in the rest."""
+        those whose relevance is at least ``Settings.min_relevance``, within 30 % of
+        ``budget`` — then the session's window (recent records and summaries) in the rest."""
         limit = check.limit(limit, self.store.settings)
         session = Session.from_entry((yield from self.sessions.session_entry(session_id)))
         records = yield from self.sessions.record_log(Scope.session(session_id))
@@ -192,15 +192,23 @@ class ContextPlans:
     def _relevant(
         self, session: Session, query: str, limit: int, records: Sequence[Record]
     ) -> Plan[builtins.list[SearchHit]]:
+        """The user's memories and this session's notes, and everything of the user's other
+        shared sessions, that bear on ``query``: two searches (this session's own records are
+        the window's, not candidates), their hits merged by relevance."""
         others = yield from self.sessions.shared_sessions(session.user_id, but=session.id)
         own = (Scope.user(session.user_id), Scope.session(session.id))
-        categories = (*GLOBAL_MEMORY, *SESSION_MEMORY, FINDING, RECORD)
-        hits = yield from self.sessions.search_scopes(query, own + others, categories, limit * 3)
+        notes = (*GLOBAL_MEMORY, *SESSION_MEMORY, FINDING)
+        hits = yield from self.sessions.search_scopes(query, own, notes, limit * 3)
+        if others:
+            hits += yield from self.sessions.search_scopes(
+                query, others, (*notes, RECORD), limit * 3
+            )
         seen = {content_words(r.content) or r.content for r in records}
+        floor = self.store.settings.min_relevance  # below it a hit is noise, not memory
         unique = []
-        for hit in hits:
+        for hit in sorted(hits, key=lambda hit: -hit.relevance):
             key = content_words(hit.entry.content) or hit.entry.content
-            if key not in seen:
+            if hit.relevance >= floor and key not in seen:
                 seen.add(key)
                 unique.append(hit)
         return unique[:limit]

@@ -121,8 +121,11 @@ def entry_lines(entries: Iterable[MemoryEntry], empty: str = "(none)") -> str:
 
 
 def hit_lines(hits: Iterable[SearchHit]) -> str:
-    lines = [f"{n}. ({hit.score:.2f}) {entry_text(hit.entry)}" for n, hit in enumerate(hits, 1)]
-    return "\n".join(lines) or "no memory matches"
+    lines = [
+        f"{n}. (relevance {hit.relevance:.2f}) {entry_text(hit.entry)}"
+        for n, hit in enumerate(hits, 1)
+    ]
+    return "\n".join(lines) or "nothing relevant is remembered"
 
 
 def written_text(entry: MemoryEntry, verb: str) -> str:
@@ -220,7 +223,10 @@ async def _remember_turn(
 async def _recall(
     memory: AsyncMemory, query: str, scope: str, tags: list[str] | None, limit: int
 ) -> Answer:
-    hits = await memory.search(query, scope, tags=tags, limit=limit, rerank=True)
+    floor = memory.settings.min_relevance
+    hits = await memory.search(
+        query, scope, tags=tags, limit=limit, rerank=True, min_relevance=floor
+    )
     return hit_lines(hits), {"hits": [hit.to_dict() for hit in hits]}
 
 
@@ -416,7 +422,9 @@ def add_store_tools(server: MCPServer[Any], run: Run) -> None:
         personal things, a workspace or org scope for shared knowledge. Nothing outside the scope
         is searched.
         Example: {"query": "which programming language does she prefer", "scope": "user:alice"}.
-        Each hit has the memory's id (for forget or pin), its content and a score (0..1).
+        Each hit has the memory's id (for forget or pin), its content and its relevance (0..1);
+        hits too weak to bear on the query are left out, so no hit means nothing relevant is
+        remembered.
         """
         return await run(ctx, lambda m: _recall(m, query, scope, tags, limit))
 

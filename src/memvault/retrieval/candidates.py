@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +34,22 @@ class Candidates:
     """Place of each candidate among the entries searched (None: candidates are all of them)."""
     timeline_us: npt.NDArray[np.int64] | None = field(default=None)
     """Creation times of every entry searched, in order (None: ``created_us``)."""
+    speaker: npt.NDArray[np.float64] | None = field(default=None)
+    """How much each entry speaks as the query's names (entity keys ``s:``; None: not asked)."""
+    entity: npt.NDArray[np.float64] | None = field(default=None)
+    """How much it names the query's entities (names and phrases; None: not asked)."""
+    linked: npt.NDArray[np.float64] | None = field(default=None)
+    """How much it shares the rarer entities of the best entries (None: not asked)."""
+    episode_lexical: npt.NDArray[np.float64] | None = field(default=None)
+    """The BM25 of its episode's text as one document (None: not asked)."""
+    traits: npt.NDArray[np.float64] | None = field(default=None)
+    """Per entry (its first chunk): :data:`~memvault.retrieval.traits.TRAITS` and how many
+    entity keys it has (None: not asked)."""
+
+    def column(self, name: str) -> npt.NDArray[np.float64]:
+        """One of the entity columns, zeros where it was not asked for."""
+        values: npt.NDArray[np.float64] | None = getattr(self, name)
+        return np.zeros(len(self.entry_ids)) if values is None else values
 
     @property
     def places(self) -> npt.NDArray[np.int64]:
@@ -48,13 +65,22 @@ class Candidates:
         """The candidates of the entries ``ids`` (a filter the store could not apply), each
         keeping its place among all the entries searched."""
         keep = np.fromiter((i in ids for i in self.entry_ids), bool, len(self.entry_ids))
+
+        def kept(values: npt.NDArray[Any] | None) -> npt.NDArray[Any] | None:
+            return None if values is None else values[keep]
+
         return Candidates(
             self.entry_ids[keep],
             self.created_us[keep],
             self.lexical[keep],
             self.dense[keep],
             self.has_vector[keep],
-            None if self.vectors is None else self.vectors[keep],
+            kept(self.vectors),
             self.places[keep],
             self.timeline,
+            kept(self.speaker),
+            kept(self.entity),
+            kept(self.linked),
+            kept(self.episode_lexical),
+            kept(self.traits),
         )

@@ -8,18 +8,21 @@ import math
 import threading
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
+from .entities import entity_keys
 from .text import stems, tokens
+from .traits import TRAITS, own_text, traits
 
 K1 = 1.2
 B = 0.75
 MOST_SEGMENTS = 8
 Floats = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
+Ints = npt.NDArray[np.int64]
 
 
 def bm25(
@@ -76,12 +79,30 @@ class LexicalIndex:
             found = [vocabulary.setdefault(t, len(vocabulary)) for t in tokens(document)]
             folded += found
             owners += [position] * len(found)
-        stemmed = stems(vocabulary)
-        unique = sorted(set(stemmed), key=term_key)
-        rank = {stem: i for i, stem in enumerate(unique)}
-        stem_of = np.array([rank[s] for s in stemmed], np.int64)
-        size = max(len(documents), 1)
-        pairs = stem_of[np.array(folded, np.int64)] * size + np.array(owners, np.int64)
+        return cls._indexed(stems(vocabulary), folded, owners, len(documents))
+
+    @classmethod
+    def of_keys(cls, documents: Sequence[Sequence[str]]) -> LexicalIndex:
+        """Index documents given as their terms, already analysed (entity keys)."""
+        vocabulary: dict[str, int] = {}
+        owners: list[int] = []
+        found: list[int] = []
+        for position, keys in enumerate(documents):
+            found += [vocabulary.setdefault(k, len(vocabulary)) for k in keys]
+            owners += [position] * len(keys)
+        return cls._indexed(list(vocabulary), found, owners, len(documents))
+
+    @classmethod
+    def _indexed(
+        cls, terms: Sequence[str], found: Sequence[int], owners: Sequence[int], count: int
+    ) -> LexicalIndex:
+        """The index of ``count`` documents whose term occurrences are ``terms[found[i]]`` in
+        document ``owners[i]`` (several of ``terms`` may be one term)."""
+        unique = sorted(set(terms), key=term_key)
+        rank = {term: i for i, term in enumerate(unique)}
+        term_of_found = np.array([rank[t] for t in terms], np.int64)
+        size = max(count, 1)
+        pairs = term_of_found[np.array(found, np.int64)] * size + np.array(owners, np.int64)
         pairs, counts = np.unique(pairs, return_counts=True)
         term_of = pairs // size
         return cls(
@@ -89,9 +110,7 @@ class LexicalIndex:
             starts=np.searchsorted(term_of, np.arange(len(unique) + 1)).astype(np.int64),
             docs=(pairs % size).astype(np.int32),
             freqs=counts.astype(np.float32),
-            lengths=np.bincount(np.array(owners, np.int64), minlength=len(documents)).astype(
-                np.float32
-            ),
+            lengths=np.bincount(np.array(owners, np.int64), minlength=count).astype(np.float32),
         )
 
     def __len__(self) -> int:
@@ -155,14 +174,28 @@ def segmented_scores(
 ) -> Floats:
     """BM25 over documents indexed in consecutive segments (a segment's document ``i`` is
     document ``i`` + the sizes of the segments before it), statistics over all of them."""
+    return keyed_scores(segments, term_keys(list(dict.fromkeys(terms))), shown)
+
+
+def keyed_scores(
+    segments: Sequence[LexicalIndex],
+    keys: npt.NDArray[np.uint64],
+    shown: Mask | None = None,
+    *,
+    b: float = B,
+    least_idf: float = 0.0,
+) -> Floats:
+    """:func:`segmented_scores` of the (distinct) term ``keys``; ``b`` 0 ignores documents'
+    lengths; terms whose IDF is below ``least_idf`` (common in the documents shown) count
+    for nothing."""
     lengths = np.concatenate([s.lengths for s in segments]) if segments else np.zeros(0)
     result = np.zeros(len(lengths))
     seen = lengths if shown is None else lengths[shown]
-    if not terms or not len(seen):
+    if not len(keys) or not len(seen):
         return result
-    norm = K1 * (1 - B + B * lengths / max(float(seen.mean()), 1e-9))
+    norm = K1 * (1 - b + b * lengths / max(float(seen.mean()), 1e-9))
     offsets = np.cumsum([0] + [len(s) for s in segments])
-    for key in term_keys(list(dict.fromkeys(terms))):
+    for key in keys:
         found = [segment.postings(int(key)) for segment in segments]
         docs = np.concatenate(
             [d.astype(np.int64) + o for (d, _), o in zip(found, offsets, strict=False)]
@@ -174,11 +207,70 @@ def segmented_scores(
         if not len(docs):
             continue
         idf = math.log(1 + (len(seen) - len(docs) + 0.5) / (len(docs) + 0.5))
-        result[docs] += idf * freqs * (K1 + 1) / (freqs + norm[docs])
+        if idf >= least_idf:
+            result[docs] += idf * freqs * (K1 + 1) / (freqs + norm[docs])
     return result
 
 
-def tiered(segments: Sequence[LexicalIndex]) -> list[LexicalIndex]:
+@dataclass(frozen=True, slots=True, eq=False)
+class TextIndex:
+    """The postings of a segment of documents (:func:`memvault.retrieval.traits.searchable`):
+    of their words (BM25, the context's too), of the entity keys of their own text
+    (:mod:`memvault.retrieval.entities`), and its :data:`~memvault.retrieval.traits.TRAITS`."""
+
+    words: LexicalIndex
+    entities: LexicalIndex
+    traits: npt.NDArray[np.float32]
+    """One row of traits per document."""
+    _forward: list[tuple[Ints, Ints]] = field(default_factory=list, repr=False)
+    """Built on first use: the entity postings in document order, and where each document's
+    begin (for :meth:`keys_of`)."""
+
+    @classmethod
+    def build(cls, documents: Sequence[str]) -> TextIndex:
+        own = [own_text(d) for d in documents]
+        return cls(
+            LexicalIndex.build(documents),
+            LexicalIndex.of_keys([entity_keys(t) for t in own]),
+            np.array([traits(t) for t in own], np.float32).reshape(len(own), len(TRAITS)),
+        )
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @classmethod
+    def merged(cls, segments: Sequence[TextIndex]) -> TextIndex:
+        if len(segments) == 1:
+            return segments[0]
+        return cls(
+            LexicalIndex.merged([s.words for s in segments]),
+            LexicalIndex.merged([s.entities for s in segments]),
+            np.concatenate([s.traits for s in segments]),
+        )
+
+    def without(self, keep: Mask) -> TextIndex:
+        if bool(keep.all()):
+            return self
+        return TextIndex(self.words.without(keep), self.entities.without(keep), self.traits[keep])
+
+    def keys_of(self, docs: Ints) -> npt.NDArray[np.uint64]:
+        """The entity keys of the documents ``docs`` (with repeats)."""
+        if not self._forward:
+            index = self.entities
+            order = np.argsort(index.docs, kind="stable").astype(np.int64)
+            begins = np.searchsorted(index.docs[order], np.arange(len(index) + 1))
+            self._forward.append((order, begins.astype(np.int64)))
+        order, begins = self._forward[0]
+        if not len(docs):
+            return np.zeros(0, np.uint64)
+        spans = [order[begins[d] : begins[d + 1]] for d in docs]
+        postings = np.concatenate(spans)
+        owner = np.searchsorted(self.entities.starts, postings, side="right") - 1
+        result: npt.NDArray[np.uint64] = self.entities.keys[owner]
+        return result
+
+
+def tiered(segments: Sequence[TextIndex]) -> list[TextIndex]:
     """The segments with the newest merged into one: at least two, and as many more as it
     takes for the merged one to outweigh the segment before it. Sizes stay roughly geometric,
     so a document is merged a logarithmic number of times and a large old segment is left
@@ -187,7 +279,7 @@ def tiered(segments: Sequence[LexicalIndex]) -> list[LexicalIndex]:
     while start > 0 and (len(segments) - start < 2 or len(segments[start - 1]) <= total):
         start -= 1
         total += len(segments[start])
-    return [*segments[:start], LexicalIndex.merged(segments[start:])]
+    return [*segments[:start], TextIndex.merged(segments[start:])]
 
 
 class Postings:
@@ -198,9 +290,9 @@ class Postings:
     __slots__ = ("_lock", "_segments")
 
     def __init__(
-        self, documents: Sequence[str] | None = None, index: LexicalIndex | None = None
+        self, documents: Sequence[str] | None = None, index: TextIndex | None = None
     ) -> None:
-        self._segments: list[LexicalIndex | Sequence[str]] = [
+        self._segments: list[TextIndex | Sequence[str]] = [
             index if index is not None else (documents or ())
         ]
         self._lock = threading.Lock()
@@ -212,13 +304,11 @@ class Postings:
             result._segments = [*self._segments, *later._segments]
         return result
 
-    def _built(self) -> list[LexicalIndex]:
+    def _built(self) -> list[TextIndex]:
         """The segments, built; the newest merged (:func:`tiered`) when there are more than
         ``MOST_SEGMENTS`` (each query reads every segment's postings of its terms)."""
         with self._lock:
-            built = [
-                s if isinstance(s, LexicalIndex) else LexicalIndex.build(s) for s in self._segments
-            ]
+            built = [s if isinstance(s, TextIndex) else TextIndex.build(s) for s in self._segments]
             if len(built) > MOST_SEGMENTS:
                 built = tiered(built)
             self._segments = list(built)
@@ -233,15 +323,74 @@ class Postings:
         )
 
     @classmethod
-    def of(cls, segments: Sequence[LexicalIndex]) -> Postings:
+    def of(cls, segments: Sequence[TextIndex]) -> Postings:
         result = cls()
         result._segments = list(segments)
         return result
 
     @property
-    def indexes(self) -> list[LexicalIndex]:
+    def indexes(self) -> list[TextIndex]:
         """The segments, each built."""
         return self._built()
 
+    def traits(self) -> npt.NDArray[np.float32]:
+        """The traits of every document (one row each), and how many entity keys it has."""
+        built = self._built()
+        if not built:
+            return np.zeros((0, len(TRAITS) + 1), np.float32)
+        named = np.concatenate([s.entities.lengths for s in built])[:, None]
+        return np.hstack([np.concatenate([s.traits for s in built]), named])
+
     def scores(self, terms: Sequence[str], shown: Mask | None = None) -> Floats:
-        return segmented_scores(self._built(), terms, shown)
+        """BM25 of every document for the query's terms (:func:`segmented_scores`)."""
+        return segmented_scores([s.words for s in self._built()], terms, shown)
+
+    def grouped_scores(self, terms: Sequence[str], group: Ints, groups: int) -> Floats:
+        """BM25 of groups of documents as documents of their own (``group[d]``: the group of
+        document ``d``, -1 for one not shown): a session's text for the query's terms."""
+        words = [s.words for s in self._built()]
+        lengths = np.concatenate([w.lengths for w in words]) if words else np.zeros(0)
+        result = np.zeros(groups)
+        shown = group >= 0
+        sizes = np.bincount(group[shown], weights=lengths[shown], minlength=groups)
+        if not terms or not groups:
+            return result
+        norm = K1 * (1 - B + B * sizes / max(float(sizes.mean()), 1e-9))
+        offsets = np.cumsum([0] + [len(w) for w in words])
+        for key in term_keys(list(dict.fromkeys(terms))):
+            found = [w.postings(int(key)) for w in words]
+            docs = np.concatenate(
+                [d.astype(np.int64) + o for (d, _), o in zip(found, offsets, strict=False)]
+            )
+            freqs = np.concatenate([f for _, f in found]).astype(np.float64)
+            keep = shown[docs]
+            counts = np.bincount(group[docs[keep]], weights=freqs[keep], minlength=groups)
+            having = int(np.count_nonzero(counts))
+            if having:
+                idf = math.log(1 + (groups - having + 0.5) / (having + 0.5))
+                result += idf * counts * (K1 + 1) / (counts + norm)
+        return result
+
+    def entity_scores(
+        self, keys: Sequence[str], shown: Mask | None = None, *, least_idf: float = 0.0
+    ) -> Floats:
+        """How much of the entity ``keys`` each document names, rarer keys weighing more (BM25
+        without length normalisation: an entry that names many things is not penalised)."""
+        segments = [s.entities for s in self._built()]
+        hashed = term_keys(list(dict.fromkeys(keys)))
+        return keyed_scores(segments, hashed, shown, b=0.0, least_idf=least_idf)
+
+    def linked_scores(
+        self, docs: Ints, skip: Sequence[str], shown: Mask | None = None, *, least_idf: float
+    ) -> Floats:
+        """:meth:`entity_scores` of the entity keys the documents ``docs`` name (bar those in
+        ``skip``, and those commoner than ``least_idf``): the documents linked to them."""
+        segments = self._built()
+        offsets = np.cumsum([0] + [len(s) for s in segments])
+        found = [
+            s.keys_of(docs[(docs >= a) & (docs < b)] - a)
+            for s, a, b in zip(segments, offsets, offsets[1:], strict=False)
+        ]
+        keys = np.setdiff1d(np.concatenate(found), term_keys(list(skip)))
+        entity_segments = [s.entities for s in segments]
+        return keyed_scores(entity_segments, keys, shown, b=0.0, least_idf=least_idf)

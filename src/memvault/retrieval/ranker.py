@@ -10,6 +10,11 @@ import numpy as np
 from ..errors import ValidationError
 from . import scoring
 from .candidates import Candidates
+from .relevance import POOL, conversational_features, models
+
+CONVERSATIONAL = "conversational"
+NAMED = ("speaker", "entity", "linked", "episode_lexical")
+"""The entity columns of the candidates (:class:`Candidates`) a model reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +42,12 @@ class RankSpec:
     fused score multiplied by ``1 + time_weight``."""
     windows: tuple[tuple[int, int], ...] = ()
     """[start, end) in µs since the epoch (:func:`memvault.retrieval.when.windows`)."""
+    model: str | None = None
+    """The learned relevance (:mod:`memvault.retrieval.relevance`) that orders the best
+    ``POOL`` by the fused score; a hit's score is then its probability."""
+    wants: tuple[str, ...] = ()
+    """The kinds of answer the query asks for (:func:`memvault.retrieval.traits.wanted`),
+    for the model."""
 
     def __post_init__(self) -> None:
         weights = (
@@ -60,7 +71,7 @@ class RankSpec:
 def conversational_spec(spec: RankSpec) -> RankSpec:
     """``spec`` for entries that are turns of conversations: neighbouring turns and the
     episode around a match share its relevance (measured on LoCoMo, docs/benchmarks.md)."""
-    return replace(spec, neighbours=(0.2, 0.1), episode_weight=0.5)
+    return replace(spec, neighbours=(0.2, 0.1), episode_weight=0.5, model=CONVERSATIONAL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,21 +128,65 @@ def rank(c: Candidates, spec: RankSpec, now_us: int) -> list[Ranked]:
     episode = scoring.episodes(c.timeline, int(spec.episode_gap_s * 1e6))[c.places]
     final = scoring.neighbour_smoothing(fused, c.places, episode, spec.neighbours)
     final = final + (scoring.episode_boost(fused, episode, spec.episode_weight) - fused)
+    shown = ("recency", "time") if spec.time_weight else ("recency",)
+    dense = np.where(c.has_vector, c.dense, 0.0)
+    closeness = np.maximum(dense, 0.0)
+    base = {
+        "lexical": c.lexical,
+        "dense": dense,
+        **{name: parts[name] for name in shown},
+        "fused": fused,
+        "lexical_share": scoring.scale_to_max(c.lexical),
+        "closeness": closeness,
+        "dense_gap": closeness - closeness.max(initial=0.0),
+    }
+    if spec.model is not None:
+        return _modelled(c, spec, final, base, episode)
     pool = max(spec.limit * 5, 50) if spec.diversity is not None else spec.limit
     order = [int(i) for i in _best(final, pool, spec.min_score)]
     if spec.diversity is not None and c.vectors is not None:
         order = scoring.mmr(order, final, c.vectors, spec.limit, spec.diversity)
-    shown = ("recency", "time") if spec.time_weight else ("recency",)
+    return _chosen(order[: spec.limit], final, base)
+
+
+def _chosen(
+    order: list[int], scores: np.ndarray, components: dict[str, np.ndarray]
+) -> list[Ranked]:
     return [
-        Ranked(
-            i,
-            float(final[i]),
-            {
-                "lexical": float(c.lexical[i]),
-                "dense": float(c.dense[i]) if c.has_vector[i] else 0.0,
-                **{name: float(parts[name][i]) for name in shown},
-                "fused": float(fused[i]),
-            },
-        )
-        for i in order[: spec.limit]
+        Ranked(i, float(scores[i]), {name: float(v[i]) for name, v in components.items()})
+        for i in order
     ]
+
+
+def _modelled(
+    c: Candidates,
+    spec: RankSpec,
+    final: np.ndarray,
+    base: dict[str, np.ndarray],
+    episode: np.ndarray,
+) -> list[Ranked]:
+    """The best ``POOL`` (at least ``limit``) by ``final``, ordered by the model."""
+    assert spec.model is not None
+    pool = _best(final, max(spec.limit, POOL), None)
+    fused = base["fused"]
+    features = conversational_features(
+        c.lexical,
+        base["dense"],
+        fused,
+        near=(
+            scoring.nearby_best(fused, c.places, episode, 1),
+            scoring.nearby_best(fused, c.places, episode, 2),
+        ),
+        episode_best=scoring.episode_best(fused, episode),
+        named={name: c.column(name) for name in NAMED},
+        traits=c.traits,
+        wants=spec.wants,
+    )
+    mine = {name: values[pool] for name, values in features.items()}
+    probability = np.zeros(len(final))
+    probability[pool] = models()[spec.model].probability(mine)
+    eligible = pool if spec.min_score is None else pool[probability[pool] >= spec.min_score]
+    order = [int(i) for i in eligible[np.argsort(-probability[eligible], kind="stable")]]
+    if spec.diversity is not None and c.vectors is not None:
+        order = scoring.mmr(order, probability, c.vectors, spec.limit, spec.diversity)
+    return _chosen(order[: spec.limit], probability, {**features, **base, "first": final})

@@ -90,13 +90,35 @@ def neighbour_smoothing(
     return result
 
 
+def nearby_best(scores: Scores, position: Ints, episode: Ints, distance: int) -> Scores:
+    """The better score of the entries ``distance`` places before and after each entry in
+    its episode (0 where there is none)."""
+    result = np.zeros(len(scores))
+    if not len(scores):
+        return result
+    for step in (distance, -distance):
+        target = position + step
+        near = np.minimum(np.searchsorted(position, target), len(position) - 1)
+        found = (position[near] == target) & (episode[near] == episode)
+        result[found] = np.maximum(result[found], scores[near[found]])
+    return result
+
+
+def episode_best(scores: Scores, episode: Ints) -> Scores:
+    """The best score of each entry's episode."""
+    if not len(scores):
+        return np.zeros(0)
+    best = np.full(int(episode.max()) + 1, -np.inf)
+    np.maximum.at(best, episode, scores)
+    result: Scores = best[episode]
+    return result
+
+
 def episode_boost(scores: Scores, episode: Ints, weight: float) -> Scores:
     """Add weight * the best score of each entry's episode (hierarchical retrieval)."""
     if len(scores) == 0 or weight == 0:
         return scores.copy()
-    best = np.full(int(episode.max()) + 1, -np.inf)
-    np.maximum.at(best, episode, scores)
-    result: Scores = scores + weight * best[episode]
+    result: Scores = scores + weight * episode_best(scores, episode)
     return result
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any
 
@@ -73,3 +73,11 @@ def query_terms(query: str) -> list[str]:
     folded = tokens(query)
     content = [t for t in folded if t not in STOPWORDS]
     return list(dict.fromkeys(stems(content or folded)))
+
+
+def coverage(wanted: Sequence[str], text: str) -> float:
+    """The share of the query terms ``wanted`` (:func:`query_terms`) that the text has."""
+    if not wanted:
+        return 0.0
+    have = set(terms(text))
+    return sum(term in have for term in wanted) / len(wanted)

@@ -23,13 +23,16 @@ from typing import Any
 
 import numpy as np
 
-from ..retrieval.lexical import LexicalIndex, Postings
+from ..retrieval.entities import ENTITY_ANALYZER
+from ..retrieval.lexical import LexicalIndex, Postings, TextIndex
 from ..retrieval.text import ANALYZER
 from .coarse import Coarse, rotation_for
 from .scope_index import ChunkTable
 from .spare import COLUMNS
 
-FORMAT = 1
+FORMAT = 2
+_ANALYZERS = f"{ANALYZER} {ENTITY_ANALYZER}"
+"""The analyzers of the words and the entity keys; a file made by others is rebuilt."""
 _MAGIC = b"MVINDEX1"
 _ALIGN = 64
 
@@ -65,9 +68,11 @@ def _arrays(table: ChunkTable) -> dict[str, np.ndarray]:
     arrays["entry_ids"] = table.entry_ids.astype("S")
     if table.lexical is not None:
         for n, segment in enumerate(table.lexical.indexes):
-            arrays |= {
-                f"lexical.{n}.{f.name}": getattr(segment, f.name) for f in fields(LexicalIndex)
-            }
+            for part, index in (("lexical", segment.words), ("entities", segment.entities)):
+                arrays |= {
+                    f"{part}.{n}.{f.name}": getattr(index, f.name) for f in fields(LexicalIndex)
+                }
+            arrays[f"traits.{n}"] = segment.traits
     if table.coarse is not None:
         arrays |= {"coarse.center": table.coarse.center, "coarse.bits": table.coarse.bits}
     return arrays
@@ -85,7 +90,7 @@ def save(path: Path, table: ChunkTable, version: Any) -> None:
         layout[name] = [array.dtype.str, list(array.shape), offset]
         offset += -(-array.nbytes // _ALIGN) * _ALIGN
     header = json.dumps(
-        {"format": FORMAT, "analyzer": ANALYZER, "version": version, "arrays": layout}
+        {"format": FORMAT, "analyzer": _ANALYZERS, "version": version, "arrays": layout}
     ).encode()
     start = -(-(len(_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -121,7 +126,7 @@ def _read(mapped: mmap.mmap) -> tuple[tuple[Any, ...], ChunkTable] | None:
         return None
     size = int.from_bytes(mapped[len(_MAGIC) : len(_MAGIC) + 8], "little")
     header = json.loads(mapped[len(_MAGIC) + 8 : len(_MAGIC) + 8 + size])
-    if header.get("format") != FORMAT or header.get("analyzer") != ANALYZER:
+    if header.get("format") != FORMAT or header.get("analyzer") != _ANALYZERS:
         return None
     start = -(-(len(_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
     arrays = {
@@ -134,8 +139,13 @@ def _read(mapped: mmap.mmap) -> tuple[tuple[Any, ...], ChunkTable] | None:
     if "lexical.0.keys" in arrays:
         segments, n = [], 0
         while f"lexical.{n}.keys" in arrays:
-            names = {f.name: arrays.pop(f"lexical.{n}.{f.name}") for f in fields(LexicalIndex)}
-            segments.append(LexicalIndex(**names))
+            words, entities = (
+                LexicalIndex(
+                    **{f.name: arrays.pop(f"{part}.{n}.{f.name}") for f in fields(LexicalIndex)}
+                )
+                for part in ("lexical", "entities")
+            )
+            segments.append(TextIndex(words, entities, arrays.pop(f"traits.{n}")))
             n += 1
         lexical = Postings.of(segments)
     coarse = None

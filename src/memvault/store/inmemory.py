@@ -15,6 +15,7 @@ import numpy as np
 from ..config import Settings
 from ..errors import BackendError, ConflictError
 from ..retrieval.candidates import Candidates
+from ..retrieval.traits import searchable
 from ..types import AuditEvent, MemoryEntry
 from . import ops
 from .audit import DIRECT, Stamp
@@ -260,7 +261,7 @@ class InMemoryBackend(Backend):
                     to_micros(row.entry.valid_from),
                     None if row.entry.valid_to is None else to_micros(row.entry.valid_to),
                     None if chunk.vector is None else chunk.vector.astype(np.float32).tobytes(),
-                    f"{row.entry.content[chunk.start : chunk.end]} {row.entry.context or ''}",
+                    searchable(row.entry.content[chunk.start : chunk.end], row.entry.context),
                 )
                 for row in rows
                 for key, chunk in row.chunks

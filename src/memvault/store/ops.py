@@ -285,6 +285,15 @@ class SearchOp(Op[Candidates]):
     windows: tuple[tuple[int, int], ...] = ()
     """The best entries created inside each of these [start, end) µs windows are candidates
     too (for a ranking that values the query's time expressions)."""
+    entities: tuple[str, ...] = ()
+    """The query's entity keys (:func:`memvault.retrieval.entities.query_entity_keys`): the
+    entries that name them (``s:`` keys: that speak as them) score, and are candidates."""
+    links: int = 0
+    """This many of the best entries by BM25 and cosine lend their rarer entity keys: the
+    entries that share them score (``linked``), and are candidates too (one hop)."""
+    episode_gap_us: int = 0
+    """When positive: the entries shown, in order, form episodes broken by gaps longer than
+    this, and each episode's text is scored by BM25 as one document (``episode_lexical``)."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -161,7 +161,7 @@ SCOPE_INDEX_MAX_CHUNKS = 200_000
 """Scopes with more chunks are searched through PostgreSQL's own indexes (HNSW and GIN)."""
 _ROWS_SQL = (
     "SELECT c.rid, e.id, e.created_at, e.expires_at, e.valid_from, e.valid_to, "
-    "vector_send(c.vector), c.text || ' ' || coalesce(c.context, '') "
+    "vector_send(c.vector), replace(c.text, chr(31), ' ') || chr(31) || coalesce(c.context, '') "
     "FROM chunks c JOIN entries e ON e.rid = c.entry_rid "
     "WHERE e.tenant = %s AND e.scope = %s{more} ORDER BY e.created_at, e.id, c.seq"
 )

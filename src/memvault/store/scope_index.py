@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from ..retrieval.candidates import Candidates
 from ..retrieval.lexical import Postings
+from ..retrieval.scoring import episodes, scale_to_max
 from .coarse import COARSE_MIN_CHUNKS, Coarse
 from .ops import Filter, SearchOp, Superseded
 from .spare import CHUNK_COLUMNS, COLUMNS, ENTRY_COLUMNS, Spare
@@ -304,12 +305,15 @@ def search(table: ChunkTable, op: SearchOp, allowed: Mask | None = None) -> Cand
     if allowed is not None:
         shown &= allowed
     chunk_shown = shown[table.chunk_entry]
-    every_chunk = bool(chunk_shown.all())
+    mask = None if bool(chunk_shown.all()) else chunk_shown
     lexical = np.zeros(len(table.chunk_keys))
+    named = None
     if table.lexical is not None and op.terms:
-        lexical = table.lexical.scores(op.terms, None if every_chunk else chunk_shown)
+        lexical = table.lexical.scores(op.terms, mask)
+    if table.lexical is not None and (op.entities or op.links or op.episode_gap_us):
+        named = Named.of(table, op, shown, mask)
     if op.vector is None:
-        return select(table, op, shown, lexical, None)
+        return select(table, op, shown, lexical, None, named=named)
     vector = op.vector
 
     def cosine(chunks: Ints) -> Floats:
@@ -318,7 +322,62 @@ def search(table: ChunkTable, op: SearchOp, allowed: Mask | None = None) -> Cand
         return result
 
     nearest = _nearest(table, op, chunk_shown & table.has_vector, cosine)
-    return select(table, op, shown, lexical, Dense(nearest, cosine))
+    return select(table, op, shown, lexical, Dense(nearest, cosine), named=named)
+
+
+def _episode_lexical(table: ChunkTable, op: SearchOp, shown: Mask) -> Floats:
+    """Per entry: the BM25 of its episode's text (0 unless ``op.episode_gap_us``)."""
+    if not op.episode_gap_us or not op.terms or table.lexical is None:
+        return np.zeros(len(table.entry_ids))
+    order = np.flatnonzero(shown)
+    episode = np.full(len(table.entry_ids), -1, np.int64)
+    episode[order] = episodes(table.created_us[order], op.episode_gap_us)
+    groups = int(episode.max()) + 1 if len(order) else 0
+    scores = table.lexical.grouped_scores(op.terms, episode[table.chunk_entry], groups)
+    return np.where(episode >= 0, scores[np.maximum(episode, 0)], 0.0) if groups else scores
+
+
+LINK_RARITY = 3.0
+"""An entity key lends a link only if its IDF is at least this (it names at most about one
+entry in twenty of the scope)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """The entity side of a search, per entry: speaking as the query's names, naming its
+    entities, and (filled in once the best entries are known) sharing theirs."""
+
+    speaker: Floats
+    entity: Floats
+    episode_lexical: Floats
+    mask: Mask | None
+    """The chunks shown (None: all)."""
+
+    @classmethod
+    def of(cls, table: ChunkTable, op: SearchOp, shown: Mask, mask: Mask | None) -> Named:
+        assert table.lexical is not None
+        said = [k for k in op.entities if k.startswith("s:")]
+        other = [k for k in op.entities if not k.startswith("s:")]
+        speaker = table.lexical.entity_scores(said, mask) if said else None
+        entity = table.lexical.entity_scores(other, mask) if other else None
+        zeros = np.zeros(len(table.entry_ids))
+        return cls(
+            zeros if speaker is None else table.per_entry_max(speaker),
+            zeros if entity is None else table.per_entry_max(entity),
+            _episode_lexical(table, op, shown),
+            mask,
+        )
+
+    def linked(self, table: ChunkTable, op: SearchOp, sources: Ints) -> Floats:
+        """Per entry: how much it shares the rarer entity keys of the entries ``sources``
+        (theirs not counted)."""
+        assert table.lexical is not None
+        chunks = table.lexical.linked_scores(
+            table.chunks_of(sources), op.entities, self.mask, least_idf=LINK_RARITY
+        )
+        result = table.per_entry_max(chunks)
+        result[sources] = 0.0
+        return result
 
 
 def _nearest(table: ChunkTable, op: SearchOp, usable: Mask, cosine: Cosines) -> Ints:
@@ -335,27 +394,67 @@ def _nearest(table: ChunkTable, op: SearchOp, usable: Mask, cosine: Cosines) -> 
 
 
 def select(
-    table: ChunkTable, op: SearchOp, shown: Mask, lexical: Floats, dense: Dense | None
+    table: ChunkTable,
+    op: SearchOp,
+    shown: Mask,
+    lexical: Floats,
+    dense: Dense | None,
+    *,
+    named: Named | None = None,
 ) -> Candidates:
-    """The candidates among the ``shown`` entries, given each chunk's BM25 score and the
-    dense side (None: the query has no vector)."""
+    """The candidates among the ``shown`` entries, given each chunk's BM25 score, the dense
+    side (None: the query has no vector) and the entity side (None: not asked)."""
     lexical_e = table.per_entry_max(lexical)
     order = np.flatnonzero(shown)
-    nearest_only = dense is not None and not (op.terms or op.recent or op.windows)
-    if len(order) <= ALL_CANDIDATES and not nearest_only:
+    nearest_only = dense is not None and not (op.terms or op.recent or op.windows or named)
+    exhaustive = len(order) <= ALL_CANDIDATES and not nearest_only
+    if exhaustive:
         places = np.arange(len(order))
     else:
         recent = order[len(order) - op.recent :][: op.recent]
         core = [_best(np.where(shown, lexical_e, 0.0), op.depth * LEXICAL_DEPTH), recent]
         if dense is not None:
             core.append(dense.nearest[shown[dense.nearest]])
+        if named is not None:
+            core.append(_best(np.where(shown, named.entity, 0.0), op.depth))
         timeline = table.created_us[order]
         for start, end in op.windows:
             inside = order[np.searchsorted(timeline, start) : np.searchsorted(timeline, end)]
             core.append(inside[_best(lexical_e[inside], op.depth)])
-        places = _around(np.searchsorted(order, np.concatenate(core)), len(order), op.around)
+        places = np.unique(np.searchsorted(order, np.concatenate(core)))
     cosine = None if dense is None else dense.cosine
-    return _candidates(table, order[places], places, order, lexical_e, cosine=cosine, op=op)
+    linked = None
+    if named is not None and op.links:
+        sources = _link_sources(table, order[places], lexical_e, cosine, op.links)
+        linked = np.where(shown, named.linked(table, op, sources), 0.0)
+        if not exhaustive:
+            places = np.union1d(places, np.searchsorted(order, _best(linked, op.depth)))
+    if not exhaustive:
+        places = _around(places, len(order), op.around)
+    found = _candidates(table, order[places], places, order, lexical_e, cosine=cosine, op=op)
+    if named is None:
+        return found
+    picked = order[places]
+    assert table.lexical is not None
+    return replace(
+        found,
+        speaker=named.speaker[picked],
+        entity=named.entity[picked],
+        linked=None if linked is None else linked[picked],
+        episode_lexical=named.episode_lexical[picked],
+        traits=table.lexical.traits()[table.entry_start[picked]].astype(np.float64),
+    )
+
+
+def _link_sources(
+    table: ChunkTable, picked: Ints, lexical_e: Floats, cosine: Cosines | None, count: int
+) -> Ints:
+    """The ``count`` best of the entries ``picked`` by BM25 (scaled to the best) + cosine."""
+    score = scale_to_max(lexical_e[picked])
+    if cosine is not None:
+        best = _per_entry(table, picked, cosine(table.chunks_of(picked)))
+        score = score + np.maximum(np.nan_to_num(best, nan=0.0), 0.0)
+    return picked[_best(score + 1e-9, count)]
 
 
 def _candidates(

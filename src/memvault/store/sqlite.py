@@ -49,7 +49,8 @@ _DELETING = (
 )
 _CHUNK_ROWS = (
     "SELECT c.rowid, e.id, e.created_at, e.expires_at, e.valid_from, e.valid_to, c.vector, "
-    "substr(e.content, c.start + 1, c.stop - c.start) || ' ' || coalesce(e.context, '') "
+    "replace(substr(e.content, c.start + 1, c.stop - c.start), char(31), ' ') || char(31) || "
+    "coalesce(e.context, '') "
     "FROM entries e JOIN chunks c ON c.entry_rowid = e.rowid WHERE {where} "
     "ORDER BY e.created_at, e.id, c.seq"
 )

@@ -664,10 +664,12 @@ class MemoryConformance(
         assert len(hits) == 3
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
         top = hits[0]
-        assert set(top.components) == {"lexical", "dense", "recency", "fused"}
+        assert {"lexical", "dense", "recency", "fused"} <= set(top.components)
         assert top.components["lexical"] > 0
         assert 0 < top.components["dense"] <= 1
         assert top.to_dict()["components"] == dict(top.components)
+        assert all(0 < h.relevance < 1 for h in hits)
+        assert top.to_dict()["relevance"] == top.relevance
 
     def test_search_never_leaves_its_scope_or_tenant(self, memory: Any) -> None:
         self._facts(memory, "user:bob")

@@ -1,0 +1,251 @@
+"""Fit the conversational relevance models (``memvault/retrieval/data/relevance.json``).
+
+Run by hand: ``python benchmarks/fit_relevance.py --data ../shared/data/locomo/locomo-dev.json
+[--write] [--features FILE]``. Each LoCoMo conversation is written as ``memvault bench locomo``
+writes it; each answerable question (categories 1 to 4) is searched (conversational) for the
+first stage's best ``POOL`` turns with their features (the hits' components, whatever the
+shipped weights: they only reorder the pool) and the reranker's sparse relevance, labelled by
+the question's evidence.
+
+Two logistic regressions (L2, Newton's method) are fitted: ``conversational`` on the pools,
+and ``conversational+sparse`` on the best ``RERANK_DEPTH`` of each pool by the first model,
+with the sparse relevance as a share of the best of those. Both are scored by leaving one
+conversation out at a time (fitted on the others, measured on it: turn_recall@k and
+session_any@k by category); ``--write`` then fits them on every conversation and writes them
+with those figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memvault import Memory, Settings, core
+from memvault.bench import locomo
+from memvault.embeddings import splade
+from memvault.retrieval import relevance
+from memvault.retrieval.rerank import RERANK_DEPTH
+
+FEATURES = (
+    "length",
+    "asks",
+    "first_person",
+    "named",
+    "time",
+    "answers_time",
+    "answers_number",
+    "answers_place",
+    "lexical_share",
+    "closeness",
+    "dense_gap",
+    "agreement",
+    "near",
+    "near2",
+    "episode",
+    "episode_lexical",
+    "speaker",
+    "entity",
+    "linked",
+)
+SPARSE = (*FEATURES, "sparse")
+L2 = 1.0
+LEVERS = {
+    "speaker (entity index)": ("speaker",),
+    "entities named (entity index)": ("entity",),
+    "entity links (one hop)": ("linked",),
+    "window grain (turns 1 and 2 away)": ("near", "near2"),
+    "episode grain (best turn, BM25 of its text)": ("episode", "episode_lexical"),
+    "how it is said (traits)": ("length", "asks", "first_person", "named", "time"),
+    "answer kinds (when: a time...)": ("answers_time", "answers_number", "answers_place"),
+}
+"""Groups of features measured by leaving them out (``--levers``)."""
+OUT = Path(__file__).parents[1] / "src/memvault/retrieval/data/relevance.json"
+
+
+def collect(data: Path) -> list[dict[str, Any]]:
+    """Per conversation: per answerable question, its pool's features, labels and ids."""
+    conversations = locomo.load(data)
+    settings = Settings(near_duplicate_threshold=0.0, max_limit=10_000)
+    core.questions = lambda query: [query]  # the whole question's pool, not its parts'
+    result = []
+    with Memory(":memory:", settings=settings) as memory:
+        for conversation in conversations:
+            scope = locomo.ingest(memory, conversation)
+            questions = []
+            for question in conversation.questions:
+                if question.category not in locomo.ANSWERABLE:
+                    continue
+                hits = memory.search(
+                    question.text, scope, limit=relevance.POOL, conversational=True
+                )
+                sparse = splade.relevance(question.text, [h.entry.content for h in hits])
+                columns = {
+                    name: np.array([h.components.get(name, 0.0) for h in hits]) for name in FEATURES
+                }
+                ids = [str(h.entry.metadata["dia_id"]) for h in hits]
+                questions.append(
+                    {
+                        "question": question,
+                        "ids": ids,
+                        "features": columns | {"sparse": sparse},
+                        "labels": np.array([i in question.evidence for i in ids], float),
+                    }
+                )
+            result.append({"sample_id": conversation.sample_id, "questions": questions})
+            print(f"{conversation.sample_id}: {len(questions)} questions", file=sys.stderr)
+    return result
+
+
+def fit(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 50) -> np.ndarray:
+    """Logistic regression by Newton's method; the last weight is the bias (not penalised)."""
+    x = np.column_stack([x, np.ones(len(x))])
+    w = np.zeros(x.shape[1])
+    penalty = np.r_[np.full(x.shape[1] - 1, l2), 0.0]
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-(x @ w)))
+        gradient = x.T @ (p - y) + penalty * w
+        hessian = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty)
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if float(np.abs(step).max()) < 1e-8:
+            break
+    return w
+
+
+def logits(question: dict[str, Any], names: Sequence[str], w: np.ndarray) -> np.ndarray:
+    x = np.column_stack([question["features"][n] for n in names] + [np.ones(len(question["ids"]))])
+    return x @ w
+
+
+def reranked(
+    question: dict[str, Any], first: np.ndarray, features: Sequence[str] = FEATURES
+) -> dict[str, Any]:
+    """The question's best ``RERANK_DEPTH`` by the first model, the sparse relevance as a share
+    of the best of them (what the reranker sees)."""
+    top = np.argsort(-logits(question, features, first), kind="stable")[:RERANK_DEPTH]
+    features = {name: values[top] for name, values in question["features"].items()}
+    features["sparse"] = relevance.share(features["sparse"])
+    return question | {
+        "ids": [question["ids"][i] for i in top],
+        "features": features,
+        "labels": question["labels"][top],
+    }
+
+
+def fitted(
+    questions: Sequence[dict[str, Any]], features: Sequence[str] = FEATURES
+) -> tuple[np.ndarray, np.ndarray]:
+    """The two models' weights, fitted on ``questions``."""
+    kept = [q for q in questions if q["ids"]]
+
+    def on(chosen: Sequence[dict[str, Any]], names: Sequence[str]) -> np.ndarray:
+        x = np.vstack([np.column_stack([q["features"][n] for n in names]) for q in chosen])
+        return fit(x, np.concatenate([q["labels"] for q in chosen]))
+
+    first = on(kept, features)
+    return first, on([reranked(q, first, features) for q in kept], (*features, "sparse"))
+
+
+def rows(
+    questions: Sequence[dict[str, Any]],
+    first: np.ndarray,
+    second: np.ndarray,
+    features: Sequence[str] = FEATURES,
+) -> dict:
+    """Per model: (category, scores) of each question ranked by it."""
+    result: dict[str, list] = {"conversational": [], "conversational+sparse": []}
+    for q in questions:
+        if not q["ids"]:
+            continue
+        ranked = [q["ids"][i] for i in np.argsort(-logits(q, features, first), kind="stable")]
+        top = reranked(q, first, features)
+        order = np.argsort(-logits(top, (*features, "sparse"), second), kind="stable")
+        both = [top["ids"][i] for i in order] + ranked[RERANK_DEPTH:]
+        for name, ranking in (("conversational", ranked), ("conversational+sparse", both)):
+            score = locomo.score_ranking(ranking, q["question"], (1, 5, 10))
+            result[name].append((q["question"].category, score))
+    return result
+
+
+def cross_validated(
+    conversations: list[dict[str, Any]], features: Sequence[str] = FEATURES
+) -> dict[str, dict]:
+    together: dict[str, list] = {"conversational": [], "conversational+sparse": []}
+    for held in range(len(conversations)):
+        train = [q for i, c in enumerate(conversations) if i != held for q in c["questions"]]
+        weights = fitted(train, features)
+        for name, found in rows(conversations[held]["questions"], *weights, features).items():
+            together[name] += found
+    return {name: locomo.summarise(found) for name, found in together.items()}
+
+
+def line(label: str, summary: dict) -> str:
+    a = summary["answerable"]
+    by = summary["by_category"]
+    cats = " ".join(f"c{c}={by[str(c)]['turn_recall@10']:.3f}" for c in (1, 2, 3, 4))
+    return (
+        f"{label:<28} t@10={a['turn_recall@10']:.3f} s@5={a['session_any@5']:.3f} "
+        f"t@1={a['turn_recall@1']:.3f} {cats}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data", type=Path, required=True)
+    parser.add_argument("--features", type=Path, help="cache of the collected features")
+    parser.add_argument("--write", action="store_true", help=f"write {OUT.name}")
+    parser.add_argument("--levers", action="store_true", help="each lever left out in turn")
+    args = parser.parse_args()
+    if args.features and args.features.exists():
+        conversations = pickle.loads(args.features.read_bytes())
+    else:
+        conversations = collect(args.data)
+        if args.features:
+            args.features.write_bytes(pickle.dumps(conversations))
+    validated = cross_validated(conversations)
+    for name, summary in validated.items():
+        print(line(f"{name} (CV)", summary))
+    if args.levers:
+        for lever, names in LEVERS.items():
+            without = cross_validated(conversations, [f for f in FEATURES if f not in names])
+            print(line(f"without {lever}", without["conversational+sparse"]))
+    if not args.write:
+        return
+    everything = [q for c in conversations for q in c["questions"]]
+    weights = dict(zip(validated, fitted(everything), strict=True))
+    names = {"conversational": FEATURES, "conversational+sparse": SPARSE}
+    models = {
+        name: {
+            "bias": round(float(w[-1]), 4),
+            "weights": {n: round(float(v), 4) for n, v in zip(names[name], w[:-1], strict=True)},
+            "cross_validated": validated[name]["answerable"]
+            | {"by_category": validated[name]["by_category"]},
+        }
+        for name, w in weights.items()
+    }
+    fitted_on = (
+        f"{datetime.now(UTC):%Y-%m-%d} by benchmarks/fit_relevance.py on {args.data.name} "
+        f"({len(conversations)} conversations, {len(everything)} answerable questions, pools "
+        f"of {relevance.POOL}, reranked {RERANK_DEPTH}); cross_validated: each conversation "
+        "left out in turn"
+    )
+    _update({"fitted": fitted_on, "models": models})
+
+
+def _update(sections: dict[str, Any]) -> None:
+    """Replace these sections of the shipped file, keeping the others."""
+    shipped = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {}
+    OUT.write_text(json.dumps(shipped | sections, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {', '.join(sections)} to {OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""The learned relevance: models, calibrators, features (pure)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from memvault.retrieval import relevance
+from memvault.retrieval.relevance import Model
+from memvault.retrieval.text import coverage, query_terms
+from memvault.retrieval.traits import traits, wanted
+from memvault.types import MemoryEntry, Scope, SearchHit
+
+
+def test_a_model_is_a_logistic_regression_over_named_features() -> None:
+    model = Model({"a": 2.0, "b": -1.0}, bias=-1.0)
+    found = model.probability({"a": np.array([0.0, 1.0]), "b": np.array([0.0, 0.0])})
+    assert found == pytest.approx([1 / (1 + np.e), 1 / (1 + np.exp(-1.0))])
+    assert model.probability({"a": np.array([1.0])}) == pytest.approx([1 / (1 + np.exp(-1.0))])
+
+
+def test_the_shipped_models_read_the_features_the_ranker_gives() -> None:
+    """Every weight names a feature the ranker or the reranker computes (a misspelt name
+    would silently count 0)."""
+    features = relevance.conversational_features(
+        np.ones(3),
+        np.ones(3),
+        np.ones(3),
+        near=(np.ones(3), np.ones(3)),
+        episode_best=np.ones(3),
+        named={n: np.ones(3) for n in ("speaker", "entity", "linked", "episode_lexical")},
+        traits=np.ones((3, 7)),
+    )
+    for name, model in relevance.models().items():
+        known = set(features) | ({"sparse"} if name.endswith("+sparse") else set())
+        assert set(model.weights) <= known, name
+    inputs = {"closeness", "coverage", "lexical_share", "dense_gap", "sparse", "sparse_level"}
+    inputs |= {"model", "best_closeness", "best_coverage", "best_model"}
+    for name, calibrator in relevance.calibrators().items():
+        assert set(calibrator.weights) <= inputs, name
+    assert set(relevance.calibrators()) == {
+        relevance.kind(model, reranked)
+        for model in (None, "conversational")
+        for reranked in (False, True)
+    }
+    assert 0 < relevance.threshold() < 1
+
+
+def test_relevance_is_a_probability_for_every_kind_of_search() -> None:
+    components = [{"closeness": c, "lexical_share": c, "dense_gap": c - 1} for c in (0, 0.5, 1)]
+    for kind in relevance.calibrators():
+        found = relevance.calibrated(
+            components, np.array([0.01, 0.5, 0.99]), np.array([0.0, 0.5, 1.0]), kind
+        )
+        assert ((found > 0) & (found < 1)).all()
+        assert list(found) == sorted(found), kind  # closer and more covered: more relevant
+    assert len(relevance.calibrated([], np.zeros(0), np.zeros(0), "plain")) == 0
+
+
+def test_coverage_is_the_share_of_query_terms_a_text_has() -> None:
+    wanted_terms = query_terms("Which tea does Maya drink?")
+    assert coverage(wanted_terms, "Maya drinks green tea") == 1.0
+    assert coverage(wanted_terms, "Maya lives in Lisbon") == pytest.approx(1 / 3)
+    assert coverage([], "anything") == 0.0
+    texts = ["Nadia: I love music", "Nadia: the opera was long", "Which opera"]
+    assert list(relevance.coverage("What is Nadia's favourite opera?", texts)) == [0, 0.5, 0.5]
+    assert list(relevance.coverage("Nadia", texts)) == [1, 1, 0]  # nothing but a name
+
+
+def test_traits_read_what_a_line_says_not_its_header() -> None:
+    header = traits("1:56 pm on 8 May, 2023 Ann: Hi!")
+    assert header[1:] == (0.0, 0.0, 0.0, 0.0, 0.0)  # the time stamp is the header's
+    said = traits("Ann: I flew to Lisbon with 3 friends last week?")
+    assert said[1:] == (1.0, 1 / 3, 1.0, 1.0, 1.0)
+    assert wanted("When did Ann fly?") == ("time",)
+    assert wanted("How many friends came along?") == ("number",)
+    assert wanted("Which cities has Ann visited?") == ("place",)
+    assert wanted("What does Ann like?") == ()
+
+
+def test_a_hit_carries_its_relevance_over_the_wire() -> None:
+    now = datetime.now(UTC)
+    entry = MemoryEntry(
+        id="01J0000000000000000000000A",
+        scope=Scope.user("maya"),
+        content="Maya drinks tea",
+        created_at=now,
+        updated_at=now,
+        valid_from=now,
+    )
+    hit = SearchHit(entry, 0.7, {"lexical": 1.0}, relevance=0.42)
+    assert SearchHit.from_dict(hit.to_dict()) == hit
+    older = {k: v for k, v in hit.to_dict().items() if k != "relevance"}
+    assert SearchHit.from_dict(older).relevance == 0.0
