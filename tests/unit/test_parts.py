@@ -38,6 +38,8 @@ def test_a_question_about_several_things_is_split(question: str, expected: list[
         "What are the pros and cons of SQLite?",
         "Thanks and Goodbye are common words, not names",
         "When did Caroline go to the parade?",
+        "When did Caroline and Melanie go to a pride festival together?",
+        "What deals did John sign with Nike and Gatorade?",
     ],
 )
 def test_anything_else_is_one_part(question: str) -> None:

@@ -5,8 +5,10 @@ that answer it are Caroline's and Melanie's, and a search for the whole question
 first places with one of them. Each part is searched too and the results are pooled
 (:meth:`memvault.core.Core.ranked`), so one part's evidence does not crowd out another's.
 
-- Two names joined by "and" ("Caroline and Melanie", "between Maria and John"): one part for
-  each name, the question otherwise unchanged.
+- Two names joined by "and" in a question that asks about each of them ("both", "in common",
+  "each"): one part for each name, the question otherwise unchanged. Without such a word the
+  two share the evidence ("When did Ann and Bob meet?"), and on LoCoMo splitting those cost
+  turn_recall@10 (docs/benchmarks.md).
 - Two questions joined by "and" ("What did Ann buy, and where did she go?"): each of them.
 
 Anything else is one part: the question.
@@ -24,6 +26,7 @@ from .entities import COMMON
 T = TypeVar("T")
 MOST_PARTS = 3
 _NAMES = lazy(r"\b([A-Z][\w'\u2019-]*)\s+(?:and|&)\s+([A-Z][\w'\u2019-]*)\b")
+_EACH = lazy(r"\b(?:both|in common|each)\b", re.I)
 _QUESTIONS = lazy(
     r"(?:,\s*|\s+)(?:and|but)\s+(?=(?:what|where|when|who|whom|which|why|how)\b)", re.I
 )
@@ -34,7 +37,7 @@ def parts(question: str) -> list[str]:
     clauses = [c.strip(" ,") for c in _QUESTIONS.split(question) if c.strip(" ,")]
     if len(clauses) > 1:
         return [_asked(c) for c in clauses[:MOST_PARTS]]
-    match = _NAMES.search(question)
+    match = _NAMES.search(question) if _EACH.search(question) else None
     if match is None or any(_common(name) for name in match.groups()):
         return [question]
     start, end = match.span()
