@@ -177,6 +177,18 @@ def segmented_scores(
     return keyed_scores(segments, term_keys(list(dict.fromkeys(terms))), shown)
 
 
+def postings_of(segments: Sequence[LexicalIndex], key: int) -> tuple[Ints, Floats]:
+    """The documents of consecutive segments (numbered across them) holding the term
+    ``key``, and how often."""
+    offsets = np.cumsum([0] + [len(s) for s in segments])
+    found = [segment.postings(key) for segment in segments]
+    docs = np.concatenate(
+        [d.astype(np.int64) + o for (d, _), o in zip(found, offsets, strict=False)]
+    )
+    freqs = np.concatenate([f for _, f in found]).astype(np.float64)
+    return docs, freqs
+
+
 def keyed_scores(
     segments: Sequence[LexicalIndex],
     keys: npt.NDArray[np.uint64],
@@ -194,13 +206,8 @@ def keyed_scores(
     if not len(keys) or not len(seen):
         return result
     norm = K1 * (1 - b + b * lengths / max(float(seen.mean()), 1e-9))
-    offsets = np.cumsum([0] + [len(s) for s in segments])
     for key in keys:
-        found = [segment.postings(int(key)) for segment in segments]
-        docs = np.concatenate(
-            [d.astype(np.int64) + o for (d, _), o in zip(found, offsets, strict=False)]
-        )
-        freqs = np.concatenate([f for _, f in found])
+        docs, freqs = postings_of(segments, int(key))
         if shown is not None:
             keep = shown[docs]
             docs, freqs = docs[keep], freqs[keep]
@@ -356,13 +363,8 @@ class Postings:
         if not terms or not groups:
             return result
         norm = K1 * (1 - B + B * sizes / max(float(sizes.mean()), 1e-9))
-        offsets = np.cumsum([0] + [len(w) for w in words])
         for key in term_keys(list(dict.fromkeys(terms))):
-            found = [w.postings(int(key)) for w in words]
-            docs = np.concatenate(
-                [d.astype(np.int64) + o for (d, _), o in zip(found, offsets, strict=False)]
-            )
-            freqs = np.concatenate([f for _, f in found]).astype(np.float64)
+            docs, freqs = postings_of(words, int(key))
             keep = shown[docs]
             counts = np.bincount(group[docs[keep]], weights=freqs[keep], minlength=groups)
             having = int(np.count_nonzero(counts))
