@@ -346,9 +346,10 @@ def test_search_shows_each_hits_score_under_a_header(run: Any) -> None:
     run("write", "Alice drinks green tea every morning", "--scope", "user:alice")
     run("write", "The quarterly report is due on Friday", "--scope", "user:alice")
     text = run("search", "green tea", "--scope", "user:alice").stdout.splitlines()
-    assert text[0].split() == ["score", "lexical", "dense", "entry"]
+    assert text[0].split() == ["score", "relevance", "lexical", "dense", "entry"]
     best, weak = (float(line.split()[0]) for line in text[1:])
-    assert best > weak and "green tea" in text[1] and text[2].split()[1] == "0.00"
+    assert best > weak and "green tea" in text[1] and text[2].split()[2] == "0.00"
+    assert float(text[1].split()[1]) > float(text[2].split()[1])  # the relevance column
     kept = run("search", "green tea", "--scope", "user:alice", "--min-score", str(weak + 0.01))
     assert len(kept.stdout.splitlines()) == 2 and "green tea" in kept.stdout
 
