@@ -1,4 +1,5 @@
-"""Fit the calibrators and the relevance threshold (``memvault/retrieval/data/relevance.json``).
+"""Fit the gates, the calibrators and the relevance threshold
+(``memvault/retrieval/data/relevance.json``).
 
 Run by hand: ``python benchmarks/calibrate_relevance.py [--data FILE...] [--check FILE...]
 [--write]``. The data is memvault's own labelled sets (``benchmarks/data/retrieval_README.md``):
@@ -9,7 +10,13 @@ abstention question is searched in the four kinds of search (plain or conversati
 reranked or not) for its best 10; each user's memories are one scope, searched plainly. A hit
 is relevant if it is evidence of the question; none is for an abstention.
 
-A logistic regression per kind (:data:`INPUTS`) gives each hit its relevance. The threshold
+Per kind, two logistic regressions (:mod:`memvault.retrieval.relevance`): a gate
+(:data:`GATES`) on each search, whether the question has anything to find at all (answerable
+or not, the two counted as equally likely), and a calibrator (:data:`INPUTS`) on each hit of
+an answerable question, whether it is evidence. A hit's relevance is the gate's probability
+times its calibrated probability as a share of the best hit's, to the power ``spread``: of
+:data:`SPREADS`, the one whose threshold leaves the most abstention questions with no hit
+(the larger of two within a point: it drops more of the other hits). The threshold
 is the highest at which, in every kind, at most 2 % of the answerable questions lose every
 hit of their best 10 and at least 80 % of the evidence found there is kept; with it,
 the report says how many abstention questions lose every hit ("nothing relevant", the
@@ -41,15 +48,21 @@ KINDS = {
     "conversational": {"conversational": True},
     "conversational+sparse": {"conversational": True, "rerank": True},
 }
-PLAIN = ("closeness", "coverage", "lexical_share", "dense_gap", "best_closeness", "best_coverage")
-SPARSE = ("sparse", "sparse_level")
-MODEL = ("model", "best_model")
+PLAIN = ("closeness", "coverage", "lexical_share", "dense_gap")
 INPUTS = {
     "plain": PLAIN,
-    "plain+sparse": (*PLAIN, *SPARSE),
-    "conversational": (*MODEL, *PLAIN),
-    "conversational+sparse": (*MODEL, *PLAIN, *SPARSE),
+    "plain+sparse": (*PLAIN, "sparse", "sparse_level"),
+    "conversational": ("model", *PLAIN),
+    "conversational+sparse": ("model", *PLAIN, "sparse", "sparse_level"),
 }
+SEARCH = ("best_closeness", "second_closeness", "best_coverage", "union_coverage", "terms")
+GATES = {
+    "plain": SEARCH,
+    "plain+sparse": (*SEARCH, "best_sparse_level"),
+    "conversational": (*SEARCH, "best_model"),
+    "conversational+sparse": (*SEARCH, "best_model", "best_sparse_level"),
+}
+SPREADS = (1.0, 0.75, 0.5, 0.25)
 KEEP = 0.8
 EMPTIED = 0.02
 DATA = [
@@ -124,31 +137,57 @@ def cached(data: Path, folder: Path | None) -> dict[str, list[dict[str, Any]]]:
 
 
 def _row(question: str, category: int, evidence: set[str], hits: Sequence[Any]) -> dict:
-    scores = np.clip(np.array([h.score for h in hits]), 1e-9, 1 - 1e-9)
-    inputs = {
-        n: np.array([h.components.get(n, 0.0) for h in hits])
-        for n in ("closeness", "lexical_share", "dense_gap", "sparse")
-    }
-    inputs["sparse_level"] = np.log1p(np.maximum(inputs["sparse"], 0.0))
-    inputs["sparse"] = relevance.share(inputs["sparse"])
-    inputs["coverage"] = relevance.coverage(question, [h.entry.content for h in hits])
-    inputs["model"] = np.log(scores / (1 - scores))
-    for name in relevance.BEST_OF:
-        inputs[f"best_{name}"] = np.full(len(hits), inputs[name].max() if len(hits) else 0.0)
+    texts = [h.entry.content for h in hits]
+    scores = np.array([h.score for h in hits])
+    inputs = relevance.hit_inputs(question, texts, [h.components for h in hits], scores)
     labels = np.array([str(h.entry.metadata["dia_id"]) in evidence for h in hits], float)
-    return {"category": category, "inputs": inputs, "labels": labels, "relevance": None}
+    search = relevance.search_inputs(question, texts, inputs) if hits else {}
+    return {
+        "category": category,
+        "inputs": inputs,
+        "search": search,
+        "labels": labels,
+        "relevance": None,
+    }
 
 
-def fitted(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> np.ndarray:
-    kept = [r for r in rows if r["category"] in (0, *locomo.ANSWERABLE)]
+def asked(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of answerable and abstention questions that found any hit."""
+    return [r for r in rows if r["category"] in (0, *locomo.ANSWERABLE) and len(r["labels"])]
+
+
+def fitted_calibrator(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> np.ndarray:
+    """Whether a hit of an answerable question is evidence."""
+    kept = [r for r in asked(rows) if r["category"]]
     x = np.vstack([np.column_stack([r["inputs"][n] for n in names]) for r in kept])
     return fit(x, np.concatenate([r["labels"] for r in kept]))
 
 
-def relevances(rows: Sequence[dict[str, Any]], names: Sequence[str], w: np.ndarray) -> None:
+def fitted_gate(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> np.ndarray:
+    """Whether a search's question is answerable, the two classes weighed equally."""
+    kept = asked(rows)
+    x = np.array([[r["search"][n][0] for n in names] for r in kept])
+    y = np.array([r["category"] != 0 for r in kept], float)
+    weights = np.where(y > 0, len(y) / (2 * y.sum()), len(y) / (2 * (len(y) - y.sum())))
+    return fit(x, y, weights=weights)
+
+
+def relevances(
+    rows: Sequence[dict[str, Any]], kind: str, fitted: dict[str, np.ndarray], spread: float
+) -> None:
+    """Each row's relevance by the kind's gate and calibrator (as ``relevance.calibrated``)."""
+
+    def probability(inputs: dict[str, np.ndarray], names: Sequence[str], w: np.ndarray):
+        x = np.column_stack([inputs[n] for n in names] + [np.ones(len(inputs[names[0]]))])
+        return 1 / (1 + np.exp(-(x @ w)))
+
     for r in rows:
-        x = np.column_stack([r["inputs"][n] for n in names] + [np.ones(len(r["labels"]))])
-        r["relevance"] = 1 / (1 + np.exp(-(x @ w)))
+        if not len(r["labels"]):
+            r["relevance"] = np.zeros(0)
+            continue
+        evidence = probability(r["inputs"], INPUTS[kind], fitted["calibrator"])
+        found = probability(r["search"], GATES[kind], fitted["gate"])
+        r["relevance"] = found * (evidence / evidence.max()) ** spread
 
 
 def outcome(rows: Sequence[dict[str, Any]], threshold: float) -> dict[str, float]:
@@ -182,6 +221,27 @@ def chosen_threshold(kinds: dict[str, list[dict[str, Any]]]) -> float:
     return best
 
 
+def chosen_spread(
+    kinds: dict[str, list[dict[str, Any]]], weights: dict[str, dict[str, np.ndarray]]
+) -> tuple[float, float]:
+    """The spread of :data:`SPREADS` (and its threshold) that leaves the most abstention
+    questions with no hit, in the mean over kinds; the larger of two within 0.01. The rows
+    are left with its relevances."""
+    found = {}
+    for spread in SPREADS:
+        for name, rows in kinds.items():
+            relevances(rows, name, weights[name], spread)
+        threshold = chosen_threshold(kinds)
+        emptied = np.mean([outcome(r, threshold)["abstention_emptied"] for r in kinds.values()])
+        print(f"spread {spread}: threshold {threshold}, abstention emptied {emptied:.3f}")
+        found[spread] = (float(emptied), threshold)
+    most = max(emptied for emptied, _ in found.values())
+    spread = next(s for s in SPREADS if found[s][0] >= most - 0.01)
+    for name, rows in kinds.items():
+        relevances(rows, name, weights[name], spread)
+    return spread, found[spread][1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, nargs="+", default=DATA)
@@ -191,11 +251,15 @@ def main() -> None:
     parser.add_argument("--curve", action="store_true", help="print every threshold's outcome")
     args = parser.parse_args()
     train = merged(*(cached(path, args.cache) for path in args.data))
-    weights = {name: fitted(rows, INPUTS[name]) for name, rows in train.items()}
-    for name, rows in train.items():
-        relevances(rows, INPUTS[name], weights[name])
-    threshold = chosen_threshold(train)
-    print(f"threshold {threshold}")
+    weights = {
+        name: {
+            "calibrator": fitted_calibrator(rows, INPUTS[name]),
+            "gate": fitted_gate(rows, GATES[name]),
+        }
+        for name, rows in train.items()
+    }
+    spread, threshold = chosen_spread(train, weights)
+    print(f"spread {spread}, threshold {threshold}")
     for name, rows in train.items():
         print(f"  train {name}: {outcome(rows, threshold)}")
     if args.curve:
@@ -205,16 +269,9 @@ def main() -> None:
     for path in args.check:
         checked = cached(path, args.cache)
         for name, rows in checked.items():
-            relevances(rows, INPUTS[name], weights[name])
+            relevances(rows, name, weights[name], spread)
             print(f"  {path.name} {name}: {outcome(rows, threshold)}")
     if args.write:
-        calibrators = {
-            name: {
-                "bias": round(float(w[-1]), 4),
-                "weights": {n: round(float(v), 4) for n, v in zip(INPUTS[name], w, strict=False)},
-            }
-            for name, w in weights.items()
-        }
         _update(
             {
                 "calibrated": (
@@ -224,10 +281,21 @@ def main() -> None:
                     f"questions lose every hit of their best 10 and {KEEP:.0%} of the evidence "
                     "found there is kept"
                 ),
-                "calibrators": calibrators,
+                "gates": {name: _model(w["gate"], GATES[name]) for name, w in weights.items()},
+                "calibrators": {
+                    name: _model(w["calibrator"], INPUTS[name]) for name, w in weights.items()
+                },
+                "spread": spread,
                 "threshold": threshold,
             }
         )
+
+
+def _model(w: np.ndarray, names: Sequence[str]) -> dict[str, Any]:
+    return {
+        "bias": round(float(w[-1]), 4),
+        "weights": {n: round(float(v), 4) for n, v in zip(names, w, strict=False)},
+    }
 
 
 if __name__ == "__main__":

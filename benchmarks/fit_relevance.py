@@ -104,15 +104,23 @@ def collect(data: Path) -> list[dict[str, Any]]:
     return result
 
 
-def fit(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 50) -> np.ndarray:
-    """Logistic regression by Newton's method; the last weight is the bias (not penalised)."""
+def fit(
+    x: np.ndarray,
+    y: np.ndarray,
+    l2: float = L2,
+    steps: int = 50,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """Logistic regression by Newton's method, each row counted ``weights`` times (once by
+    default); the last weight is the bias (not penalised)."""
     x = np.column_stack([x, np.ones(len(x))])
+    counted = np.ones(len(x)) if weights is None else weights
     w = np.zeros(x.shape[1])
     penalty = np.r_[np.full(x.shape[1] - 1, l2), 0.0]
     for _ in range(steps):
         p = 1 / (1 + np.exp(-(x @ w)))
-        gradient = x.T @ (p - y) + penalty * w
-        hessian = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty)
+        gradient = x.T @ (counted * (p - y)) + penalty * w
+        hessian = (x * (counted * p * (1 - p))[:, None]).T @ x + np.diag(penalty)
         step = np.linalg.solve(hessian, gradient)
         w -= step
         if float(np.abs(step).max()) < 1e-8:

@@ -1178,7 +1178,8 @@ class Planner:
         vectors = yield from self._embed(asked)
         ops = [self._search_op(q, v, where, spec) for q, v in zip(asked, vectors, strict=True)]
         found = yield from run_all(ops)
-        pool = replace(spec, limit=max(spec.limit, RERANK_DEPTH)) if rerank else spec
+        depth = RERANK_DEPTH if rerank else relevance.SEARCHED  # what the reranker, the gate read
+        pool = replace(spec, limit=max(spec.limit, depth))
         now_us = int(now.timestamp() * 1_000_000)
         lists = [
             [
@@ -1296,9 +1297,10 @@ class Planner:
 def _with_relevance(query: str, hits: list[SearchHit], kind: str) -> list[SearchHit]:
     """``hits`` with their calibrated relevance to ``query`` (a search of ``kind``)."""
     found = relevance.calibrated(
+        query,
+        [hit.entry.content for hit in hits],
         [hit.components for hit in hits],
         np.array([hit.score for hit in hits]),
-        relevance.coverage(query, [hit.entry.content for hit in hits]),
         kind,
     )
     return [replace(hit, relevance=float(r)) for hit, r in zip(hits, found, strict=True)]

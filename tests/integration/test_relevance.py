@@ -46,6 +46,20 @@ def test_every_hit_has_a_relevance_and_the_answer_stands_out(
     assert noise and max(hit.relevance for hit in noise) < hits[0].relevance / 2
 
 
+@pytest.mark.parametrize("options", [{}, {"rerank": True}, {"conversational": True}])
+def test_a_hits_relevance_does_not_depend_on_how_many_were_asked_for(
+    memory: Memory, options: dict[str, Any]
+) -> None:
+    """The gate reads the best 10 hits however many are asked for: one hit is as relevant
+    alone as at the head of twenty."""
+    for query in ("what does Maya do for a living?", "cello, peanuts or tea"):
+        many = memory.search(query, "user:maya", limit=20, **options)
+        one = memory.search(query, "user:maya", limit=1, **options)
+        assert [(h.entry.id, h.relevance) for h in one] == [
+            (h.entry.id, h.relevance) for h in many[:1]
+        ]
+
+
 def test_min_relevance_drops_weak_hits_and_is_checked(memory: Memory) -> None:
     floor = Settings().min_relevance
     assert len(memory.search(UNRELATED, "user:maya", min_relevance=floor)) <= 1

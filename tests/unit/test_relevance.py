@@ -24,10 +24,9 @@ def test_a_model_is_a_logistic_regression_over_named_features() -> None:
 def test_the_shipped_models_read_the_features_the_ranker_gives() -> None:
     """Every weight names a feature the ranker or the reranker computes (a misspelt name
     would silently count 0)."""
+    base = {n: np.ones(3) for n in ("lexical_share", "closeness", "dense_gap", "fused")}
     features = relevance.conversational_features(
-        np.ones(3),
-        np.ones(3),
-        np.ones(3),
+        base,
         near=(np.ones(3), np.ones(3)),
         episode_best=np.ones(3),
         named={n: np.ones(3) for n in ("speaker", "entity", "linked", "episode_lexical")},
@@ -36,27 +35,48 @@ def test_the_shipped_models_read_the_features_the_ranker_gives() -> None:
     for name, model in relevance.models().items():
         known = set(features) | ({"sparse"} if name.endswith("+sparse") else set())
         assert set(model.weights) <= known, name
-    inputs = {"closeness", "coverage", "lexical_share", "dense_gap", "sparse", "sparse_level"}
-    inputs |= {"model", "best_closeness", "best_coverage", "best_model"}
-    for name, calibrator in relevance.calibrators().items():
-        assert set(calibrator.weights) <= inputs, name
-    assert set(relevance.calibrators()) == {
-        relevance.kind(model, reranked)
-        for model in (None, "conversational")
-        for reranked in (False, True)
+    components = [{"closeness": 0.5, "sparse": 2.0}]
+    hits = relevance.hit_inputs("tea?", ["tea"], components, np.array([0.5]))
+    search = relevance.search_inputs("tea?", ["tea"], hits)
+    kinds = {
+        relevance.kind(m, reranked) for m in (None, "conversational") for reranked in (False, True)
     }
+    assert set(relevance.calibrators()) == set(relevance.gates()) == kinds
+    for name in kinds:
+        assert set(relevance.calibrators()[name].weights) <= set(hits), name
+        assert set(relevance.gates()[name].weights) <= set(search), name
     assert 0 < relevance.threshold() < 1
 
 
 def test_relevance_is_a_probability_for_every_kind_of_search() -> None:
     components = [{"closeness": c, "lexical_share": c, "dense_gap": c - 1} for c in (0, 0.5, 1)]
+    texts = ["Maya lives in Lisbon", "Maya drinks coffee", "Maya drinks green tea"]
+    scores = np.array([0.01, 0.5, 0.99])
     for kind in relevance.calibrators():
-        found = relevance.calibrated(
-            components, np.array([0.01, 0.5, 0.99]), np.array([0.0, 0.5, 1.0]), kind
-        )
+        found = relevance.calibrated("Which tea does Maya drink?", texts, components, scores, kind)
         assert ((found > 0) & (found < 1)).all()
         assert list(found) == sorted(found), kind  # closer and more covered: more relevant
-    assert len(relevance.calibrated([], np.zeros(0), np.zeros(0), "plain")) == 0
+    assert len(relevance.calibrated("tea", [], [], np.zeros(0), "plain")) == 0
+
+
+def test_the_best_hit_carries_the_gate_and_a_weak_search_is_weak_throughout() -> None:
+    """A hit's relevance is the gate's probability that the search found anything, scaled
+    by its own evidence probability as a share of the best's: the hits of a search whose
+    best is far from the query and covers none of it are all weak."""
+    query, found, unrelated = "green tea?", ["Maya drinks green tea"], ["Maya plays the cello"]
+
+    def relevance_of(best: float, texts: list[str]) -> np.ndarray:
+        components = [{"closeness": best, "dense_gap": 0.0}, {"closeness": 0.2, "dense_gap": -best}]
+        texts = [*texts, "Maya lives in Lisbon"]
+        return relevance.calibrated(query, texts, components, np.ones(2) / 2, "plain")
+
+    strong, weak = relevance_of(0.8, found), relevance_of(0.1, unrelated)
+    components = [{"closeness": 0.8}, {"closeness": 0.2, "dense_gap": -0.8}]
+    hits = relevance.hit_inputs(query, [*found, "Maya lives in Lisbon"], components, np.ones(2) / 2)
+    search = relevance.search_inputs(query, [*found, "Maya lives in Lisbon"], hits)
+    assert strong[0] == pytest.approx(relevance.gates()["plain"].probability(search)[0])
+    assert strong[0] > relevance.threshold() > weak.max()
+    assert strong[1] < strong[0] and weak[1] < weak[0]
 
 
 def test_coverage_is_the_share_of_query_terms_a_text_has() -> None:

@@ -170,9 +170,7 @@ def _modelled(
     pool = _best(final, max(spec.limit, POOL), None)
     fused = base["fused"]
     features = conversational_features(
-        c.lexical,
-        base["dense"],
-        fused,
+        base,
         near=(
             scoring.nearby_best(fused, c.places, episode, 1),
             scoring.nearby_best(fused, c.places, episode, 2),

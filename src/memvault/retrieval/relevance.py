@@ -1,15 +1,23 @@
 """A learned relevance: the components of a hit, weighed by models fitted on labelled
 questions, as probabilities (pure).
 
-Two kinds of logistic regression, fitted by ``benchmarks/fit_relevance.py`` and shipped in
-``data/relevance.json`` with what they were fitted on and their figures (docs/benchmarks.md):
+Three kinds of logistic regression, fitted by ``benchmarks/fit_relevance.py`` and
+``benchmarks/calibrate_relevance.py`` and shipped in ``data/relevance.json`` with what they
+were fitted on and their figures (docs/benchmarks.md):
 
 - **ranking models** (``conversational``, ``conversational+sparse``): a conversational search
   orders its best ``POOL`` candidates by the first, and the reranker's best by the second;
-- **calibrators**, one per kind of search (plain or conversational, reranked or not): every
-  hit's *relevance*, the probability that it bears on the query, from its components, the
-  ranking model's score and how much of the query it covers. A hit below the threshold
-  (``Settings.min_relevance``) is noise: recall drops it.
+- **gates**, one per kind of search (plain or conversational, reranked or not): the
+  probability that a search found anything that bears on its query at all, from absolute
+  signals of its hits (how close the best come, how much of the query they cover) — the
+  "nothing relevant" case of a question the memory cannot answer;
+- **calibrators**, one per kind: the probability that each hit is what the query asks for,
+  from its components, the ranking model's score and how much of the query it covers.
+
+A hit's *relevance* is the gate's probability, scaled by its calibrated probability as a
+share of the best hit's (to the power ``spread``, shipped with them): the best hit carries
+the search's, and a hit below the threshold (``Settings.min_relevance``) is noise that
+recall drops.
 """
 
 from __future__ import annotations
@@ -33,8 +41,8 @@ _CAPITALISED = lazy(r"\b[A-Z][\w'\u2019-]*")
 POOL = 200
 """How many of the first stage's best the model reorders (the reranker reads the best
 ``RERANK_DEPTH`` of its order, and its sparse variant reorders those)."""
-BEST_OF = ("closeness", "coverage", "model")
-"""Inputs whose best over a search's hits a calibrator also reads."""
+SEARCHED = 10
+"""How many of a search's best hits its gate reads (whatever the limit asked for)."""
 LINKS = 5
 """How many of the best entries by BM25 and cosine lend their rarer entities to a
 conversational search (one hop: :class:`memvault.store.scope_index.Named`)."""
@@ -84,6 +92,12 @@ def calibrators() -> dict[str, Model]:
     return _models("calibrators")
 
 
+@cache
+def gates() -> dict[str, Model]:
+    """The shipped gates by kind of search (:func:`kind`)."""
+    return _models("gates")
+
+
 def threshold() -> float:
     """The relevance below which the shipped fit found a hit to be noise."""
     return float(_shipped()["threshold"])
@@ -95,23 +109,56 @@ def kind(model: str | None, reranked: bool) -> str:
 
 
 def calibrated(
-    components: Sequence[Mapping[str, float]], scores: Floats, coverage: Floats, of: str
+    query: str,
+    texts: Sequence[str],
+    components: Sequence[Mapping[str, float]],
+    scores: Floats,
+    of: str,
 ) -> Floats:
-    """The relevance of each hit of a search of kind ``of``, given its components, its score
-    (a probability when a ranking model ranked it) and its :func:`coverage`, and the best of
-    those of the search's hits (``best_closeness``…: a hit is weak when the best one is)."""
-    if not len(components):
+    """The relevance of each hit of a search of kind ``of`` for ``query``, given its text,
+    its components and its score (a probability when a ranking model ranked it)."""
+    if not len(texts):
         return np.zeros(0)
-    names = {"lexical_share", "closeness", "dense_gap", "sparse"}
+    hits = hit_inputs(query, texts, components, scores)
+    best = {name: values[:SEARCHED] for name, values in hits.items()}
+    found = gates()[of].probability(search_inputs(query, texts[:SEARCHED], best))
+    evidence = calibrators()[of].probability(hits)
+    share_of_best = evidence / max(float(evidence.max()), 1e-12)
+    result: Floats = found * share_of_best ** float(_shipped()["spread"])
+    return result
+
+
+def hit_inputs(
+    query: str, texts: Sequence[str], components: Sequence[Mapping[str, float]], scores: Floats
+) -> dict[str, Floats]:
+    """What a calibrator reads of each hit: its components, its :func:`coverage` of the
+    query, how high its sparse relevance is and its score as a logit."""
+    names = ("lexical_share", "closeness", "dense_gap", "sparse")
     features = {n: np.array([c.get(n, 0.0) for c in components]) for n in names}
     features["sparse_level"] = np.log1p(np.maximum(features["sparse"], 0.0))
     features["sparse"] = share(features["sparse"])
-    features["coverage"] = coverage
+    features["coverage"] = coverage(query, texts)
     clipped = np.clip(scores, 1e-9, 1 - 1e-9)
     features["model"] = np.log(clipped / (1 - clipped))
-    for name in BEST_OF:
-        features[f"best_{name}"] = np.full(len(components), features[name].max())
-    return calibrators()[of].probability(features)
+    return features
+
+
+def search_inputs(query: str, texts: Sequence[str], hits: dict[str, Floats]) -> dict[str, Floats]:
+    """What a gate reads of a search's best hits, ``SEARCHED`` at most, in order (each a
+    one-element array): how close the best two come, how much of the query the best one and
+    all of them together cover, how many terms the query has, and the best sparse level and
+    model score (:func:`hit_inputs`)."""
+    closeness = np.sort(hits["closeness"])[::-1]
+    found = {
+        "best_closeness": closeness[0],
+        "second_closeness": closeness[min(1, len(closeness) - 1)],
+        "best_coverage": hits["coverage"].max(),
+        "union_coverage": coverage(query, [" ".join(texts)])[0],
+        "terms": np.log1p(len(text.query_terms(query))),
+        "best_sparse_level": hits["sparse_level"].max(),
+        "best_model": hits["model"].max(),
+    }
+    return {name: np.array([value], float) for name, value in found.items()}
 
 
 def share(values: Floats) -> Floats:
@@ -120,9 +167,7 @@ def share(values: Floats) -> Floats:
 
 
 def conversational_features(
-    lexical: Floats,
-    dense: Floats,
-    fused: Floats,
+    base: Mapping[str, Floats],
     *,
     near: tuple[Floats, Floats],
     episode_best: Floats,
@@ -130,28 +175,24 @@ def conversational_features(
     traits: Floats | None,
     wants: tuple[str, ...] = (),
 ) -> dict[str, Floats]:
-    """The features of every candidate of a conversational search: its BM25 as a share of
-    the best, its cosine (and how far below the best), the fused score of the turns one
-    and two places away, its episode's best, the entity scores (and its episode's BM25) as
-    shares, and how it
-    is said (:mod:`memvault.retrieval.traits`; ``named``: its entity keys, up to ten, over
-    ten), and whether it says what the question ``wants`` (``answers_time``…)."""
-    lexical_share = share(lexical)
-    closeness = np.maximum(dense, 0.0)
-    said = np.zeros((len(lexical), len(TRAITS) + 1)) if traits is None else traits
+    """The features of every candidate of a conversational search: of its ``base``
+    components, its BM25 as a share of the best, its cosine and how far below the best, and
+    its fused score; the fused score of the turns one and two places away, its episode's
+    best, the entity scores (and its episode's BM25) as shares, how it is said
+    (:mod:`memvault.retrieval.traits`; ``named``: its entity keys, up to ten, over ten), and
+    whether it says what the question ``wants`` (``answers_time``…)."""
+    size = len(base["fused"])
+    said = np.zeros((size, len(TRAITS) + 1)) if traits is None else traits
     return {
         **{name: said[:, n] for n, name in enumerate(TRAITS)},
         "named": np.minimum(said[:, len(TRAITS)], 10) / 10,
         **{f"answers_{kind}": said[:, TRAITS.index(kind)] * (kind in wants) for kind in ANSWERS},
-        "lexical_share": lexical_share,
-        "closeness": closeness,
-        "dense_gap": closeness - closeness.max(initial=0.0),
-        "agreement": lexical_share * closeness,
+        **{name: base[name] for name in ("lexical_share", "closeness", "dense_gap", "fused")},
+        "agreement": base["lexical_share"] * base["closeness"],
         "near": near[0],
         "near2": near[1],
         "episode": episode_best,
         **{name: share(values) for name, values in named.items()},
-        "fused": fused,
     }
 
 
