@@ -45,7 +45,7 @@ SEARCHED = 10
 """How many of a search's best hits its gate reads (whatever the limit asked for)."""
 LINKS = 5
 """How many of the best entries by BM25 and cosine lend their rarer entities to a
-conversational search (one hop: :class:`memvault.store.scope_index.Named`)."""
+conversational search (one hop: :class:`memvault.store.scope_index.ConversationSignals`)."""
 
 
 @dataclass(frozen=True, slots=True)

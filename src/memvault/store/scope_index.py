@@ -307,13 +307,13 @@ def search(table: ChunkTable, op: SearchOp, allowed: Mask | None = None) -> Cand
     chunk_shown = shown[table.chunk_entry]
     mask = None if bool(chunk_shown.all()) else chunk_shown
     lexical = np.zeros(len(table.chunk_keys))
-    named = None
+    signals = None
     if table.lexical is not None and op.terms:
         lexical = table.lexical.scores(op.terms, mask)
     if table.lexical is not None and (op.entities or op.links or op.episode_gap_us):
-        named = Named.of(table, op, shown, mask)
+        signals = ConversationSignals.of(table, op, shown, mask)
     if op.vector is None:
-        return select(table, op, shown, lexical, None, named=named)
+        return select(table, op, shown, lexical, None, signals=signals)
     vector = op.vector
 
     def cosine(chunks: Ints) -> Floats:
@@ -322,7 +322,7 @@ def search(table: ChunkTable, op: SearchOp, allowed: Mask | None = None) -> Cand
         return result
 
     nearest = _nearest(table, op, chunk_shown & table.has_vector, cosine)
-    return select(table, op, shown, lexical, Dense(nearest, cosine), named=named)
+    return select(table, op, shown, lexical, Dense(nearest, cosine), signals=signals)
 
 
 def _episode_lexical(table: ChunkTable, op: SearchOp, shown: Mask) -> Floats:
@@ -343,9 +343,10 @@ entry in twenty of the scope)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Named:
-    """The entity side of a search, per entry: speaking as the query's names, naming its
-    entities, and (filled in once the best entries are known) sharing theirs."""
+class ConversationSignals:
+    """What a conversational search reads of each entry beyond its words and vector:
+    speaking as the query's names, naming its entities, its episode's BM25, and (once the
+    best entries are known) sharing their entities."""
 
     speaker: Floats
     entity: Floats
@@ -354,7 +355,9 @@ class Named:
     """The chunks shown (None: all)."""
 
     @classmethod
-    def of(cls, table: ChunkTable, op: SearchOp, shown: Mask, mask: Mask | None) -> Named:
+    def of(
+        cls, table: ChunkTable, op: SearchOp, shown: Mask, mask: Mask | None
+    ) -> ConversationSignals:
         assert table.lexical is not None
         said = [k for k in op.entities if k.startswith("s:")]
         other = [k for k in op.entities if not k.startswith("s:")]
@@ -400,13 +403,13 @@ def select(
     lexical: Floats,
     dense: Dense | None,
     *,
-    named: Named | None = None,
+    signals: ConversationSignals | None = None,
 ) -> Candidates:
     """The candidates among the ``shown`` entries, given each chunk's BM25 score, the dense
     side (None: the query has no vector) and the entity side (None: not asked)."""
     lexical_e = table.per_entry_max(lexical)
     order = np.flatnonzero(shown)
-    nearest_only = dense is not None and not (op.terms or op.recent or op.windows or named)
+    nearest_only = dense is not None and not (op.terms or op.recent or op.windows or signals)
     exhaustive = len(order) <= ALL_CANDIDATES and not nearest_only
     if exhaustive:
         places = np.arange(len(order))
@@ -415,8 +418,8 @@ def select(
         core = [_best(np.where(shown, lexical_e, 0.0), op.depth * LEXICAL_DEPTH), recent]
         if dense is not None:
             core.append(dense.nearest[shown[dense.nearest]])
-        if named is not None:
-            core.append(_best(np.where(shown, named.entity, 0.0), op.depth))
+        if signals is not None:
+            core.append(_best(np.where(shown, signals.entity, 0.0), op.depth))
         timeline = table.created_us[order]
         for start, end in op.windows:
             inside = order[np.searchsorted(timeline, start) : np.searchsorted(timeline, end)]
@@ -424,24 +427,24 @@ def select(
         places = np.unique(np.searchsorted(order, np.concatenate(core)))
     cosine = None if dense is None else dense.cosine
     linked = None
-    if named is not None and op.links:
+    if signals is not None and op.links:
         sources = _link_sources(table, order[places], lexical_e, cosine, op.links)
-        linked = np.where(shown, named.linked(table, op, sources), 0.0)
+        linked = np.where(shown, signals.linked(table, op, sources), 0.0)
         if not exhaustive:
             places = np.union1d(places, np.searchsorted(order, _best(linked, op.depth)))
     if not exhaustive:
         places = _around(places, len(order), op.around)
     found = _candidates(table, order[places], places, order, lexical_e, cosine=cosine, op=op)
-    if named is None:
+    if signals is None:
         return found
     picked = order[places]
     assert table.lexical is not None
     return replace(
         found,
-        speaker=named.speaker[picked],
-        entity=named.entity[picked],
+        speaker=signals.speaker[picked],
+        entity=signals.entity[picked],
         linked=None if linked is None else linked[picked],
-        episode_lexical=named.episode_lexical[picked],
+        episode_lexical=signals.episode_lexical[picked],
         traits=table.lexical.traits()[table.entry_start[picked]].astype(np.float64),
     )
 
