@@ -175,19 +175,18 @@ def fitted_gate(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> np.ndar
 def relevances(
     rows: Sequence[dict[str, Any]], kind: str, fitted: dict[str, np.ndarray], spread: float
 ) -> None:
-    """Each row's relevance by the kind's gate and calibrator (as ``relevance.calibrated``)."""
-
-    def probability(inputs: dict[str, np.ndarray], names: Sequence[str], w: np.ndarray):
-        x = np.column_stack([inputs[n] for n in names] + [np.ones(len(inputs[names[0]]))])
-        return 1 / (1 + np.exp(-(x @ w)))
-
+    """Each row's relevance by the kind's gate and calibrator, as a search gives it."""
+    gate = model(fitted["gate"], GATES[kind])
+    calibrator = model(fitted["calibrator"], INPUTS[kind])
     for r in rows:
-        if not len(r["labels"]):
-            r["relevance"] = np.zeros(0)
-            continue
-        evidence = probability(r["inputs"], INPUTS[kind], fitted["calibrator"])
-        found = probability(r["search"], GATES[kind], fitted["gate"])
-        r["relevance"] = found * (evidence / evidence.max()) ** spread
+        found = gate.probability(r["search"])[0] if len(r["labels"]) else 0.0
+        evidence = calibrator.probability(r["inputs"])
+        r["relevance"] = relevance.combined(found, evidence, spread)
+
+
+def model(w: np.ndarray, names: Sequence[str]) -> relevance.Model:
+    """The model of fitted weights ``w`` (the bias last) over ``names``."""
+    return relevance.Model(dict(zip(names, map(float, w[:-1]), strict=True)), float(w[-1]))
 
 
 def outcome(rows: Sequence[dict[str, Any]], threshold: float) -> dict[str, float]:
@@ -294,7 +293,7 @@ def main() -> None:
 def _model(w: np.ndarray, names: Sequence[str]) -> dict[str, Any]:
     return {
         "bias": round(float(w[-1]), 4),
-        "weights": {n: round(float(v), 4) for n, v in zip(names, w, strict=False)},
+        "weights": {n: round(float(v), 4) for n, v in zip(names, w[:-1], strict=True)},
     }
 
 

@@ -1119,8 +1119,9 @@ class Planner:
         more, docs/benchmarks.md). Entries created inside what the query's time expressions
         name ("last week", "in May 2023"; resolved against ``as_of``, else now) have their
         score multiplied by ``1 + time_weight`` (component ``time``). Each hit carries its
-        component scores and its calibrated ``relevance`` (0 to 1); ``min_relevance`` drops the
-        hits below it (``Settings.min_relevance`` is the shipped threshold that tells noise).
+        component scores and its ``relevance`` (0 to 1, read from the best 10 whatever the
+        ``limit``: :class:`SearchHit`); ``min_relevance`` drops the hits below it
+        (``Settings.min_relevance`` is the shipped threshold that tells noise).
         Superseded entries are left out unless ``include_superseded``; ``as_of`` searches
         what held at that instant. A question about several things at once ("What do Ann and
         Bob both play?") is also searched by its parts, and the results are taken in turn.
@@ -1198,9 +1199,13 @@ class Planner:
             hits = [SearchHit(entries[i], r.score, r.components) for i, r in ranked if i in entries]
             if rerank and hits:
                 hits = yield from self._reranked(question, hits, spec.model)
-            answers.append(_with_relevance(question, hits, relevance.kind(spec.model, rerank)))
+            answers.append(hits)
+        merged = interleaved(answers, key=lambda hit: hit.entry.id)
+        hits = _with_relevance(
+            query, merged[: max(spec.limit, relevance.SEARCHED)], relevance.kind(spec.model, rerank)
+        )
         self.stats.observe("search", time.perf_counter() - started)
-        return interleaved(answers, key=lambda hit: hit.entry.id)[: spec.limit]
+        return hits[: spec.limit]
 
     def _search_op(self, query: str, vector: np.ndarray, where: Filter, spec: RankSpec) -> SearchOp:
         """The store's search for ``query`` (its embedding ``vector``) under ``spec``."""
@@ -1295,8 +1300,8 @@ class Planner:
 
 
 def _with_relevance(query: str, hits: list[SearchHit], kind: str) -> list[SearchHit]:
-    """``hits`` with their calibrated relevance to ``query`` (a search of ``kind``)."""
-    found = relevance.calibrated(
+    """``hits`` (best first) with their relevance to ``query`` (a search of ``kind``)."""
+    found = relevance.relevances(
         query,
         [hit.entry.content for hit in hits],
         [hit.components for hit in hits],

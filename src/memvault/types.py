@@ -325,8 +325,9 @@ class Page:
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     """One search result: the entry, its score (what ranks it), each component score behind
-    it, and its calibrated ``relevance``: the probability (0 to 1) that it bears on the query
-    (:mod:`memvault.retrieval.relevance`)."""
+    it, and its ``relevance`` (0 to 1): for the hit likeliest to be what the query asks for,
+    the fitted probability that the search found anything that bears on it; for the others,
+    a share of that by how likely each is (:mod:`memvault.retrieval.relevance`)."""
 
     entry: MemoryEntry
     score: float

@@ -46,18 +46,34 @@ def test_every_hit_has_a_relevance_and_the_answer_stands_out(
     assert noise and max(hit.relevance for hit in noise) < hits[0].relevance / 2
 
 
-@pytest.mark.parametrize("options", [{}, {"rerank": True}, {"conversational": True}])
+MANY = [
+    f"Maya {verb} {thing} on {day}"
+    for verb in ("bought", "cooked", "painted", "fixed", "sold")
+    for thing in ("a bicycle", "some bread", "the fence", "a lamp", "green tea", "a kite")
+    for day in ("Monday", "Friday")
+]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"rerank": True}, {"conversational": True}, {"conversational": True, "rerank": True}],
+)
 def test_a_hits_relevance_does_not_depend_on_how_many_were_asked_for(
-    memory: Memory, options: dict[str, Any]
+    options: dict[str, Any],
 ) -> None:
-    """The gate reads the best 10 hits however many are asked for: one hit is as relevant
-    alone as at the head of twenty."""
-    for query in ("what does Maya do for a living?", "cello, peanuts or tea"):
-        many = memory.search(query, "user:maya", limit=20, **options)
-        one = memory.search(query, "user:maya", limit=1, **options)
-        assert [(h.entry.id, h.relevance) for h in one] == [
-            (h.entry.id, h.relevance) for h in many[:1]
-        ]
+    """The gate and the shares read the best 10 however many are asked for (one, ten or
+    thirty), and a question in parts is scored whole."""
+    with Memory(":memory:", settings=Settings(near_duplicate_threshold=0)) as memory:
+        memory.write_many([NewEntry(text, "user:maya") for text in MANY])
+        for query in ("What did Maya fix on Friday?", "What did Maya and Ann both cook?"):
+            found = {
+                limit: [
+                    (h.entry.id, round(h.relevance, 9))
+                    for h in memory.search(query, "user:maya", limit=limit, **options)
+                ]
+                for limit in (1, 10, 30)
+            }
+            assert found[1] == found[10][:1] and found[10] == found[30][:10], query
 
 
 def test_min_relevance_drops_weak_hits_and_is_checked(memory: Memory) -> None:

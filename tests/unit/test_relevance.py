@@ -53,10 +53,10 @@ def test_relevance_is_a_probability_for_every_kind_of_search() -> None:
     texts = ["Maya lives in Lisbon", "Maya drinks coffee", "Maya drinks green tea"]
     scores = np.array([0.01, 0.5, 0.99])
     for kind in relevance.calibrators():
-        found = relevance.calibrated("Which tea does Maya drink?", texts, components, scores, kind)
+        found = relevance.relevances("Which tea does Maya drink?", texts, components, scores, kind)
         assert ((found > 0) & (found < 1)).all()
         assert list(found) == sorted(found), kind  # closer and more covered: more relevant
-    assert len(relevance.calibrated("tea", [], [], np.zeros(0), "plain")) == 0
+    assert len(relevance.relevances("tea", [], [], np.zeros(0), "plain")) == 0
 
 
 def test_the_best_hit_carries_the_gate_and_a_weak_search_is_weak_throughout() -> None:
@@ -68,7 +68,7 @@ def test_the_best_hit_carries_the_gate_and_a_weak_search_is_weak_throughout() ->
     def relevance_of(best: float, texts: list[str]) -> np.ndarray:
         components = [{"closeness": best, "dense_gap": 0.0}, {"closeness": 0.2, "dense_gap": -best}]
         texts = [*texts, "Maya lives in Lisbon"]
-        return relevance.calibrated(query, texts, components, np.ones(2) / 2, "plain")
+        return relevance.relevances(query, texts, components, np.ones(2) / 2, "plain")
 
     strong, weak = relevance_of(0.8, found), relevance_of(0.1, unrelated)
     components = [{"closeness": 0.8}, {"closeness": 0.2, "dense_gap": -0.8}]
@@ -77,6 +77,34 @@ def test_the_best_hit_carries_the_gate_and_a_weak_search_is_weak_throughout() ->
     assert strong[0] == pytest.approx(relevance.gates()["plain"].probability(search)[0])
     assert strong[0] > relevance.threshold() > weak.max()
     assert strong[1] < strong[0] and weak[1] < weak[0]
+
+
+def test_shares_are_of_the_best_ten_and_a_lone_hit_has_no_second() -> None:
+    """What follows the first ``SEARCHED`` hits changes nothing before them, and one hit is
+    not its own second best."""
+    evidence = np.r_[np.linspace(0.5, 0.1, relevance.SEARCHED), [0.9, 0.2]]
+    found = relevance.combined(0.8, evidence, spread=1.0)
+    assert found[0] == pytest.approx(0.8) and found[relevance.SEARCHED] == pytest.approx(0.8)
+    assert list(found[: relevance.SEARCHED]) == list(
+        relevance.combined(0.8, evidence[: relevance.SEARCHED], spread=1.0)
+    )
+    assert list(relevance.head_share(np.array([-1.0, 0.0]))) == [0.0, 0.0]
+    hits = relevance.hit_inputs("tea?", ["tea"], [{"closeness": 0.7}], np.array([0.5]))
+    search = relevance.search_inputs("tea?", ["tea"], hits)
+    assert search["best_closeness"][0] == pytest.approx(0.7) and search["second_closeness"][0] == 0
+
+
+def test_a_stronger_hit_ranked_after_the_tenth_changes_nothing_before_it() -> None:
+    """Hits past the first ``SEARCHED`` (the reranker's 50, recall's 30) neither lower the
+    others' shares nor the gate: a search gives the same relevance whatever its limit."""
+    texts = [f"Maya mentioned item {n}" for n in range(10)] + ["Maya drinks green tea daily"]
+    components = [{"closeness": 0.3, "dense_gap": -0.5, "sparse": 1.0}] * 10
+    components += [{"closeness": 0.8, "lexical_share": 1.0, "sparse": 9.0}]
+    scores = np.full(11, 0.5)
+    for kind in relevance.calibrators():
+        whole = relevance.relevances("green tea?", texts, components, scores, kind)
+        head = relevance.relevances("green tea?", texts[:10], components[:10], scores[:10], kind)
+        assert list(whole[:10]) == pytest.approx(list(head)), kind
 
 
 def test_coverage_is_the_share_of_query_terms_a_text_has() -> None:

@@ -108,23 +108,36 @@ def kind(model: str | None, reranked: bool) -> str:
     return f"{model or 'plain'}{'+sparse' if reranked else ''}"
 
 
-def calibrated(
+def spread() -> float:
+    """How sharply a hit's share of the search's relevance falls with its evidence
+    probability (:func:`combined`)."""
+    return float(_shipped()["spread"])
+
+
+def relevances(
     query: str,
     texts: Sequence[str],
     components: Sequence[Mapping[str, float]],
     scores: Floats,
     of: str,
 ) -> Floats:
-    """The relevance of each hit of a search of kind ``of`` for ``query``, given its text,
-    its components and its score (a probability when a ranking model ranked it)."""
+    """The relevance of each hit (best first) of a search of kind ``of`` for ``query``, given
+    its text, its components and its score (a probability when a ranking model ranked it):
+    the gate's probability that the best ``SEARCHED`` hold anything relevant, shared out by
+    the calibrator (:func:`combined`). The hits after the first ``SEARCHED`` change nothing
+    before them."""
     if not len(texts):
         return np.zeros(0)
     hits = hit_inputs(query, texts, components, scores)
-    best = {name: values[:SEARCHED] for name, values in hits.items()}
-    found = gates()[of].probability(search_inputs(query, texts[:SEARCHED], best))
-    evidence = calibrators()[of].probability(hits)
-    share_of_best = evidence / max(float(evidence.max()), 1e-12)
-    result: Floats = found * share_of_best ** float(_shipped()["spread"])
+    found = gates()[of].probability(search_inputs(query, texts, hits))
+    return combined(float(found[0]), calibrators()[of].probability(hits), spread())
+
+
+def combined(found: float, evidence: Floats, spread: float) -> Floats:
+    """Each hit's relevance: ``found`` times its ``evidence`` probability as a share of the
+    highest of the first ``SEARCHED`` (at most 1), to the power ``spread``: the likeliest
+    evidence among them carries ``found``."""
+    result: Floats = found * head_share(evidence) ** spread
     return result
 
 
@@ -132,11 +145,12 @@ def hit_inputs(
     query: str, texts: Sequence[str], components: Sequence[Mapping[str, float]], scores: Floats
 ) -> dict[str, Floats]:
     """What a calibrator reads of each hit: its components, its :func:`coverage` of the
-    query, how high its sparse relevance is and its score as a logit."""
+    query, its sparse relevance (as a :func:`head_share`, and how high it is) and its score
+    as a logit."""
     names = ("lexical_share", "closeness", "dense_gap", "sparse")
     features = {n: np.array([c.get(n, 0.0) for c in components]) for n in names}
     features["sparse_level"] = np.log1p(np.maximum(features["sparse"], 0.0))
-    features["sparse"] = share(features["sparse"])
+    features["sparse"] = head_share(features["sparse"])
     features["coverage"] = coverage(query, texts)
     clipped = np.clip(scores, 1e-9, 1 - 1e-9)
     features["model"] = np.log(clipped / (1 - clipped))
@@ -144,21 +158,31 @@ def hit_inputs(
 
 
 def search_inputs(query: str, texts: Sequence[str], hits: dict[str, Floats]) -> dict[str, Floats]:
-    """What a gate reads of a search's best hits, ``SEARCHED`` at most, in order (each a
-    one-element array): how close the best two come, how much of the query the best one and
-    all of them together cover, how many terms the query has, and the best sparse level and
-    model score (:func:`hit_inputs`)."""
-    closeness = np.sort(hits["closeness"])[::-1]
+    """What a gate reads of a search's best ``SEARCHED`` hits (``texts`` and their
+    :func:`hit_inputs`, best first; each answer a one-element array): how close the best two
+    come, how much of the query the best one and all of them together cover, how many terms
+    the query has, and the best sparse level and model score."""
+    head = {name: values[:SEARCHED] for name, values in hits.items()}
+    closeness = np.sort(head["closeness"])[::-1]
     found = {
-        "best_closeness": closeness[0],
-        "second_closeness": closeness[min(1, len(closeness) - 1)],
-        "best_coverage": hits["coverage"].max(),
-        "union_coverage": coverage(query, [" ".join(texts)])[0],
+        "best_closeness": closeness.max(initial=0.0),
+        "second_closeness": closeness[1] if len(closeness) > 1 else 0.0,
+        "best_coverage": head["coverage"].max(initial=0.0),
+        "union_coverage": coverage(query, [" ".join(texts[:SEARCHED])])[0],
         "terms": np.log1p(len(text.query_terms(query))),
-        "best_sparse_level": hits["sparse_level"].max(),
-        "best_model": hits["model"].max(),
+        "best_sparse_level": head["sparse_level"].max(initial=0.0),
+        "best_model": head["model"].max(initial=-20.0),
     }
     return {name: np.array([value], float) for name, value in found.items()}
+
+
+def head_share(values: Floats) -> Floats:
+    """Each value over the largest of the first ``SEARCHED``, at most 1 (negatives become
+    0; all 0 where none of those is positive)."""
+    clipped = np.maximum(values, 0.0)
+    top = clipped[:SEARCHED].max(initial=0.0)
+    result: Floats = np.minimum(clipped / top, 1.0) if top > 0 else np.zeros(len(values))
+    return result
 
 
 def share(values: Floats) -> Floats:
