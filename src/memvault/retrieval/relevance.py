@@ -15,9 +15,9 @@ were fitted on and their figures (docs/benchmarks.md):
   from its components, the ranking model's score and how much of the query it covers.
 
 A hit's *relevance* is the gate's probability, scaled by its calibrated probability as a
-share of the best hit's (to the power ``spread``, shipped with them): the best hit carries
-the search's, and a hit below the threshold (``Settings.min_relevance``) is noise that
-recall drops.
+share of the likeliest evidence among the best ``SEARCHED`` (to the power ``spread``, shipped
+with them): that one carries the search's, and a hit below the threshold
+(``Settings.min_relevance``) is noise that recall drops.
 """
 
 from __future__ import annotations
