@@ -14,7 +14,8 @@ Per kind, two logistic regressions (:mod:`memvault.retrieval.relevance`): a gate
 (:data:`GATES`) on each search, whether the question has anything to find at all (answerable
 or not, the two counted as equally likely), and a calibrator (:data:`INPUTS`) on each hit of
 an answerable question, whether it is evidence. A hit's relevance is the gate's probability
-times its calibrated probability as a share of the best hit's, to the power ``spread``: of
+times its calibrated probability as a share of the likeliest evidence's among the best 10
+(:func:`memvault.retrieval.relevance.combined`), to the power ``spread``: of
 :data:`SPREADS`, the one whose threshold leaves the most abstention questions with no hit
 (the larger of two within a point: it drops more of the other hits). The threshold
 is the highest at which, in every kind, at most 2 % of the answerable questions lose every
@@ -151,21 +152,21 @@ def _row(question: str, category: int, evidence: set[str], hits: Sequence[Any]) 
     }
 
 
-def asked(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def fitting(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows of answerable and abstention questions that found any hit."""
     return [r for r in rows if r["category"] in (0, *locomo.ANSWERABLE) and len(r["labels"])]
 
 
 def fitted_calibrator(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> np.ndarray:
     """Whether a hit of an answerable question is evidence."""
-    kept = [r for r in asked(rows) if r["category"]]
+    kept = [r for r in fitting(rows) if r["category"]]
     x = np.vstack([np.column_stack([r["inputs"][n] for n in names]) for r in kept])
     return fit(x, np.concatenate([r["labels"] for r in kept]))
 
 
 def fitted_gate(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> np.ndarray:
     """Whether a search's question is answerable, the two classes weighed equally."""
-    kept = asked(rows)
+    kept = fitting(rows)
     x = np.array([[r["search"][n][0] for n in names] for r in kept])
     y = np.array([r["category"] != 0 for r in kept], float)
     weights = np.where(y > 0, len(y) / (2 * y.sum()), len(y) / (2 * (len(y) - y.sum())))
@@ -280,9 +281,9 @@ def main() -> None:
                     f"questions lose every hit of their best 10 and {KEEP:.0%} of the evidence "
                     "found there is kept"
                 ),
-                "gates": {name: _model(w["gate"], GATES[name]) for name, w in weights.items()},
+                "gates": {name: _as_json(w["gate"], GATES[name]) for name, w in weights.items()},
                 "calibrators": {
-                    name: _model(w["calibrator"], INPUTS[name]) for name, w in weights.items()
+                    name: _as_json(w["calibrator"], INPUTS[name]) for name, w in weights.items()
                 },
                 "spread": spread,
                 "threshold": threshold,
@@ -290,7 +291,7 @@ def main() -> None:
         )
 
 
-def _model(w: np.ndarray, names: Sequence[str]) -> dict[str, Any]:
+def _as_json(w: np.ndarray, names: Sequence[str]) -> dict[str, Any]:
     return {
         "bias": round(float(w[-1]), 4),
         "weights": {n: round(float(v), 4) for n, v in zip(names, w[:-1], strict=True)},
