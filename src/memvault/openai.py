@@ -213,8 +213,8 @@ def said(messages: Iterable[Any]) -> Said:
     base = "\n\n".join(text_of(_field(m, "content")) for m in given[:lead]).strip()
     role = _field(given[0], "role") if lead else "system"
     users = [text_of(_field(m, "content")) for m in given if _field(m, "role") == "user"]
-    query = users[-1][-check.MAX_QUERY_CHARS :].strip() if users else ""
-    return Said(base, role, tuple(given[lead:]), query or None, _new_words(given))
+    query = check.asked(users[-1]) if users else None
+    return Said(base, role, tuple(given[lead:]), query, _new_words(given))
 
 
 def _new_words(messages: Sequence[Any]) -> str | None:

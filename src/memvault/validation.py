@@ -298,6 +298,16 @@ MAX_QUERY_CHARS = 10_000
 """The longest search query: what to find, not a document (every part of it is embedded)."""
 
 
+ASKED_CHARS = 1_000
+"""How much of the end of a message asks what to recall: about what the embedder reads of a
+query (256 word pieces) — a question after pasted text is at the end."""
+
+
+def asked(message: str) -> str | None:
+    """The query a message asks by default: its last ``ASKED_CHARS`` characters."""
+    return message[-ASKED_CHARS:].strip() or None
+
+
 def query(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError("search needs a non-empty query string")

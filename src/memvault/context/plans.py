@@ -169,8 +169,8 @@ class ContextPlans:
         summarizer: Summarizer | None = None,
         tz: tzinfo = UTC,
     ) -> Plan[HierarchicalContext]:
-        """Hierarchical context: the memories most relevant to ``query`` (default: the last
-        user record, its last 10,000 characters) from Global Memory, this session's notes and
+        """Hierarchical context: the memories most relevant to ``query`` (default: the end of
+        the last user record, ``check.asked``) from Global Memory, this session's notes and
         findings, and the records of the user's other non-private sessions — deduplicated,
         those whose relevance is at least ``Settings.min_relevance``, within 30 % of
         ``budget`` — then the session's window (recent records and summaries) in the rest."""
@@ -179,7 +179,7 @@ class ContextPlans:
         records = yield from self.sessions.record_log(Scope.session(session_id))
         if not query:  # the last thing the user said; its end when it is long (the question)
             said = next((r.content for r in reversed(records) if r.role == "user"), "")
-            query = said[-check.MAX_QUERY_CHARS :].strip() or None
+            query = check.asked(said)
         hits: builtins.list[SearchHit] = []
         if query:
             hits = yield from self._relevant(session, query, limit, records)

@@ -511,7 +511,7 @@ class FacilityConformance:
 
     def test_recall_after_a_long_message_asks_with_its_end(self, memory: Any) -> None:
         """The last user message is the default query; a long one (pasted text, then the
-        question) is searched by its last 10,000 characters, never refused."""
+        question) is searched by its end (what the embedder reads), never refused."""
         old = memory.create_session("alice")
         memory.append_record(old.id, "user", "our warehouse in Osaka closes on Sundays")
         current = memory.create_session("alice")
