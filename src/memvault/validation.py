@@ -295,7 +295,8 @@ def limit(value: object, settings: Limits) -> int:
 
 
 MAX_QUERY_CHARS = 10_000
-"""The longest search query: what to find, not a document (every part of it is embedded)."""
+"""The longest search query: what to find, not a document (BM25 reads all of it; the
+embedder only its start, :data:`ASKED_CHARS` or so)."""
 
 
 ASKED_CHARS = 1_000
