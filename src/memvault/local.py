@@ -28,12 +28,14 @@ from .llm.configured import chat_model_from_settings
 from .security import redact
 from .store.audit import DIRECT, Stamp
 from .store.base import Backend
+from .store.grants import EVERY, EVERYTHING, Grant, Reach
 from .store.registry import open_backend
 from .store.session_files import SessionFiles
 from .trust.audit import AuditPlans
 from .trust.bundles import BundlePlans
 from .trust.erasure import ErasurePlans, Residue
 from .trust.retention import RetentionPlans
+from .types import Scope
 from .versions import VersionPlans
 
 T = TypeVar("T")
@@ -136,6 +138,7 @@ class Local:
     ) -> None:
         settings = settings if settings is not None else Settings.from_env()
         self.actor = check.actor(actor if actor is not None else settings.actor, most=128)
+        self.grant = EVERYTHING
         self.chat, self._owns_chat = llm, False
         self.learner, self._owns_learner = Learner(), True
         self._owns_backend = False
@@ -169,21 +172,34 @@ class Local:
     def tenant(self) -> str:
         return self.planners.store.tenant
 
-    def stamp(self, operation: str) -> Stamp:
-        """What the audit log says of the changes ``operation`` makes here."""
-        return Stamp(operation, self.actor, self.planners.store.now)
+    def stamp(self, operation: str, changes: bool = True) -> Stamp:
+        """What the audit log says of the changes ``operation`` makes here, with this view's
+        grant (``changes``: whether the operation may change memory)."""
+        return Stamp(operation, self.actor, self.planners.store.now, self.grant, changes)
 
-    def run_blocking(self, plan: Callable[..., Plan[T]], part: str, args: Any, kwargs: Any) -> T:
+    def run_blocking(
+        self,
+        plan: Callable[..., Plan[T]],
+        part: str,
+        args: Any,
+        kwargs: Any,
+        changes: bool = True,
+    ) -> T:
         """Run ``plan`` of this memory's planner ``part`` with blocking calls."""
         made = plan(getattr(self.planners, part), *args, **kwargs)
-        return run_blocking(made, self.backend, self.stamp(plan.__name__))
+        return run_blocking(made, self.backend, self.stamp(plan.__name__, changes))
 
     async def run_awaiting(
-        self, plan: Callable[..., Plan[T]], part: str, args: Any, kwargs: Any
+        self,
+        plan: Callable[..., Plan[T]],
+        part: str,
+        args: Any,
+        kwargs: Any,
+        changes: bool = True,
     ) -> T:
         """Run ``plan`` of this memory's planner ``part``, awaiting the backend."""
         made = plan(getattr(self.planners, part), *args, **kwargs)
-        return await run_awaiting(made, self.backend, self.stamp(plan.__name__))
+        return await run_awaiting(made, self.backend, self.stamp(plan.__name__, changes))
 
     def with_tenant(self, tenant: str) -> Local:
         view = self._shared()
@@ -196,12 +212,17 @@ class Local:
         view.actor = check.actor(actor)
         return view
 
+    def with_grant(self, grant: Grant) -> Local:
+        view = self._shared()
+        view.grant = grant
+        return view
+
     def _shared(self) -> Local:
         view = object.__new__(Local)
         view.backend, view._owns_backend = self.backend, False
         view.chat, view._owns_chat = self.chat, False
         view.learner, view._owns_learner = self.learner, False
-        view.planners, view.actor = self.planners, self.actor
+        view.planners, view.actor, view.grant = self.planners, self.actor, self.grant
         view.recorder = self.recorder
         view._unlisten = lambda: None
         return view
@@ -228,6 +249,7 @@ class Local:
         return found if not held else (found or 0) + held
 
     def stats(self) -> dict[str, int]:
+        self.grant.require(EVERY)  # every tenant's counters
         counts = self.planners.store.stats.snapshot()
         if self.chat is not None:
             counts.update(self.chat.usage.snapshot())
@@ -236,6 +258,8 @@ class Local:
         return counts | {name: n for name, n in learner.items() if n}
 
     def last_extraction(self, session_id: str) -> Extraction | Failure | None:
+        # what was learned from turns the caller may send: its session, to read or to write
+        self.grant.require(Reach((str(Scope.session(session_id)),)), changes=True)
         self.backend.hear()
         found: Extraction | Failure | None = self.learner.results.get((self.tenant, session_id))
         return found

@@ -24,17 +24,19 @@ from .api import agents, facilities, learning, store, trust
 from .api.operation import Operation
 from .closing import AsyncClosing, Closing
 from .config import Settings
+from .core import Plan
 from .drivers import described, name_operations
 from .embeddings import Embedder
-from .errors import ConfigError, LocalOnlyError
+from .errors import ConfigError, ForbiddenError, LocalOnlyError
 from .extraction.plans import Extraction
 from .extraction.worker import Failure
 from .llm.base import ChatModel
-from .local import Local, Planners, part_of
+from .local import Local, Planners, part_of, run_awaiting
 from .remote import LOCAL_ONLY, Remote
 from .rest.codec import is_server_url
 from .store.audit import Stamp
 from .store.base import Backend
+from .store.grants import Grant
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -129,7 +131,16 @@ class _Base:
 
     @property
     def backend(self) -> Backend:
-        return self._local("backend").backend
+        """The store (internal; a view limited by a grant has none: it would bypass it)."""
+        at = self._local("backend")
+        if at.grant.limited:
+            raise ForbiddenError("a view limited by a grant runs operations, not the backend")
+        return at.backend
+
+    @property
+    def grant(self) -> Grant:
+        """What this memory may read and write (on a server: its API key's grant)."""
+        return self._local("grant").grant
 
     @property
     def planners(self) -> Planners:
@@ -162,6 +173,13 @@ class _Base:
         made (an agent, a person); it shares (and does not own) what this one opened. On a
         server, its log says ``<key name>/<actor>``."""
         return self._view(self._at.as_actor(actor))
+
+    def with_grant(self, grant: Grant) -> Self:
+        """A view that may only read and write what ``grant`` allows (what a server gives a
+        request of an API key with ``read=``/``write=`` fields): every op of every operation
+        through it is checked, and one outside the grant raises ForbiddenError, changing
+        nothing."""
+        return self._view(self._local("grant").with_grant(grant))
 
     def _view(self, at: Local | Remote) -> Self:
         view = object.__new__(type(self))
@@ -221,7 +239,7 @@ def _blocking(op: Operation[P, T], then: Then = _keep) -> Callable[Concatenate[M
         at, (args, kwargs) = self._at, check_call(args, kwargs)  # type: ignore[assignment]
         if isinstance(at, Remote):
             return at.run_blocking(op.steps(args, kwargs))
-        return cast(T, then(at, at.run_blocking(op.plan, part, args, kwargs)))
+        return cast(T, then(at, at.run_blocking(op.plan, part, args, kwargs, op.changes)))
 
     described(operation, op.plan)
     return operation
@@ -238,7 +256,7 @@ def _awaitable(
         at, (args, kwargs) = self._at, check_call(args, kwargs)  # type: ignore[assignment]
         if isinstance(at, Remote):
             return await at.run_awaiting(op.steps(args, kwargs))
-        return cast(T, then(at, await at.run_awaiting(op.plan, part, args, kwargs)))
+        return cast(T, then(at, await at.run_awaiting(op.plan, part, args, kwargs, op.changes)))
 
     described(operation, op.plan)
     return operation
@@ -444,6 +462,12 @@ class AsyncMemory(_Base, AsyncClosing):
         if isinstance(at, Remote):
             return await at.run_awaiting(store.stats()) | at.link.recorder.counts()
         return at.stats()
+
+    async def run_plan(self, plan: Plan[T], operation: str, *, changes: bool) -> T:
+        """Run a plan made on :attr:`planners` as ``operation`` of this view, under its grant
+        (internal: what a server's handler composes)."""
+        at = self._local("planners")
+        return await run_awaiting(plan, at.backend, at.stamp(operation, changes))
 
     async def last_extraction(self, session_id: str) -> Extraction | Failure | None:
         """What the last background extraction of the session did (or the error it raised);

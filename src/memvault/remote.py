@@ -34,6 +34,7 @@ LOCAL_ONLY = {
     "embedder": "the server embeds with its own model",
     "llm": "extraction and summaries use the server's chat model",
     "stamp": "the server stamps the audit log's events (with its key's name and the agent)",
+    "grant": "the server's API key decides what a request may reach (MEMVAULT_API_KEYS)",
 }
 """What a local memory has and a server's has not, and why (``reembed`` says it itself)."""
 

@@ -32,6 +32,9 @@ from memvault import Memory
 
 KEY_A, KEY_B = "tenant-a-key-0123456789", "tenant-b-key-0123456789"
 KEY_A2 = "tenant-a-other-key-0123456789"  # a second key of tenant a
+KEY_R, KEY_W = "tenant-a-reader-0123456789", "tenant-a-writer-0123456789"
+GRANTED = f"a:{KEY_R} reader read=org:public, a:{KEY_W} writer write=org:public"
+"""Keys of tenant a that may only read, or only write, one scope."""
 TOOLS = {
     "remember",
     "remember_turn",
@@ -325,7 +328,7 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     command = [sys.executable, "-m", "memvault", "mcp", "--transport", "http"]
     command += ["--port", str(port), "--store", str(root / "m.db")]
-    env = server_env(root, MEMVAULT_API_KEYS=f"a:{KEY_A},b:{KEY_B},a:{KEY_A2}")
+    env = server_env(root, MEMVAULT_API_KEYS=f"a:{KEY_A},b:{KEY_B},a:{KEY_A2},{GRANTED}")
     log = root / "server.log"
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -363,6 +366,56 @@ def test_http_tools_work_in_the_key_s_tenant(http_server: str) -> None:
             assert "tabs" not in await read(client, "memvault://users/zoe/global-memory")
         async with http_client(http_server, KEY_A) as client:  # still there for tenant a
             assert (await ok(client, "list_memories", scope="org:acme"))["entries"]
+
+    drive(scenario)
+
+
+def test_http_tools_and_resources_do_nothing_outside_a_key_s_grant(http_server: str) -> None:
+    async def scenario() -> None:
+        async with http_client(http_server, KEY_A) as admin:
+            secret = await ok(admin, "remember", content="The vault code is 4711", scope="org:x")
+            session = await ok(admin, "create_session", user_id="yan")
+            sid = session["id"]
+            await ok(admin, "remember_turn", session_id=sid, user="I prefer vim.")
+            before = await ok(admin, "list_memories", scope="org:x")
+            sessions = await ok(admin, "list_sessions", user_id="yan")
+        calls = {
+            "remember": {"content": "The vault code is 0000", "scope": "org:x"},
+            "recall": {"query": "vault code", "scope": "org:x"},
+            "list_memories": {"scope": "org:x"},
+            "forget": {"memory_id": secret["id"]},
+            "create_session": {"user_id": "yan"},
+            "list_sessions": {"user_id": "yan"},
+            "remember_turn": {"session_id": sid, "user": "I prefer emacs."},
+            "pin": {"memory_id": secret["id"]},
+            "demote": {"memory_id": secret["id"], "session_id": sid},
+            "get_system_prompt": {"session_id": sid},
+            "get_context": {"session_id": sid},
+        }
+        assert calls.keys() == TOOLS
+        for key in (KEY_R, KEY_W):
+            async with http_client(http_server, key) as client:
+                for tool, arguments in calls.items():
+                    assert "does not allow" in await error(client, tool, **arguments), tool
+                for uri in (
+                    "memvault://users/yan/global-memory",
+                    f"memvault://sessions/{sid}/notes",
+                ):
+                    with pytest.raises(Exception, match="does not allow"):
+                        await read(client, uri)
+        async with http_client(http_server, KEY_W) as writer:  # what the grants allow works
+            public = await ok(writer, "remember", content="Office opens at 9", scope="org:public")
+            assert "does not allow" in await error(
+                writer, "recall", query="office", scope="org:public"
+            )
+        async with http_client(http_server, KEY_R) as reader:
+            hits = await ok(reader, "recall", query="when does the office open", scope="org:public")
+            assert [hit["id"] for hit in hits["hits"]] == [public["id"]]
+        async with http_client(http_server, KEY_A) as admin:  # nothing changed
+            assert await ok(admin, "list_memories", scope="org:x") == before
+            assert await ok(admin, "list_sessions", user_id="yan") == sessions
+            prompt = await ok(admin, "get_system_prompt", session_id=sid)
+            assert "vim" in prompt["prompt"] and "emacs" not in prompt["prompt"]
 
     drive(scenario)
 

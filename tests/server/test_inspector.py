@@ -293,3 +293,28 @@ def test_an_empty_list_names_the_tenant_and_how_to_see_another(
     keyless = open_app(api_keys="").get("/ui?user=nobody").text
     assert "No sessions of nobody in tenant <b>acme</b>." in keyless
     assert "memvault serve --tenant NAME" in keyless
+
+
+def test_a_key_s_grant_bounds_what_the_inspector_shows_and_changes(
+    open_app: Callable[..., TestClient], seeded: Seeded
+) -> None:
+    reader = "acme-reader-0123456789abcdef"
+    grant = f"read=session:{seeded.session}|user:alice"
+    ui = open_app(api_keys=f"{API_KEYS},acme:{reader} reader {grant}")
+    token = csrf_of(ui.get("/ui/login").text)
+    login = ui.post("/ui/login", data={"csrf": token, "key": reader}, headers=SAME_ORIGIN)
+    assert login.status_code == 303
+    home = ui.get("/ui")  # every session: beyond a key granted one
+    assert home.status_code == 403 and "does not allow" in home.text
+    page = ui.get(f"/ui/sessions/{seeded.session}")  # granted: shown
+    assert page.status_code == 200 and "Kyoto returns" in page.text
+    private = ui.get(f"/ui/sessions/{seeded.private_session}")
+    assert private.status_code == 403 and "Never leaves" not in private.text
+    assert ui.get("/ui/search?scope=user:bob&q=plans").status_code == 403
+    token = csrf_of(page.text)
+    finding = _entry_id(page.text, "Kyoto returns")
+    here = {"csrf": token, "session": seeded.session, "category": "identity"}
+    for action in ("pin", "delete"):
+        status, body = post(ui, f"/ui/entries/{finding}/{action}", **here)
+        assert status == 403 and "does not allow" in body, action
+    assert "Kyoto returns" in ui.get(f"/ui/sessions/{seeded.session}").text  # nothing changed

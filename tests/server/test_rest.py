@@ -345,7 +345,11 @@ def test_the_audit_log_names_the_key_and_the_agent_and_stays_in_the_tenant(
         ("changed", "update", "key-2/triage-7"),
     ]
     assert "tea" not in str(page)
-    assert planner("GET", "/v1/tenant")[1] == {"tenant": "a", "actor": "planner"}
+    assert planner("GET", "/v1/tenant")[1] == {
+        "tenant": "a",
+        "actor": "planner",
+        "grant": {"read": None, "write": None},
+    }
     assert b("GET", "/v1/audit")[1] == {"events": [], "next_cursor": None}
     assert b("GET", f"/v1/memories/{written['id']}/history")[0] == 404
     status, history = planner("GET", f"/v1/memories/{written['id']}/history")

@@ -25,7 +25,7 @@ from ..core import Plan, Planner, run, run_all
 from ..errors import ConfigError, InvalidScopeError, ValidationError
 from ..ids import new_id
 from ..security.redact import Redactor
-from ..store.ops import Filter, FoldOp, GetManyOp, ListOp, Op, PutOp
+from ..store.ops import Filter, FoldOp, GetManyOp, ListOp, Op, PutOp, ReachOp
 from ..types import MemoryEntry, Provenance, Scope, SearchHit
 from .choice import PREFERENCES, Prefer, StrategyChoice, choose
 from .failures import BUILT_IN, FailureMatch, FailurePattern, learned_from, matching, with_recent
@@ -251,7 +251,8 @@ class AgentPlans:
         kind = self._redacted_label("kind", kind) or ANY_KIND
         stored = {name: self._redacted(name) for name in names}  # as record_execution keeps it
         ids = tuple(self._stats_id(where, stored[n], k) for n in names for k in {ANY_KIND, kind})
-        found = yield from run(GetManyOp(self.store.tenant, ids))
+        reach = ReachOp(self.store.tenant, (str(where),))  # none found says something too
+        found = yield from run(GetManyOp(self.store.tenant, ids), reach)
         now = self.store.now()
         rows = [StrategyStats.from_dict(e.metadata) for e in found if not e.is_expired(now)]
         known = {(s.strategy, s.kind): s for s in rows}

@@ -57,6 +57,14 @@ class Operation(Generic[P, T]):
         return self.plan.__name__
 
     @property
+    def changes(self) -> bool:
+        """Whether it may change memory: all but a GET and a POST declared as only reading
+        (an API key that may only write a scope may read it in these, as a write finds what
+        it restates; an undeclared reader counts as changing, never the other way)."""
+        endpoint = self.endpoint
+        return endpoint is None or not (endpoint.reads or endpoint.method == "GET")
+
+    @property
     def derived(self) -> bool:
         """Whether the server's route is derived from the declaration (no handler of its own)."""
         return self.endpoint is not None and not self.special

@@ -88,6 +88,7 @@ class SessionPlans:
             None,
             categories=(SESSION,),
             metadata=(("user_id", user_id),) if user_id is not None else (),
+            scope_kinds=(ScopeKind.SESSION,),  # where sessions live: what a grant must cover
         )
         found = yield from run(ListOp(where, check.limit(limit, self.store.settings)))
         return [Session.from_entry(e) for e in found]

@@ -103,7 +103,7 @@ class Tenancy:
         key = self.keys.key_for(None if headers is None else headers.get("authorization"))
         if key is None:
             raise ForbiddenError("a valid 'Authorization: Bearer <key>' is required")
-        return memory.with_tenant(key.tenant).as_actor(actor_of(key.name, agent or MCP_AGENT))
+        return key.view(memory, agent or MCP_AGENT)
 
 
 # -- readable text (pure) -----------------------------------------------------------------------

@@ -75,7 +75,7 @@ def _memory_for(request: Request) -> AsyncMemory:
     key = keys.key_for(request.headers.get("authorization"))
     if key is None:
         raise HttpError(401, "Unauthorized", "a valid 'Authorization: Bearer <key>' is required")
-    return memory.with_tenant(key.tenant).as_actor(actor_of(key.name, agent))
+    return key.view(memory, agent)
 
 
 def endpoint(route: Route) -> Callable[[Request], Awaitable[JSONResponse]]:

@@ -1,9 +1,12 @@
-"""API keys: which tenant a request acts in (pure).
+"""API keys: which tenant a request acts in, and what it may reach there (pure).
 
 Keys are configured as ``tenant:key`` pairs (``MEMVAULT_API_KEYS``, comma-separated), each
-optionally followed by a space and a name (the audit log's actor). A request names its key as
-``Authorization: Bearer <key>``; the key, never the request, decides the tenant, so one client
-can never reach another tenant's memories.
+optionally followed by a space and a name (the audit log's actor), then by the scopes it may
+read and write: ``read=P1|P2`` and ``write=P1|P2``, each pattern a scope, ``kind:*`` or ``*``
+(:mod:`memvault.store.grants`). A key with neither field reaches its whole tenant; with either,
+exactly what its fields say. A request names its key as ``Authorization: Bearer <key>``; the
+key, never the request, decides the tenant and the grant, so one client can never reach another
+tenant's memories, nor more of its own tenant than its key grants.
 """
 
 from __future__ import annotations
@@ -11,11 +14,22 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
-from ..errors import ConfigError
+from ..errors import ConfigError, InvalidScopeError
 from ..rest.codec import AGENT_HEADER, Caller, header_safe
+from ..store.grants import EVERYTHING, Grant
 
 __all__ = ["AGENT_HEADER", "Key", "KeyRing", "actor_of", "agent_of"]
+
+
+class _Viewed(Protocol):
+    def with_tenant(self: M, tenant: str, /) -> M: ...
+    def with_grant(self: M, grant: Grant, /) -> M: ...
+    def as_actor(self: M, actor: str, /) -> M: ...
+
+
+M = TypeVar("M", bound=_Viewed)
 
 MIN_KEY_CHARS = 16
 MAX_NAME_CHARS = 63
@@ -28,21 +42,59 @@ def _digest(key: str) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Key:
-    """An accepted key: its digest, its tenant, and its name (who the audit log says acted)."""
+    """An accepted key: its digest, its tenant, its name (who the audit log says acted) and
+    what it may read and write there."""
 
     digest: bytes = field(repr=False)
     tenant: str
     name: str
+    grant: Grant = EVERYTHING
+
+    def view(self, memory: M, agent: str | None) -> M:
+        """``memory`` as a request of this key sees it: its tenant, its grant, acting as its
+        name and ``agent``."""
+        return (
+            memory.with_tenant(self.tenant)
+            .with_grant(self.grant)
+            .as_actor(actor_of(self.name, agent))
+        )
+
+
+GRANT_FIELDS = ("read", "write")
+
+
+def _grant_of(words: list[str], tenant: str) -> tuple[str, Grant]:
+    """The name and the grant of a key from the words after it: ``read=…`` and ``write=…``
+    (each once) are its grant, the other words its name."""
+    fields: dict[str, str] = {}
+    name = []
+    for word in words:
+        label, sep, value = word.partition("=")
+        if not sep:
+            name.append(word)
+            continue
+        if label not in GRANT_FIELDS or label in fields:
+            which = "a second" if label in fields else "an unknown"
+            raise ConfigError(
+                f"an API key of tenant {tenant!r} has {which} field {label!r}: a key takes at "
+                "most one read=P1|P2 and one write=P1|P2 after its name"
+            )
+        fields[label] = value
+    try:
+        return " ".join(name), Grant.of(fields.get("read"), fields.get("write"))
+    except InvalidScopeError as exc:
+        raise ConfigError(f"the grant of an API key of tenant {tenant!r}: {exc}") from None
 
 
 def _key_of(item: str, position: int) -> Key:
-    """``tenant:key`` or ``tenant:key name`` → a Key (named ``key-<position>`` in the setting
-    when no name is given: it tells keys apart, and nothing of the key)."""
+    """``tenant:key[ name][ read=…][ write=…]`` → a Key (named ``key-<position>`` in the
+    setting when no name is given: it tells keys apart, and nothing of the key)."""
     tenant, sep, rest = item.partition(":")
-    key, _, name = rest.strip().partition(" ")
-    tenant, name = tenant.strip(), name.strip()
+    key, *words = rest.split() or [""]
+    tenant = tenant.strip()
     if not sep or not tenant or not key:
         raise ConfigError("setting api_keys must be comma-separated tenant:key pairs")
+    name, grant = _grant_of(words, tenant)
     if len(key) < MIN_KEY_CHARS:
         raise ConfigError(
             f"the API key of tenant {tenant!r} is shorter than {MIN_KEY_CHARS} characters"
@@ -60,7 +112,7 @@ def _key_of(item: str, position: int) -> Key:
             "printable ASCII characters without '/' (which separates the agent a request names)"
         )
     digest = _digest(key)
-    return Key(digest, tenant, name or f"key-{position}")
+    return Key(digest, tenant, name or f"key-{position}", grant)
 
 
 @dataclass(frozen=True, slots=True)

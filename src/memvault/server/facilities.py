@@ -18,10 +18,10 @@ async def change_session(memory: AsyncMemory, call: Call) -> Answer:
     if not args:
         raise ValidationError("nothing to change; give title or has_data")
     if "title" in args:
-        await memory.rename_session(session_id, args["title"])
+        session = await memory.rename_session(session_id, args["title"])
     if "loaded" in args:
-        await memory.set_data_loaded(session_id, args["loaded"])
-    return 200, (await memory.get_session(session_id)).to_dict()
+        session = await memory.set_data_loaded(session_id, args["loaded"])
+    return 200, session.to_dict()
 
 
 async def import_bundle(memory: AsyncMemory, call: Call) -> Answer:

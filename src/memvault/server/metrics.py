@@ -255,10 +255,20 @@ class AppMetrics:
 
 
 async def metrics(request: Request) -> Response:
-    """``GET /metrics``. With API keys it needs one (any tenant's: nothing in it is a
-    tenant's), so a browser page or a stranger cannot read the server's activity."""
+    """``GET /metrics``. With API keys it needs one that reaches its whole tenant (any
+    tenant's: nothing in it is a tenant's memory), so a browser page, a stranger or a key
+    limited to some scopes cannot read the server's activity."""
     keys: KeyRing = request.app.state.keys
-    if keys.enabled and keys.tenant_for(request.headers.get("authorization")) is None:
+    if not keys.enabled:
+        return await _exposed(request)
+    key = keys.key_for(request.headers.get("authorization"))
+    if key is None:
         raise HTTPException(401, "a valid 'Authorization: Bearer <key>' is required")
+    if key.grant.limited:
+        raise HTTPException(403, "a key limited by read= or write= cannot read the metrics")
+    return await _exposed(request)
+
+
+async def _exposed(request: Request) -> Response:
     observed: AppMetrics = request.app.state.metrics
     return await observed.exposition(request.headers.get("accept", ""))

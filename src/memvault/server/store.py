@@ -16,7 +16,6 @@ from ..errors import (
     NotFoundError,
     ValidationError,
 )
-from ..local import run_awaiting
 from ..memory import AsyncMemory
 from ..rest.fields import fields
 from ..types import ItemResult, MemoryEntry, NewEntry
@@ -51,7 +50,8 @@ async def compaction_sources(memory: AsyncMemory, call: Call) -> Answer:
     makes their text); nothing changes."""
     check.arguments(call.args)
     plan = memory.planners.store.compaction_sources(**call.args)
-    return 200, {"entries": [e.to_dict() for e in await run_awaiting(plan, memory.backend)]}
+    found = await memory.run_plan(plan, "compact", changes=True)
+    return 200, {"entries": [e.to_dict() for e in found]}
 
 
 async def compact(memory: AsyncMemory, call: Call) -> Answer:
@@ -83,8 +83,9 @@ async def get_entry(memory: AsyncMemory, call: Call) -> Answer:
 
 
 async def tenant(memory: AsyncMemory, call: Call) -> Answer:
-    """The tenant this request acts in (the API key's), and the actor the audit log names."""
-    return 200, {"tenant": memory.tenant, "actor": memory.actor}
+    """The tenant this request acts in (the API key's), the actor the audit log names, and
+    what the key may read and write there (a field is null where it grants every scope)."""
+    return 200, {"tenant": memory.tenant, "actor": memory.actor, "grant": memory.grant.to_dict()}
 
 
 async def stats(memory: AsyncMemory, call: Call) -> Answer:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..types import AuditEvent, Change
 from . import ops
+from .grants import EVERYTHING, Grant
 
 
 def _utc_now() -> datetime:
@@ -26,11 +27,16 @@ def _utc_now() -> datetime:
 
 @dataclass(frozen=True, slots=True)
 class Stamp:
-    """Who runs which operation: what every event of its transactions says."""
+    """Who runs which operation: what every event of its transactions says, and what the
+    caller may reach (:class:`~memvault.store.grants.Grant`, checked for every op)."""
 
     operation: str
     actor: str
     clock: Callable[[], datetime] = _utc_now
+    grant: Grant = EVERYTHING
+    changes: bool = True
+    """Whether the operation changes memory (a read of a scope the caller may only write is
+    then allowed: a write finds what it restates)."""
 
 
 DIRECT = Stamp("direct", "backend")

@@ -42,6 +42,7 @@ from .ops import (
     PendingErasuresOp,
     PurgeExpiredOp,
     PutOp,
+    ReachOp,
     Removed,
     ReplaceOp,
     SearchOp,
@@ -99,6 +100,7 @@ AnyOp = (
     | ForgetCopiesOp
     | PendingErasuresOp
     | PendErasureOp
+    | ReachOp
 )
 """Every op a backend must handle."""
 
@@ -129,13 +131,16 @@ class Backend(ABC):
 
     def run_batch(self, tx: Any, ops: Sequence[Op[Any]], stamp: Stamp) -> list[Any]:
         """Inside the transaction ``tx``: run ``ops``, then append the audit log's events of
-        what they changed (:func:`memvault.store.audit.events`)."""
+        what they changed (:func:`memvault.store.audit.events`). Every op must lie within the
+        stamp's grant: checked before the ops run, and what they found or removed after."""
+        stamp.grant.check(ops, stamp.changes)
         results: list[Any] = []
         for puts, run in itertools.groupby(ops, lambda op: isinstance(op, PutOp)):
             if puts:
                 results += self.put_all(tx, cast(list[PutOp], list(run)))
             else:
                 results += [self.execute(tx, op) for op in run]
+        stamp.grant.check_results(ops, results, stamp.changes)
         if any(op.writes for op in ops):
             logged = events(stamp, ops, results)
             if logged:
@@ -296,6 +301,8 @@ class Backend(ABC):
                 return self.op_pending_erasures(tx, checked)
             case PendErasureOp():
                 return self.op_pend_erasure(tx, checked)
+            case ReachOp():
+                return None  # a claim: the grant was checked before the batch ran
             case _:
                 assert_never(checked)
 

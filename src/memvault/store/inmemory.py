@@ -195,6 +195,8 @@ class InMemoryBackend(Backend):
     def op_replace(self, undo: Undo, op: ops.ReplaceOp) -> None:
         row = self._current(op.tenant, op.entry.id, op.expected_revision)
         assert row is not None
+        if row.entry.scope != op.entry.scope:  # an entry never changes scope (see replace_sql)
+            raise ConflictError(f"entry {op.entry.id} is not in scope {op.entry.scope}")
         chunks = row.chunks if op.chunks is None else self._numbered(op.chunks)
         self._set((op.tenant, op.entry.id), _Row.of(op.entry, chunks), undo)
 

@@ -445,3 +445,15 @@ class PendErasureOp(Op[None]):
     pending: PendingErasure
     _: KW_ONLY
     done: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ReachOp(Op[None]):
+    """Nothing but a claim checked against the caller's grant: the operation reaches
+    ``scopes`` (None: every scope of the tenant), to change them or only to read, though it
+    found nothing to touch (retention with no policy). Result: None."""
+
+    tenant: str
+    scopes: tuple[str, ...] | None
+    _: KW_ONLY
+    changes: bool = False

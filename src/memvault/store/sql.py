@@ -138,14 +138,15 @@ def insert_sql(tenant: str, entry: t.MemoryEntry, d: Dialect) -> SQL:
 
 
 def replace_sql(tenant: str, entry: t.MemoryEntry, expected_revision: int, d: Dialect) -> SQL:
-    """Overwrite an entry's changeable columns if it is at ``expected_revision``; the statement
-    returns its integer key (no row: it moved on or is gone)."""
+    """Overwrite an entry's changeable columns if it is at ``expected_revision`` in the scope
+    ``entry`` names (an entry never changes scope: the scope checked against a caller's grant
+    is the one changed); the statement returns its integer key (no row: it moved on or is gone)."""
     assignments = ", ".join(f"{name} = {d.mark}" for name in _MUTABLE)
     sql = (
         f"UPDATE entries SET {assignments} WHERE tenant = {d.mark} AND id = {d.mark} "
-        f"AND revision = {d.mark} RETURNING {d.entry_key}"
+        f"AND revision = {d.mark} AND scope = {d.mark} RETURNING {d.entry_key}"
     )
-    return sql, [*_mutable_values(entry), tenant, entry.id, expected_revision]
+    return sql, [*_mutable_values(entry), tenant, entry.id, expected_revision, str(entry.scope)]
 
 
 def twins_sql(op: ops.TwinsOp, keys: Sequence[int], vector: str, d: Dialect) -> SQL:

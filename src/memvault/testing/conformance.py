@@ -44,6 +44,7 @@ from .agents_conformance import AgentConformance
 from .audit_conformance import AuditConformance
 from .erasure_conformance import ErasureConformance
 from .facilities_conformance import FacilityConformance
+from .grants_conformance import GrantConformance
 from .versions_conformance import VersionConformance
 
 SAMPLE_SCOPES = {
@@ -72,6 +73,9 @@ class BlockingAsync:
     def as_actor(self, actor: str) -> BlockingAsync:
         return BlockingAsync(self._memory.as_actor(actor), self._runner)
 
+    def with_grant(self, grant: Any) -> BlockingAsync:
+        return BlockingAsync(self._memory.with_grant(grant), self._runner)
+
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._memory, name)
         if not inspect.iscoroutinefunction(attribute):
@@ -88,7 +92,12 @@ def ids(hits: Sequence[SearchHit]) -> list[str]:
 
 
 class MemoryConformance(
-    FacilityConformance, VersionConformance, AuditConformance, AgentConformance, ErasureConformance
+    FacilityConformance,
+    VersionConformance,
+    AuditConformance,
+    AgentConformance,
+    ErasureConformance,
+    GrantConformance,
 ):
     """The behaviour every backend must show (seed 003 §15 is the floor)."""
 

@@ -37,6 +37,7 @@ from ..config import Settings
 from ..memory import AsyncMemory, Memory
 from . import ManualClock
 from .conformance import BlockingAsync, MemoryConformance
+from .grants_conformance import GRANTS
 
 KEYS = {
     "default": "remote-default-key-0000",
@@ -45,6 +46,20 @@ KEYS = {
     "globex": "remote-globex-key-00000",
 }
 """A key per tenant the suite names (``default`` is the one a memory opens in)."""
+GRANTED_KEYS = {"reader": "remote-reader-key-00000", "writer": "remote-writer-key-00000"}
+"""Keys of tenant ``default`` limited as :data:`~memvault.testing.grants_conformance.GRANTS`
+says."""
+
+
+def key_ring() -> str:
+    """``MEMVAULT_API_KEYS`` of the suite's server: a key per tenant, and the limited keys."""
+    keys = [f"{tenant}:{key}" for tenant, key in KEYS.items()]
+    for name, key in GRANTED_KEYS.items():
+        fields = zip(("read", "write"), GRANTS[name], strict=True)
+        keys.append(" ".join([f"default:{key} {name}", *(f"{f}={p}" for f, p in fields if p)]))
+    return ",".join(keys)
+
+
 START_SECONDS = 60
 
 
@@ -200,9 +215,11 @@ class RemoteConformance(MemoryConformance):
         if request.param == "sync":
             opened: list[Any] = []
 
-            def blocking(settings: Settings | None = None, **others: Any) -> Any:
+            def blocking(
+                settings: Settings | None = None, api_key: str | None = None, **others: Any
+            ) -> Any:
                 _only_settings(others)
-                opened.append(Memory(server.url(settings), api_key=keys))
+                opened.append(Memory(server.url(settings), api_key=api_key or keys))
                 return opened[-1]
 
             yield blocking
@@ -212,14 +229,21 @@ class RemoteConformance(MemoryConformance):
         with asyncio.Runner() as runner:
             awaiting: list[Any] = []
 
-            def driven(settings: Settings | None = None, **others: Any) -> Any:
+            def driven(
+                settings: Settings | None = None, api_key: str | None = None, **others: Any
+            ) -> Any:
                 _only_settings(others)
-                awaiting.append(AsyncMemory(server.url(settings), api_key=keys))
+                awaiting.append(AsyncMemory(server.url(settings), api_key=api_key or keys))
                 return BlockingAsync(awaiting[-1], runner)
 
             yield driven
             for memory in awaiting:
                 runner.run(memory.aclose())
+
+    @pytest.fixture
+    def granted(self, make_memory: Callable[..., Any]) -> Callable[[str], Any]:
+        """A memory opened with the server's limited key ``name`` (:data:`GRANTED_KEYS`)."""
+        return lambda name: make_memory(api_key=GRANTED_KEYS[name])
 
     @pytest.mark.skip(reason="the embedding model is the server's, and reembed is local-only")
     def test_another_embedding_model_is_refused_until_reembedded(self, make_memory: Any) -> None:
@@ -300,9 +324,8 @@ class _Apps:
         if key not in self.by_settings:
             memory = AsyncMemory(self.backend, settings=Settings(**settings), clock=self.clock)
             self.memories.append(memory)
-            keys = ",".join(f"{tenant}:{key}" for tenant, key in KEYS.items())
             prefix = f"/a{len(self.apps)}"
-            self.apps[prefix] = create_app(memory, api_keys=keys)
+            self.apps[prefix] = create_app(memory, api_keys=key_ring())
             self.by_settings[key] = prefix
         return {"prefix": self.by_settings[key]}
 

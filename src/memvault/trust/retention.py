@@ -16,9 +16,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..config import Policy, retention_policy
-from ..core import Plan, Planner, retried
+from ..core import Plan, Planner, retried, run
 from ..facilities.model import RECORD, SESSION, session_ids
-from ..store.ops import Filter
+from ..store.ops import Filter, ReachOp
 from ..types import MemoryEntry, ScopeKind
 
 
@@ -136,7 +136,9 @@ class RetentionPlans:
     def _apply(self, policy: Policy, dry_run: bool) -> Plan[RetentionReport]:
         now = self.store.now()
         items: list[Due] = []
-        if policy:
+        if not policy:  # nothing may go; still an operation on the whole tenant
+            yield from run(ReachOp(self.store.tenant, None, changes=not dry_run))
+        else:
             every = yield from self.store.every(Filter(self.store.tenant, None))
             items = due(every, policy, now)
             gone = {item.entry_id for item in items}

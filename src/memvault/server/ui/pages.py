@@ -121,7 +121,7 @@ class Inspector:
         key = self.signer.key(visit, keys.keys)
         if key is None:
             return None
-        return Caller(memory.with_tenant(key.tenant).as_actor(actor_of(key.name, INSPECTOR)), visit)
+        return Caller(key.view(memory, INSPECTOR), visit)
 
     # -- answers ------------------------------------------------------------------------------
 
