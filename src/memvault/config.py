@@ -88,6 +88,15 @@ class Settings:
         default="local",
         metadata={"doc": "who the audit log says made local changes (a person, an agent)"},
     )
+    audit_key: str = field(
+        default="",
+        repr=False,
+        metadata={
+            "doc": "secret that keys the audit log's hash chain (HMAC-SHA256; empty: SHA-256, "
+            "which anyone holding the store can recompute); every process of a store sets "
+            "the same"
+        },
+    )
     max_content_chars: int = field(
         default=100_000, metadata={"doc": "longest content accepted, in characters"}
     )
@@ -317,6 +326,8 @@ class Settings:
         if not self.tenant.strip():
             raise ConfigError("setting tenant must be a non-empty string")
         retention_policies(self.retention)  # a bad policy fails here
+        if self.audit_key and len(self.audit_key) < 16:
+            raise ConfigError("setting audit_key must be empty or 16 or more characters")
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, str) and not encodable(value):
