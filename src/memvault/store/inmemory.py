@@ -345,7 +345,7 @@ class InMemoryBackend(Backend):
             link
             for link in self._audit
             if link.event.tenant == op.tenant
-            and op.after < link.event.seq <= op.through
+            and link.event.seq > op.after
             and (link.checkpoint is not None or not op.checkpoints)
         ]
         return found[: op.limit]

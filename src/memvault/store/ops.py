@@ -403,12 +403,11 @@ class AuditOp(Op[list[AuditEvent]]):
 @dataclass(frozen=True, slots=True)
 class AuditLinksOp(Op[list[Link]]):
     """A page of one tenant's audit log as its hash chain holds it (oldest first, after seq
-    ``after``, up to seq ``through``); only the erasures' events with ``checkpoints``.
+    ``after``); only the erasures' events with ``checkpoints``.
     Result: list[:class:`~memvault.store.audit_chain.Link`]."""
 
     tenant: str
     after: int
-    through: int
     limit: int
     _: KW_ONLY
     checkpoints: bool = False

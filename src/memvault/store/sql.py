@@ -290,9 +290,9 @@ def audit_links_sql(op: ops.AuditLinksOp, d: Dialect) -> SQL:
     only = " AND checkpoint IS NOT NULL" if op.checkpoints else ""
     sql = (
         f"SELECT seq, {', '.join(_EVENT_COLUMNS)}, {', '.join(_CHAIN_COLUMNS)} FROM audit_log "
-        f"WHERE tenant = {m} AND seq > {m} AND seq <= {m}{only} ORDER BY seq LIMIT {m}"
+        f"WHERE tenant = {m} AND seq > {m}{only} ORDER BY seq LIMIT {m}"
     )
-    return sql, [op.tenant, op.after, op.through, op.limit]
+    return sql, [op.tenant, op.after, op.limit]
 
 
 def link_from_row(row: Sequence[Any]) -> Link:

@@ -20,8 +20,9 @@ from .audit_verify import AuditVerification, Walk
 VERIFY_PAGE = 2_000
 """Events read per transaction when verifying a log (it is streamed, never read whole)."""
 VERIFY_ATTEMPTS = 3
-"""Verifications at most while the log's head moves during one (an erasure meanwhile can
-make a walk see a gap before its checkpoint): the last one's result stands."""
+"""Verifications at most while the log's head moves during one (a write meanwhile can make
+the log end past the head read before it, an erasure a gap before its checkpoint): the last
+one's result stands."""
 
 
 def _cursor(cursor: str | None) -> int | None:
@@ -92,29 +93,29 @@ class AuditPlans:
         reordered, forged, or the newest removed. Not intact is a result, not an error."""
         tenant, found = self.store.tenant, None
         hasher = Hasher(self.store.settings.audit_key)
+        state = yield from run(ChainStateOp(tenant))
         for _ in range(VERIFY_ATTEMPTS):
-            state = yield from run(ChainStateOp(tenant))
-            through = check.LARGEST_INT if state.head is None else state.head.seq
             walk = Walk(hasher, tenant, state)
-            yield from _pages(walk.learn, tenant, through, checkpoints=True)
-            yield from _pages(walk.step, tenant, through, checkpoints=False)
-            found = walk.result()
+            yield from _pages(walk.learn, tenant, checkpoints=True)
+            yield from _pages(walk.step, tenant, checkpoints=False)
             after = yield from run(ChainStateOp(tenant))
+            found = walk.result(after)
             if found.intact or after == state:
                 return found
+            state = after
         assert found is not None
         return found
 
 
 def _pages(
-    take: Callable[[list[Link]], object], tenant: str, through: int, *, checkpoints: bool
+    take: Callable[[list[Link]], object], tenant: str, *, checkpoints: bool
 ) -> Plan[None]:
-    """Feed ``take`` the tenant's events (or its erasures') up to seq ``through``, a page a
-    transaction; stop early when it returns False."""
+    """Feed ``take`` the tenant's events (or its erasures'), a page a transaction; stop
+    early when it returns False."""
     after = 0
     while True:
         page = yield from run(
-            AuditLinksOp(tenant, after, through, VERIFY_PAGE, checkpoints=checkpoints)
+            AuditLinksOp(tenant, after, VERIFY_PAGE, checkpoints=checkpoints)
         )
         if take(page) is False or len(page) < VERIFY_PAGE:
             return

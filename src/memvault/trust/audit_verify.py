@@ -140,8 +140,10 @@ class Walk:
             return f"{why} — or this verification's key is not the chain's ({_keys(recorded)})"
         return why
 
-    def result(self) -> AuditVerification:
-        head = self.state.head
+    def result(self, after: ChainState) -> AuditVerification:
+        """What the walk found, its last event checked against the head read ``after`` it."""
+        self.state = after
+        head = after.head
         found = AuditVerification(
             self.tenant,
             True,
