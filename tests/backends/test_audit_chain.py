@@ -281,8 +281,9 @@ def test_events_written_before_the_chain_are_unchained(tmp_path: Path) -> None:
 WRITERS, WRITES = 6, 8
 
 
-def _crowd(memories: list[Memory]) -> None:
-    """WRITERS threads, each with one of ``memories`` (in turn), writing and updating."""
+def _crowd(memories: list[Memory], erasing: bool = False) -> None:
+    """WRITERS threads, each with one of ``memories`` (in turn), writing and updating; with
+    ``erasing``, every other thread also erases a user and deletes a session each round."""
     errors: list[BaseException] = []
     barrier = threading.Barrier(WRITERS)
 
@@ -293,6 +294,12 @@ def _crowd(memories: list[Memory]) -> None:
             for k in range(WRITES):
                 entry = memory.write(f"writer {n} fact {k}", scope=f"user:w{n}")
                 memory.update(entry.id, tags=["seen"])
+                if erasing and n % 2:
+                    memory.write(f"gone {n} {k}", scope=f"user:e{n}-{k}")
+                    memory.erase(user=f"e{n}-{k}")
+                    session = memory.create_session(f"s{n}")
+                    memory.append_record(session.id, "user", "hello")
+                    memory.delete_session(session.id)
         except BaseException as exc:
             errors.append(exc)
 
@@ -332,6 +339,16 @@ def test_concurrent_writers_of_one_tenant_keep_one_chain(opened: Callable[[], Ba
     assert after.intact and after.removed == WRITES * 2
 
 
+def test_concurrent_erasures_and_writers_keep_a_verifiable_chain(
+    opened: Callable[[], Backend],
+) -> None:
+    memories = [Memory(opened(), embedder=HashEmbedder()) for _ in range(3)]
+    _crowd(memories, erasing=True)
+    found = memories[0].verify_audit()
+    assert found.intact, found.reason
+    assert found.erasures == WRITERS // 2 * WRITES
+
+
 def _pg_backend(dsn: str, settings: Settings | None = None) -> Any:
     from memvault.store.postgres import PostgresBackend
 
@@ -368,6 +385,14 @@ def test_postgres_concurrent_writers_of_one_tenant_keep_one_chain(pg: Any) -> No
     memories[0].with_tenant("t2").write("another tenant", scope="user:a")
     after = memories[0].verify_audit()
     assert after.intact and after.removed == WRITES * 2
+
+
+def test_postgres_concurrent_erasures_and_writers_keep_a_verifiable_chain(pg: Any) -> None:
+    memories = [Memory(pg(), embedder=HashEmbedder()) for _ in range(2)]
+    _crowd(memories, erasing=True)
+    found = memories[0].verify_audit()
+    assert found.intact, found.reason
+    assert found.erasures == WRITERS // 2 * WRITES
 
 
 def _pg_tamper(backend: Any, *statements: str) -> None:
