@@ -72,7 +72,7 @@ def _tamper(path: Path, *statements: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "column, value",
+    ("column", "value"),
     [
         ("actor", "'someone else'"),
         ("operation", "'restore'"),
@@ -108,7 +108,7 @@ def test_an_event_moved_to_another_tenant_is_missed_by_one_and_forged_in_the_oth
 
 def test_an_edited_checkpoint_is_found(made: tuple[Path, dict[str, int]]) -> None:
     path, seqs = made
-    edited = "'{\"removed\": 1, \"gaps\": []}'"
+    edited = '\'{"removed": 1, "gaps": []}\''
     _tamper(path, f"UPDATE audit_log SET checkpoint = {edited} WHERE seq = {seqs['erased']}")
     found = _verify(path)
     assert not found.intact and found.first_bad_seq is not None
@@ -209,7 +209,9 @@ def _recompute(path: Path, edit: str) -> None:
             (link.prev, link.hash, link.event.seq),
         )
     head = Head(links[-1].event.seq, str(links[-1].hash))
-    conn.execute("UPDATE store_info SET value = ? WHERE key = 'audit_head:default'", (head.to_text(),))
+    conn.execute(
+        "UPDATE store_info SET value = ? WHERE key = 'audit_head:default'", (head.to_text(),)
+    )
     conn.commit()
     conn.close()
 
@@ -318,7 +320,9 @@ def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[
     shared = InMemoryBackend()
 
     def backend() -> Backend:
-        one: Backend = shared if request.param == "memory" else SQLiteBackend(str(tmp_path / "c.db"))
+        one: Backend = (
+            shared if request.param == "memory" else SQLiteBackend(str(tmp_path / "c.db"))
+        )
         made.append(one)
         return one
 
@@ -422,9 +426,7 @@ def test_postgres_finds_an_edit_a_deletion_and_a_reorder(pg: Any) -> None:
     ]
     try:
         with backend._pool.connection() as conn:
-            rows = conn.execute(
-                f"SELECT seq, {COLUMNS} FROM audit_log ORDER BY seq"
-            ).fetchall()
+            rows = conn.execute(f"SELECT seq, {COLUMNS} FROM audit_log ORDER BY seq").fetchall()
         for statement, bad in cases:
             _pg_tamper(backend, statement)
             found = memory.verify_audit()

@@ -4,7 +4,9 @@ gaps, and the walk that says where a log stops fitting."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -34,7 +36,9 @@ def _event(n: int, tenant: str = "t", **changes: object) -> AuditEvent:
 
 
 def _chain(count: int, hasher: Hasher | None = None) -> list[Link]:
-    return chained(hasher or Hasher(), "t", None, [_event(n) for n in range(1, count + 1)], [None] * count)
+    return chained(
+        hasher or Hasher(), "t", None, [_event(n) for n in range(1, count + 1)], [None] * count
+    )
 
 
 def _verify(
@@ -63,7 +67,8 @@ def test_canonical_bytes_cover_every_field_but_seq() -> None:
         ("scope", "user:b"),
         ("note", ""),
     ]:
-        assert canonical(dataclasses.replace(base, **{field: value})) != canonical(base), field
+        changed: dict[str, Any] = {field: value}
+        assert canonical(dataclasses.replace(base, **changed)) != canonical(base), field
     assert canonical(base, "{}") != canonical(base)
     split = dataclasses.replace(base, actor='a","b')  # a field cannot pass for two
     assert canonical(split) != canonical(dataclasses.replace(base, actor="a"))
@@ -83,7 +88,7 @@ def test_links_chain_each_event_to_the_one_before() -> None:
     hasher = Hasher()
     links = _chain(3, hasher)
     assert links[0].prev == hasher.genesis("t")
-    for before, link in zip(links, links[1:], strict=False):
+    for before, link in itertools.pairwise(links):
         assert link.prev == before.hash
     assert all(link.hash == hasher.link(str(link.prev), link.event) for link in links)
     after = chained(hasher, "t", Head(3, str(links[-1].hash)), [_event(4)], [None])

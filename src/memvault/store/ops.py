@@ -426,7 +426,7 @@ class Forgotten(NamedTuple):
     """What a :class:`ForgetAuditOp` deleted: how many events, and the checkpoint (as text)
     that bridges the gaps it left in the tenant's chain."""
 
-    count: int
+    deleted: int
     checkpoint: str
 
 

@@ -20,6 +20,7 @@ from .audit_chain import (
     HEAD_KEY,
     KEY_KEY,
     ChainState,
+    Hasher,
     Head,
     Link,
     by_tenant,
@@ -68,6 +69,7 @@ class SqlOps:
     sent_vector: ClassVar[str] = "c.vector"
     """A chunk's vector as the database sends it (:meth:`stored_vector` reads it)."""
     _cache: IndexCache[ChunkTable]
+    chain: Hasher
 
     @staticmethod
     def stored_vector(sent: Any) -> bytes:

@@ -107,16 +107,12 @@ class AuditPlans:
         return found
 
 
-def _pages(
-    take: Callable[[list[Link]], object], tenant: str, *, checkpoints: bool
-) -> Plan[None]:
+def _pages(take: Callable[[list[Link]], object], tenant: str, *, checkpoints: bool) -> Plan[None]:
     """Feed ``take`` the tenant's events (or its erasures'), a page a transaction; stop
     early when it returns False."""
     after = 0
     while True:
-        page = yield from run(
-            AuditLinksOp(tenant, after, VERIFY_PAGE, checkpoints=checkpoints)
-        )
+        page = yield from run(AuditLinksOp(tenant, after, VERIFY_PAGE, checkpoints=checkpoints))
         if take(page) is False or len(page) < VERIFY_PAGE:
             return
         after = page[-1].event.seq
