@@ -12,7 +12,6 @@ import pytest
 
 from memvault.errors import AuditKeyError
 from memvault.store.audit_chain import (
-    ChainState,
     Checkpoint,
     Hasher,
     Head,
@@ -47,10 +46,12 @@ def _verify(
     last = next((link for link in reversed(links) if link.hash), None)
     if head is None and last is not None:
         head = Head(last.event.seq, str(last.hash))
-    state = ChainState(head, (hasher or Hasher()).fingerprint, chain_from)
-    walk = Walk(hasher or Hasher(), "t", state)
-    walk.learn(link for link in links if link.checkpoint)
-    walk.step(links)
+    hasher = hasher or Hasher()
+    state = hasher.state("t", head, hasher.fingerprint, chain_from)
+    read = [hasher.checked(link) for link in links]  # as a store reads them
+    walk = Walk("t", state)
+    walk.learn(link for link in read if link.checkpoint)
+    walk.step(read)
     return walk.result(state)
 
 
@@ -210,21 +211,21 @@ def test_hashes_before_the_chain_began_are_counted_apart() -> None:
 def test_the_wrong_key_fails_at_the_first_event() -> None:
     links = _chain(3, Hasher(KEY))
     assert _verify(links, Hasher(KEY)).intact
-    state = ChainState(Head(3, str(links[-1].hash)), Hasher(KEY).fingerprint)
     for other in (Hasher(), Hasher(KEY + "x")):
-        walk = Walk(other, "t", state)
-        walk.step(links)
+        state = other.state("t", Head(3, str(links[-1].hash)), Hasher(KEY).fingerprint)
+        walk = Walk("t", state)
+        walk.step(other.checked(link) for link in links)
         found = walk.result(state)
         assert not found.intact and found.first_bad_seq == 1
         assert "not the chain's" in found.reason
 
 
 def test_a_head_without_a_chain_or_a_chain_without_a_head_is_not_intact() -> None:
-    walk = Walk(Hasher(), "t", ChainState(None, None))
+    nothing = Hasher().state("t", None, None)
+    walk = Walk("t", nothing)
     walk.step(_chain(2))
-    assert not walk.result(ChainState(None, None)).intact
-    empty = Walk(Hasher(), "t", ChainState(None, None))
-    assert empty.result(ChainState(None, None)).summary() == "intact, 0 events"
-    truncated = Walk(Hasher(), "t", ChainState(Head(2, "ab" * 32), "none"))
-    found = truncated.result(ChainState(Head(2, "ab" * 32), "none"))
+    assert not walk.result(nothing).intact
+    assert Walk("t", nothing).result(nothing).summary() == "intact, 0 events"
+    headed = Hasher().state("t", Head(2, "ab" * 32), "none")
+    found = Walk("t", headed).result(headed)
     assert not found.intact and found.first_bad_seq == 2

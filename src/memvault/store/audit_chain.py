@@ -20,7 +20,7 @@ import hashlib
 import hmac
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import AuditKeyError
@@ -92,6 +92,19 @@ class Hasher:
         """The hash of ``event`` chained to ``prev``."""
         return self._digest(prev.encode("ascii") + b"\n" + canonical(event, checkpoint))
 
+    def checked(self, link: Link) -> Link:
+        """``link`` as read, with whether its hash is its ``prev`` and event's under this key."""
+        if link.prev is None or link.hash is None:
+            return link
+        expected = self.link(link.prev, link.event, link.checkpoint)
+        return replace(link, fits=hmac.compare_digest(expected, link.hash))
+
+    def state(
+        self, tenant: str, head: Head | None, key: str | None, chain_from: int = 0
+    ) -> ChainState:
+        """What a store keeps beside ``tenant``'s chain, as read with this key."""
+        return ChainState(head, key, chain_from, self.genesis(tenant), self.fingerprint)
+
 
 def canonical_text(values: Sequence[Any]) -> bytes:
     return json.dumps(list(values), ensure_ascii=True, separators=(",", ":")).encode("ascii")
@@ -123,11 +136,18 @@ class Head:
 class ChainState:
     """What a store keeps beside a tenant's chain: its head, the fingerprint of the key its
     chains are made with, and the last seq written before chains began (older events have no
-    hash)."""
+    hash) — with the tenant's genesis and the fingerprint of the key it was read with."""
 
     head: Head | None
     key: str | None
     chain_from: int = 0
+    genesis: str = ""
+    reader: str = UNKEYED
+    """The fingerprint of the key of the store that read it (:data:`UNKEYED`: none)."""
+
+    @property
+    def keyed(self) -> bool:
+        return self.reader != UNKEYED
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +159,9 @@ class Link:
     prev: str | None
     hash: str | None
     checkpoint: str | None = None
+    fits: bool = False
+    """Whether ``hash`` is ``H(prev, event)`` under the key of the store that wrote or read
+    it (:meth:`Hasher.checked`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +210,7 @@ def chained(
     links = []
     for event, checkpoint in zip(events, checkpoints, strict=True):
         digest = hasher.link(prev, event, checkpoint)
-        links.append(Link(event, prev, digest, checkpoint))
+        links.append(Link(event, prev, digest, checkpoint, fits=True))
         prev = digest
     return links
 

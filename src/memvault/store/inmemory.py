@@ -342,7 +342,7 @@ class InMemoryBackend(Backend):
 
     def op_audit_links(self, undo: Undo, op: ops.AuditLinksOp) -> list[Link]:
         found = [
-            link
+            self.chain.checked(link)
             for link in self._audit
             if link.event.tenant == op.tenant
             and link.event.seq > op.after
@@ -351,7 +351,9 @@ class InMemoryBackend(Backend):
         return found[: op.limit]
 
     def op_chain_state(self, undo: Undo, op: ops.ChainStateOp) -> ChainState:
-        return ChainState(self._info.get(HEAD_KEY + op.tenant), self._info.get(KEY_KEY))
+        return self.chain.state(
+            op.tenant, self._info.get(HEAD_KEY + op.tenant), self._info.get(KEY_KEY)
+        )
 
     # -- erasure: copies of content, pending purges -------------------------------------------
 

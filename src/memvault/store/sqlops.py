@@ -229,13 +229,17 @@ class SqlOps:
             (head, KEY_KEY, FROM_KEY),
         )
         info = dict(rows.fetchall())
-        return ChainState(Head.parse(info.get(head)), info.get(KEY_KEY), int(info.get(FROM_KEY, 0)))
+        chain_from = int(info.get(FROM_KEY, 0))
+        return self.chain.state(
+            op.tenant, Head.parse(info.get(head)), info.get(KEY_KEY), chain_from
+        )
 
     def op_audit(self, conn: Any, op: ops.AuditOp) -> list[AuditEvent]:
         return [event_from_row(row) for row in conn.execute(*audit_sql(op, self.dialect))]
 
     def op_audit_links(self, conn: Any, op: ops.AuditLinksOp) -> list[Link]:
-        return [link_from_row(row) for row in conn.execute(*audit_links_sql(op, self.dialect))]
+        rows = conn.execute(*audit_links_sql(op, self.dialect))
+        return [self.chain.checked(link_from_row(row)) for row in rows]
 
     def op_forget_audit(self, conn: Any, op: ops.ForgetAuditOp) -> ops.Forgotten:
         """Delete the events, then read around each gap they left for the checkpoint."""

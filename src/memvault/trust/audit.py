@@ -12,7 +12,7 @@ from datetime import datetime
 from .. import validation as check
 from ..core import Plan, Planner, run
 from ..errors import ValidationError
-from ..store.audit_chain import Hasher, Link
+from ..store.audit_chain import Link
 from ..store.ops import AuditLinksOp, AuditOp, AuditQuery, ChainStateOp, Order
 from ..types import CHANGES, AuditPage, Scope
 from .audit_verify import AuditVerification, Walk
@@ -88,14 +88,14 @@ class AuditPlans:
 
     def verify_audit(self) -> Plan[AuditVerification]:
         """Check the tenant's audit log against its hash chain, oldest event first, with the
-        ``audit_key`` setting: ``intact`` (with how many events, and what erasures removed),
-        or the first event that does not fit (``first_bad_seq``) and why — edited, removed,
-        reordered, forged, or the newest removed. Not intact is a result, not an error."""
+        store's key (the ``audit_key`` setting it was opened with): ``intact`` (with how many
+        events, and what erasures removed), or the first event that does not fit
+        (``first_bad_seq``) and why — edited, removed, reordered, forged, or the newest
+        removed. Not intact is a result, not an error."""
         tenant, found = self.store.tenant, None
-        hasher = Hasher(self.store.settings.audit_key)
         state = yield from run(ChainStateOp(tenant))
         for _ in range(VERIFY_ATTEMPTS):
-            walk = Walk(hasher, tenant, state)
+            walk = Walk(tenant, state)
             yield from _pages(walk.learn, tenant, checkpoints=True)
             yield from _pages(walk.step, tenant, checkpoints=False)
             after = yield from run(ChainStateOp(tenant))

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..store.audit_chain import ChainState, Checkpoint, Hasher, Link
+from ..store.audit_chain import UNKEYED, ChainState, Checkpoint, Link
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +73,11 @@ class AuditVerification:
 
 class Walk:
     """One verification of a tenant's chain, fed the erasures' checkpoints first
-    (:meth:`learn`), then every event up to the head in seq order (:meth:`step`)."""
+    (:meth:`learn`), then every event in seq order (:meth:`step`), as the store read them
+    with its key (each link says whether its hash fits it, :attr:`Link.fits`)."""
 
-    def __init__(self, hasher: Hasher, tenant: str, state: ChainState) -> None:
-        self.hasher, self.tenant, self.state = hasher, tenant, state
+    def __init__(self, tenant: str, state: ChainState) -> None:
+        self.tenant, self.state = tenant, state
         self.bridges: dict[tuple[str, str], int] = {}
         """Each gap an erasure bridged, and the seq of its event (it bridges no later one)."""
         self.current: str | None = None
@@ -114,11 +115,10 @@ class Walk:
                 return "it has no hash, yet it was written after the chain began"
             self.unchained += 1
             return None
-        expected = self.hasher.link(link.prev, link.event, link.checkpoint)
-        if link.hash != expected:
+        if not link.fits:
             return self._edited()
         if self.current is None:
-            self.current = self.hasher.genesis(self.tenant)
+            self.current = self.state.genesis
         if link.prev != self.current and self.bridges.get((self.current, link.prev), 0) < seq:
             return (
                 f"it is not chained to the event before it ({self.last or 'none'}): an event "
@@ -136,7 +136,7 @@ class Walk:
     def _edited(self) -> str:
         why = "its fields or hash were changed since it was written"
         recorded = self.state.key
-        if recorded is not None and recorded != self.hasher.fingerprint:
+        if recorded is not None and recorded != self.state.reader:
             return f"{why} — or this verification's key is not the chain's ({_keys(recorded)})"
         return why
 
@@ -151,7 +151,7 @@ class Walk:
             self.unchained,
             self.erasures,
             self.removed,
-            keyed=self.hasher.keyed,
+            keyed=after.keyed,
             head_seq=0 if head is None else head.seq,
             head="" if head is None else head.hash,
         )
@@ -203,4 +203,4 @@ def _checkpoint(link: Link) -> Checkpoint | None:
 
 
 def _keys(recorded: str) -> str:
-    return "the chain has no key" if recorded == "none" else f"its key's fingerprint: {recorded}"
+    return "the chain has no key" if recorded == UNKEYED else f"its key's fingerprint: {recorded}"
