@@ -402,8 +402,7 @@ class InMemoryBackend(Backend):
             return (seqs[at], mine[at].prev) if at < len(mine) else None
 
         state = self.op_chain_state(undo, ops.ChainStateOp(op.tenant))
-        genesis = self.chain.genesis(op.tenant)
-        made = checkpoint(gone, earlier, later, state.head, genesis)
+        made = checkpoint(gone, earlier, later, state.head, state.genesis)
         return ops.Forgotten(len(gone), made.to_text())
 
 

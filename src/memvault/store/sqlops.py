@@ -265,8 +265,7 @@ class SqlOps:
             ).fetchone()
             return None if row is None else (int(row[0]), row[1])
 
-        genesis = self.chain.genesis(tenant)
-        made = checkpoint(gone, before, after, state.head, genesis)
+        made = checkpoint(gone, before, after, state.head, state.genesis)
         return ops.Forgotten(len(gone), made.to_text())
 
     # -- erasure: copies of content in other processes, pending purges ------------------------

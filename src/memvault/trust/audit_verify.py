@@ -89,7 +89,7 @@ class Walk:
     def learn(self, links: Iterable[Link]) -> None:
         """Take the bridges of erasures' events (each is checked when :meth:`step` reaches it)."""
         for link in links:
-            parsed = _checkpoint(link)
+            parsed = _checkpoint(link) if link.fits else None  # a forged one bridges nothing
             if parsed is None:
                 continue
             for gap in parsed.gaps:
