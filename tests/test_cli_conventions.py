@@ -35,7 +35,12 @@ def command_at(path: tuple[str, ...]) -> click.Command:
 
 
 def leaves() -> list[str]:
-    return [" ".join(p) for p in commands(cli) if not isinstance(command_at(p), click.Group)]
+    """Every command that runs: not a group, unless it runs without a subcommand too."""
+    return [" ".join(p) for p in commands(cli) if _runs(command_at(p))]
+
+
+def _runs(command: click.Command) -> bool:
+    return not isinstance(command, click.Group) or command.invoke_without_command
 
 
 # -- global options anywhere ------------------------------------------------------------------
@@ -95,6 +100,7 @@ CASES: dict[str, list[tuple[str, int]]] = {
     "agents search": [('agents search ""', INPUT)],
     "agents suggest": [('agents suggest ""', INPUT)],
     "audit": [("audit --change nonsense", INPUT), ("audit --limit 0", INPUT)],
+    "audit verify": [("audit --limit 5 verify", INPUT), ("audit verify --bogus", INPUT)],
     "backup": [("backup {file}", INPUT)],
     "bench locomo": [
         ("bench locomo --data {missing}", INPUT),

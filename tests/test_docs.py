@@ -99,7 +99,9 @@ def test_several_processes_share_one_server(tmp_path: Path) -> None:
 TRUST = README.parent / "docs" / "trust.md"
 
 
-@pytest.mark.parametrize("heading", ["## The audit log", "## Session bundles"])
+@pytest.mark.parametrize(
+    "heading", ["## The audit log", "**Tamper-evident.**", "## Session bundles"]
+)
 def test_trust_examples_print_what_they_say(
     isolated_environment: Path, capsys: pytest.CaptureFixture[str], heading: str
 ) -> None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import telemetry  # noqa: F401  (first: dependencies' telemetry off before they load)
 from .errors import (
+    AuditKeyError,
     BackendError,
     BundleError,
     CapabilityError,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:  # what the names below load on first use, for type checkers
     from .llm.base import ChatMessage, ChatModel, ChatReply, ChatRequest
     from .llm.tasks import LLMCompaction, LLMSummarizer
     from .memory import AsyncMemory, Memory
+    from .trust.audit_verify import AuditVerification
     from .trust.bundles import BundleReport
     from .trust.erasure import ErasureReceipt, FinishReport
     from .trust.retention import RetentionReport
@@ -74,7 +76,9 @@ __version__ = "0.1.0"
 __all__ = [
     "AsyncMemory",
     "AuditEvent",
+    "AuditKeyError",
     "AuditPage",
+    "AuditVerification",
     "BackendError",
     "BundleError",
     "BundleReport",
@@ -187,6 +191,7 @@ _LAZY = {
     "AsyncMemory": "memory",
     "AuditEvent": "types",
     "AuditPage": "types",
+    "AuditVerification": "trust.audit_verify",
     "BundleReport": "trust.bundles",
     "ChatMessage": "llm.base",
     "ChatModel": "llm.base",

@@ -63,6 +63,12 @@ def retention_policy(text: str, tenant: str) -> Policy:
     return {rule: days for rule, days in merged.items() if days >= 0}
 
 
+def _check_audit_key(key: str) -> None:
+    """An audit key is none, or long enough not to be guessed."""
+    if key and len(key) < 16:
+        raise ConfigError("setting audit_key must be empty or 16 or more characters")
+
+
 def default_home() -> Path:
     """The data directory: ``$MEMVAULT_HOME``, else the platform's user data dir."""
     env = os.environ.get(HOME)
@@ -87,6 +93,15 @@ class Settings:
     actor: str = field(
         default="local",
         metadata={"doc": "who the audit log says made local changes (a person, an agent)"},
+    )
+    audit_key: str = field(
+        default="",
+        repr=False,
+        metadata={
+            "doc": "secret that keys the audit log's hash chain (HMAC-SHA256; empty: SHA-256, "
+            "which anyone holding the store can recompute); every process of a store sets "
+            "the same"
+        },
     )
     max_content_chars: int = field(
         default=100_000, metadata={"doc": "longest content accepted, in characters"}
@@ -317,6 +332,7 @@ class Settings:
         if not self.tenant.strip():
             raise ConfigError("setting tenant must be a non-empty string")
         retention_policies(self.retention)  # a bad policy fails here
+        _check_audit_key(self.audit_key)
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, str) and not encodable(value):

@@ -21,6 +21,7 @@ these *types* (never their message text) into HTTP statuses and CLI messages::
     │   └── LLMResponseError       it answered, but not with anything usable
     ├── ConfigError                a setting is unknown or has a bad value
     │   ├── EmbeddingMismatchError the store was embedded with another model; re-embed it
+    │   ├── AuditKeyError          the store's audit log is chained with another audit key
     │   └── LocalOnlyError         asked of a server's memory, what only a local store has
     └── BackendError               the storage engine failed
         ├── CapabilityError        the backend does not support this (also a NotImplementedError)
@@ -141,6 +142,11 @@ class ConfigError(MemvaultError):
 
 class EmbeddingMismatchError(ConfigError):
     """The store's vectors come from another embedding model than the one in use."""
+
+
+class AuditKeyError(ConfigError):
+    """The store's audit log is chained with another key (or none) than the ``audit_key``
+    setting gives: a write would break the chain, so it is refused."""
 
 
 class LocalOnlyError(ConfigError, AttributeError):

@@ -351,6 +351,10 @@ def test_the_audit_log_names_the_key_and_the_agent_and_stays_in_the_tenant(
         "grant": {"read": None, "write": None},
     }
     assert b("GET", "/v1/audit")[1] == {"events": [], "next_cursor": None}
+    status, verified = planner("GET", "/v1/audit/verify")
+    assert status == 200 and verified["intact"] and verified["tenant"] == "a"
+    assert (verified["events"], verified["first_bad_seq"], len(verified["head"])) == (2, None, 64)
+    assert b("GET", "/v1/audit/verify")[1]["events"] == 0  # its tenant's chain only
     assert b("GET", f"/v1/memories/{written['id']}/history")[0] == 404
     status, history = planner("GET", f"/v1/memories/{written['id']}/history")
     assert [v["id"] for v in history["versions"]] == [written["id"]]

@@ -16,6 +16,7 @@ from ..rest.codec import decoded, request
 from ..rest.endpoints import Endpoint
 from ..rest.fields import FLAG, INTEGER, TEXT, TIMESTAMP
 from ..trust.audit import AuditPlans
+from ..trust.audit_verify import AuditVerification
 from ..trust.bundle_file import read_file, write_new_file
 from ..trust.bundles import BundlePlans, BundleReport
 from ..trust.erasure import ErasurePlans, ErasureReceipt, FinishReport
@@ -138,6 +139,16 @@ AUDIT = Operation(
     ),
     Whole(AuditPage),
 )
+VERIFY_AUDIT = Operation(
+    AuditPlans.verify_audit,
+    Endpoint(
+        "GET",
+        "/v1/audit/verify",
+        answer="the audit log checked against its hash chain: intact (events, erasures, what "
+        "they removed, the head), or the first event that does not fit and why",
+    ),
+    Whole(AuditVerification),
+)
 SESSION_BUNDLE = Operation(BundlePlans.session_bundle, BUNDLE, BUNDLED)
 EXPORT_SESSION = Operation(
     BundlePlans.export_session,
@@ -169,6 +180,7 @@ OPERATIONS = (
     FINISH_ERASURES,
     APPLY_RETENTION,
     AUDIT,
+    VERIFY_AUDIT,
     EXPORT_SESSION,
     IMPORT_SESSION,
     SESSION_BUNDLE,

@@ -7,12 +7,21 @@ from datetime import datetime
 import click
 
 from ..errors import ErasureIncompleteError, ValidationError
+from ..trust.audit_verify import AuditVerification
 from ..trust.bundles import BundleReport
 from ..trust.erasure import ErasureReceipt, FinishReport
 from ..types import CHANGES, Scope
 from . import render
 from .app import cli
-from .common import confirm, datetime_option, emit, open_memory, scope_option, yes_option
+from .common import (
+    EXIT_NOT_INTACT,
+    confirm,
+    datetime_option,
+    emit,
+    open_memory,
+    scope_option,
+    yes_option,
+)
 
 
 def _receipt_text(receipt: ErasureReceipt) -> str:
@@ -85,7 +94,7 @@ def erase(
     emit(ctx, receipt.to_dict(), _receipt_text(receipt))
 
 
-@cli.command()
+@cli.group(invoke_without_command=True)
 @click.option("--entry", "entry_id", help="Only the events of this entry.")
 @scope_option("--scope", help="Only the events of entries of this scope.")
 @click.option("--by", help="Only what this actor (a key's name, an agent) did.")
@@ -110,7 +119,13 @@ def audit(
     limit: int,
     cursor: str | None,
 ) -> None:
-    """The audit log: who changed which entry, how and when (never what it says)."""
+    """The audit log: who changed which entry, how and when (never what it says).
+    `memvault audit verify` checks it against its hash chain."""
+    if ctx.invoked_subcommand is not None:
+        given = [p.opts[0] for p in ctx.command.params if p.expose_value and _said(ctx, p)]
+        if given:
+            raise ValidationError(f"audit {ctx.invoked_subcommand} takes no {given[0]}")
+        return
     page = open_memory(ctx).audit(
         entry_id=entry_id,
         scope=scope,
@@ -126,6 +141,44 @@ def audit(
     more = [f"more: --cursor {page.next_cursor}"] if page.next_cursor else []
     text = "\n".join([*(render.event_line(e) for e in page.events), *more])
     emit(ctx, page.to_dict(), text or "no events")
+
+
+def _said(ctx: click.Context, param: click.Parameter) -> bool:
+    """Whether the command line gave ``param``."""
+    source = ctx.get_parameter_source(param.name or "")
+    return source is click.core.ParameterSource.COMMANDLINE
+
+
+def _verification_text(found: AuditVerification) -> str:
+    """What verification found, the chain's kind, and the head to anchor elsewhere."""
+    if found.keyed:
+        kind = "HMAC-SHA256, keyed (MEMVAULT_AUDIT_KEY)"
+    else:
+        kind = (
+            "SHA-256, unkeyed: it shows edits made without recomputing the chain "
+            "(MEMVAULT_AUDIT_KEY keys it)"
+        )
+    head = f"event {found.head_seq}, {found.head}" if found.head else "none (nothing chained)"
+    return "\n".join(
+        [
+            found.summary(),
+            *([f"read {found.events} events"] if not found.intact else []),
+            f"chain: {kind}",
+            f"head: {head}",
+        ]
+    )
+
+
+@audit.command("verify")
+@click.pass_context
+def audit_verify(ctx: click.Context) -> None:
+    """Check the tenant's audit log against its hash chain: "intact, N events" (and what
+    erasures removed), or the first event that does not fit — edited, removed, reordered,
+    forged, the newest removed — and exit 7. Prints the head's hash to keep elsewhere."""
+    found = open_memory(ctx).verify_audit()
+    emit(ctx, found.to_dict(), _verification_text(found))
+    if not found.intact:
+        ctx.exit(EXIT_NOT_INTACT)
 
 
 @cli.command()

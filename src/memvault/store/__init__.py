@@ -9,11 +9,14 @@ their changes under the batch's :class:`Stamp`) and one ``op_<name>(tx, op)`` ha
 
 from ..retrieval.candidates import Candidates
 from .audit import DIRECT, Stamp
+from .audit_chain import ChainState, Checkpoint, Hasher, Head, Link
 from .base import AnyOp, Backend, Capabilities
 from .ops import (
     AppendAuditOp,
+    AuditLinksOp,
     AuditOp,
     AuditQuery,
+    ChainStateOp,
     ChunkPageOp,
     ChunkRecord,
     ChunkText,
@@ -27,6 +30,7 @@ from .ops import (
     FoldOp,
     ForgetAuditOp,
     ForgetCopiesOp,
+    Forgotten,
     GetManyOp,
     GetOp,
     ListOp,
@@ -51,11 +55,15 @@ __all__ = [
     "DIRECT",
     "AnyOp",
     "AppendAuditOp",
+    "AuditLinksOp",
     "AuditOp",
     "AuditQuery",
     "Backend",
     "Candidates",
     "Capabilities",
+    "ChainState",
+    "ChainStateOp",
+    "Checkpoint",
     "ChunkPageOp",
     "ChunkRecord",
     "ChunkText",
@@ -69,8 +77,12 @@ __all__ = [
     "Folded",
     "ForgetAuditOp",
     "ForgetCopiesOp",
+    "Forgotten",
     "GetManyOp",
     "GetOp",
+    "Hasher",
+    "Head",
+    "Link",
     "ListOp",
     "Op",
     "PendErasureOp",

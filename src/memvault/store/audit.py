@@ -6,7 +6,8 @@ which operation of the API (``write``, ``pin``, ``erase``…), what happened to 
 the entry's id and scope — never its content. A backend derives the events from the ops it ran
 and their results (:func:`events`) under the :class:`Stamp` of the operation that ran them, so
 no write can skip the log. Events are never updated; only an erasure deletes them (those of
-what it erased), leaving one event that says an erasure happened.
+what it erased), leaving one event that says an erasure happened, with the checkpoint that
+bridges the gaps it left in the hash chain (:mod:`memvault.store.audit_chain`).
 """
 
 from __future__ import annotations
@@ -47,36 +48,44 @@ def events(stamp: Stamp, batch: Sequence[ops.Op[Any]], results: Sequence[Any]) -
     """The events a transaction that ran ``batch`` (with these ``results``) appends: one per
     entry created, changed or deleted, and one per :class:`~memvault.store.ops.ForgetAuditOp`
     (an erasure); none for an entry the same transaction erased."""
+    return [event for event, _ in logged(stamp, batch, results)]
+
+
+def logged(
+    stamp: Stamp, batch: Sequence[ops.Op[Any]], results: Sequence[Any]
+) -> list[tuple[AuditEvent, str | None]]:
+    """:func:`events`, each with its checkpoint (an erasure's, as text; else None)."""
     at = stamp.clock()
     erased = {i for op in batch if isinstance(op, ops.ForgetAuditOp) for i in op.ids}
     return [
-        AuditEvent(tenant, at, stamp.actor, stamp.operation, change, entry_id, scope, note)
+        (AuditEvent(tenant, at, stamp.actor, stamp.operation, change, entry_id, scope, note), cp)
         for op, result in zip(batch, results, strict=True)
-        for tenant, change, entry_id, scope, note in _changes(op, result)
+        for tenant, change, entry_id, scope, note, cp in _changes(op, result)
         if entry_id is None or entry_id not in erased
     ]
 
 
-Fact = tuple[str, Change, str | None, str | None, str | None]
+Fact = tuple[str, Change, str | None, str | None, str | None, str | None]
 
 
 def _changes(op: ops.Op[Any], result: Any) -> Iterator[Fact]:
-    """(tenant, change, entry id, scope, note) of what ``op`` did, given its ``result``."""
+    """(tenant, change, entry id, scope, note, checkpoint) of what ``op`` did, given its
+    ``result``."""
     match op:
         case ops.PutOp(tenant=tenant, entry=entry) if result is None:
-            yield tenant, "created", entry.id, str(entry.scope), None
+            yield tenant, "created", entry.id, str(entry.scope), None, None
         case ops.ReplaceOp(tenant=tenant, entry=entry):
-            yield tenant, "changed", entry.id, str(entry.scope), None
+            yield tenant, "changed", entry.id, str(entry.scope), None, None
         case ops.FoldOp(tenant=tenant):
             change: Change = "created" if result.created else "changed"
-            yield tenant, change, result.entry.id, str(result.entry.scope), None
+            yield tenant, change, result.entry.id, str(result.entry.scope), None, None
         case ops.DeleteOp(tenant=tenant) | ops.DeleteScopeOp(tenant=tenant):
-            yield from ((tenant, "deleted", r.id, r.scope, None) for r in result)
+            yield from ((tenant, "deleted", r.id, r.scope, None, None) for r in result)
         case ops.PurgeExpiredOp(tenant=tenant):
-            yield from ((tenant, "deleted", r.id, r.scope, None) for r in result)
+            yield from ((tenant, "deleted", r.id, r.scope, None, None) for r in result)
         case ops.DeleteMatchingOp(filter=where) | ops.TrimOp(filter=where):
-            yield from ((where.tenant, "deleted", r.id, r.scope, None) for r in result)
+            yield from ((where.tenant, "deleted", r.id, r.scope, None, None) for r in result)
         case ops.ForgetAuditOp(tenant=tenant, note=note):
-            yield tenant, "erased", None, None, note
+            yield tenant, "erased", None, None, note, result.checkpoint
         case ops.AppendAuditOp():
             return

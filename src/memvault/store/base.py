@@ -16,11 +16,14 @@ from typing import Any, ClassVar, assert_never, cast
 from ..errors import CapabilityError
 from ..retrieval.candidates import Candidates
 from ..types import AuditEvent, MemoryEntry
-from .audit import DIRECT, Stamp, events
+from .audit import DIRECT, Stamp, logged
+from .audit_chain import ChainState, Hasher, Link
 from .duplicates import probe_filter, stored_duplicates
 from .ops import (
     AppendAuditOp,
+    AuditLinksOp,
     AuditOp,
+    ChainStateOp,
     ChunkPageOp,
     ChunkText,
     CountOp,
@@ -33,6 +36,7 @@ from .ops import (
     FoldOp,
     ForgetAuditOp,
     ForgetCopiesOp,
+    Forgotten,
     GetManyOp,
     GetOp,
     ListOp,
@@ -96,6 +100,8 @@ AnyOp = (
     | SetVectorsOp
     | AppendAuditOp
     | AuditOp
+    | AuditLinksOp
+    | ChainStateOp
     | ForgetAuditOp
     | ForgetCopiesOp
     | PendingErasuresOp
@@ -115,6 +121,8 @@ class Backend(ABC):
 
     name: ClassVar[str]
     capabilities: Capabilities
+    chain: Hasher = Hasher()
+    """How the audit log's events are chained (the ``audit_key`` setting; set per instance)."""
     """Declared per class, or per instance where the location decides (SQLite ``:memory:``)."""
 
     @abstractmethod
@@ -142,9 +150,10 @@ class Backend(ABC):
                 results += [self.execute(tx, op) for op in run]
         stamp.grant.check_results(ops, results, stamp.changes)
         if any(op.writes for op in ops):
-            logged = events(stamp, ops, results)
-            if logged:
-                self.op_append_audit(tx, AppendAuditOp(tuple(logged)))
+            found = logged(stamp, ops, results)
+            if found:
+                happened, checkpoints = zip(*found, strict=True)
+                self.op_append_audit(tx, AppendAuditOp(happened, checkpoints=checkpoints))
         self.heard(self.forgetting_mark(tx))
         return results
 
@@ -293,6 +302,10 @@ class Backend(ABC):
                 return self.op_append_audit(tx, checked)
             case AuditOp():
                 return self.op_audit(tx, checked)
+            case AuditLinksOp():
+                return self.op_audit_links(tx, checked)
+            case ChainStateOp():
+                return self.op_chain_state(tx, checked)
             case ForgetAuditOp():
                 return self.op_forget_audit(tx, checked)
             case ForgetCopiesOp():
@@ -341,7 +354,11 @@ class Backend(ABC):
     @abstractmethod
     def op_audit(self, tx: Any, op: AuditOp) -> list[AuditEvent]: ...
     @abstractmethod
-    def op_forget_audit(self, tx: Any, op: ForgetAuditOp) -> int: ...
+    def op_audit_links(self, tx: Any, op: AuditLinksOp) -> list[Link]: ...
+    @abstractmethod
+    def op_chain_state(self, tx: Any, op: ChainStateOp) -> ChainState: ...
+    @abstractmethod
+    def op_forget_audit(self, tx: Any, op: ForgetAuditOp) -> Forgotten: ...
     @abstractmethod
     def op_forget_copies(self, tx: Any, op: ForgetCopiesOp) -> None: ...
     @abstractmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import copy
 import itertools
 import secrets
@@ -19,6 +20,18 @@ from ..retrieval.traits import searchable
 from ..types import AuditEvent, MemoryEntry
 from . import ops
 from .audit import DIRECT, Stamp
+from .audit_chain import (
+    HEAD_KEY,
+    KEY_KEY,
+    ChainState,
+    Hasher,
+    Head,
+    Link,
+    by_tenant,
+    chained,
+    check_key,
+    checkpoint,
+)
 from .base import Backend, Capabilities
 from .duplicates import fact_key, twins_among
 from .residue import found_in, hashes_found_in, pending_erasures, pending_key, pending_value
@@ -88,12 +101,13 @@ class InMemoryBackend(Backend):
     name: ClassVar[str] = "memory"
     capabilities = Capabilities()
 
-    def __init__(self) -> None:
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.chain = Hasher((settings or Settings()).audit_key)
         self._rows: dict[Key, _Row] = {}
         self._chunk_owner: dict[int, Key] = {}
         self._chunk_keys = itertools.count(1)
         self._info: dict[str, Any] = {}
-        self._audit: list[AuditEvent] = []
+        self._audit: list[Link] = []
         self._audit_seq = itertools.count(1)
         self._lock = threading.RLock()
 
@@ -101,7 +115,7 @@ class InMemoryBackend(Backend):
     def from_url(cls, url: str, settings: Settings) -> InMemoryBackend:
         if url.rstrip("/") != "memory:":
             raise BackendError(f"the memory backend takes no location; use memory://, not {url!r}")
-        return cls()
+        return cls(settings)
 
     def residue(
         self, ids: Sequence[str], contents: Sequence[str], hashed: Sequence[str] = ()
@@ -304,14 +318,22 @@ class InMemoryBackend(Backend):
 
     def op_append_audit(self, undo: Undo, op: ops.AppendAuditOp) -> None:
         kept = len(self._audit)
-        self._audit.extend(replace(event, seq=next(self._audit_seq)) for event in op.events)
         undo.append(lambda: self._set_audit(self._audit[:kept]))
+        for tenant, events, checkpoints in by_tenant(op.events, op.checkpoints):
+            state = self.op_chain_state(undo, ops.ChainStateOp(tenant))
+            check_key(self.chain, state.key)
+            numbered = [replace(event, seq=next(self._audit_seq)) for event in events]
+            links = chained(self.chain, tenant, state.head, numbered, checkpoints)
+            self._audit.extend(links)
+            self._set_info(HEAD_KEY + tenant, Head(links[-1].event.seq, str(links[-1].hash)), undo)
+            if state.key is None:
+                self._set_info(KEY_KEY, self.chain.fingerprint, undo)
 
-    def _set_audit(self, events: list[AuditEvent]) -> None:
-        self._audit = events
+    def _set_audit(self, links: list[Link]) -> None:
+        self._audit = links
 
     def op_audit(self, undo: Undo, op: ops.AuditOp) -> list[AuditEvent]:
-        found = [e for e in self._audit if audit_matches(e, op.query)]
+        found = [link.event for link in self._audit if audit_matches(link.event, op.query)]
         if op.order == "newest":
             found.reverse()
         if op.after is not None:
@@ -319,6 +341,21 @@ class InMemoryBackend(Backend):
             newer = op.order == "oldest"
             found = [e for e in found if (e.seq > after if newer else e.seq < after)]
         return found[: op.limit]
+
+    def op_audit_links(self, undo: Undo, op: ops.AuditLinksOp) -> list[Link]:
+        found = [
+            self.chain.checked(link)
+            for link in self._audit
+            if link.event.tenant == op.tenant
+            and link.event.seq > op.after
+            and (link.checkpoint is not None or not op.checkpoints)
+        ]
+        return found[: op.limit]
+
+    def op_chain_state(self, undo: Undo, op: ops.ChainStateOp) -> ChainState:
+        return self.chain.state(
+            op.tenant, self._info.get(HEAD_KEY + op.tenant), self._info.get(KEY_KEY)
+        )
 
     # -- erasure: copies of content, pending purges -------------------------------------------
 
@@ -350,11 +387,25 @@ class InMemoryBackend(Backend):
         if value is not None:
             self._info[key] = value
 
-    def op_forget_audit(self, undo: Undo, op: ops.ForgetAuditOp) -> int:
+    def op_forget_audit(self, undo: Undo, op: ops.ForgetAuditOp) -> ops.Forgotten:
         before = self._audit
-        self._audit = [e for e in before if not forgotten(e, op)]
+        self._audit = [link for link in before if not forgotten(link.event, op)]
         undo.append(lambda: self._set_audit(before))
-        return len(before) - len(self._audit)
+        gone = [link.event.seq for link in before if forgotten(link.event, op)]
+        mine = [link for link in self._audit if link.event.tenant == op.tenant]
+        seqs = [link.event.seq for link in mine]
+
+        def earlier(seq: int) -> str | None:
+            at = bisect.bisect_left(seqs, seq)
+            return mine[at - 1].hash if at else None
+
+        def later(seq: int) -> tuple[int, str | None] | None:
+            at = bisect.bisect_right(seqs, seq)
+            return (seqs[at], mine[at].prev) if at < len(mine) else None
+
+        state = self.op_chain_state(undo, ops.ChainStateOp(op.tenant))
+        made = checkpoint(gone, earlier, later, state.head, state.genesis)
+        return ops.Forgotten(len(gone), made.to_text())
 
 
 def audit_matches(event: AuditEvent, query: ops.AuditQuery) -> bool:

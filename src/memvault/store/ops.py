@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from ..retrieval.candidates import Candidates
 from ..types import AuditEvent, MemoryEntry, Scope
+from .audit_chain import ChainState, Link
 
 Order = Literal["newest", "oldest"]
 ListOrder = Literal["newest", "oldest", "updated"]
@@ -364,6 +365,10 @@ class AppendAuditOp(Op[None]):
 
     writes: ClassVar[bool] = True
     events: tuple[AuditEvent, ...]
+    _: KW_ONLY
+    checkpoints: tuple[str | None, ...] = ()
+    """An erasure's :class:`~memvault.store.audit_chain.Checkpoint` (as text) of each event,
+    or none of any (empty)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,10 +401,41 @@ class AuditOp(Op[list[AuditEvent]]):
 
 
 @dataclass(frozen=True, slots=True)
-class ForgetAuditOp(Op[int]):
+class AuditLinksOp(Op[list[Link]]):
+    """A page of one tenant's audit log as its hash chain holds it (oldest first, after seq
+    ``after``); only the erasures' events with ``checkpoints``.
+    Result: list[:class:`~memvault.store.audit_chain.Link`]."""
+
+    tenant: str
+    after: int
+    limit: int
+    _: KW_ONLY
+    checkpoints: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChainStateOp(Op[ChainState]):
+    """What the store keeps beside a tenant's hash chain: its head, the fingerprint of the
+    store's audit key, where chains began. Result: :class:`~memvault.store.audit_chain.
+    ChainState`."""
+
+    tenant: str
+
+
+class Forgotten(NamedTuple):
+    """What a :class:`ForgetAuditOp` deleted: how many events, and the checkpoint (as text)
+    that bridges the gaps it left in the tenant's chain."""
+
+    deleted: int
+    checkpoint: str
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetAuditOp(Op[Forgotten]):
     """An erasure's trace in the audit log: delete the events of entries ``ids`` and of
     ``scopes`` (with ``everything``, every event of the tenant); the transaction then appends
-    one event of change ``erased`` saying ``note``. Result: int (events deleted)."""
+    one event of change ``erased`` saying ``note``, with the checkpoint of what it deleted.
+    Result: :class:`Forgotten`."""
 
     writes: ClassVar[bool] = True
     tenant: str

@@ -21,6 +21,7 @@ from ..errors import BackendError, ConflictError
 from ..retrieval.candidates import Candidates
 from . import migrations, ops
 from .audit import DIRECT, Stamp
+from .audit_chain import Hasher
 from .base import Backend, Capabilities
 from .index_cache import IndexCache, ScopeKey
 from .residue import ID_HASH_LENGTH
@@ -187,6 +188,7 @@ class PostgresBackend(SqlOps, Backend):
                 "python -m pip install -e '.[postgres]'"
             ) from exc
         settings = settings or Settings()
+        self.chain = Hasher(settings.audit_key)
         self._cache: IndexCache[ChunkTable] = IndexCache(weigh=ChunkTable.weight)
         self._oversized: dict[ScopeKey, tuple[str, int, int]] = {}
         """Scopes too large for an index in this process, at the version last counted."""
@@ -304,6 +306,13 @@ class PostgresBackend(SqlOps, Backend):
 
     def lock_scope(self, conn: Any, tenant: str, scope: str) -> None:
         key = json.dumps([tenant, scope])
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+
+    def lock_audit(self, conn: Any, tenant: str) -> None:
+        """A tenant's appenders take turns, each from reading the chain's head to its commit:
+        under READ COMMITTED the head read after the lock is the last committed one, and the
+        seqs (taken after the lock) follow the chain's order."""
+        key = json.dumps(["audit", tenant])
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
 
     def op_search(self, conn: Any, op: ops.SearchOp) -> Candidates:

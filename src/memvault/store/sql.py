@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import types as t
 from . import ops
+from .audit_chain import Link
 from .duplicates import fact_key
 from .timeconv import from_micros, to_micros
 
@@ -253,19 +254,52 @@ def trim_sql(op: ops.TrimOp, d: Dialect) -> SQL:
 # -- the audit log ----------------------------------------------------------------------------
 
 _EVENT_COLUMNS = ("tenant", "at", "actor", "operation", "change", "entry_id", "scope", "note")
+_CHAIN_COLUMNS = ("prev", "hash", "checkpoint")
 FORGET_CHUNK = 500
 """Ids (or scopes) one statement of an erasure's audit deletes names."""
 
 
-def append_audit_sql(events: Sequence[t.AuditEvent], d: Dialect) -> tuple[str, list[list[Any]]]:
-    """One insert statement and a row of parameters per event (the store numbers them)."""
-    marks = ", ".join([d.mark] * len(_EVENT_COLUMNS))
-    sql = f"INSERT INTO audit_log ({', '.join(_EVENT_COLUMNS)}) VALUES ({marks})"
+def append_audit_sql(links: Sequence[Link], d: Dialect) -> tuple[str, list[list[Any]]]:
+    """One insert statement and a row of parameters per event, with its place in the chain
+    (the store numbers them)."""
+    names = (*_EVENT_COLUMNS, *_CHAIN_COLUMNS)
+    marks = ", ".join([d.mark] * len(names))
+    sql = f"INSERT INTO audit_log ({', '.join(names)}) VALUES ({marks})"
     rows = [
-        [e.tenant, to_micros(e.at), e.actor, e.operation, e.change, e.entry_id, e.scope, e.note]
-        for e in events
+        [
+            e.tenant,
+            to_micros(e.at),
+            e.actor,
+            e.operation,
+            e.change,
+            e.entry_id,
+            e.scope,
+            e.note,
+            link.prev,
+            link.hash,
+            link.checkpoint,
+        ]
+        for link in links
+        for e in (link.event,)
     ]
     return sql, rows
+
+
+def audit_links_sql(op: ops.AuditLinksOp, d: Dialect) -> SQL:
+    """A page of a tenant's events with their chain columns, oldest first."""
+    m = d.mark
+    only = " AND checkpoint IS NOT NULL" if op.checkpoints else ""
+    sql = (
+        f"SELECT seq, {', '.join(_EVENT_COLUMNS)}, {', '.join(_CHAIN_COLUMNS)} FROM audit_log "
+        f"WHERE tenant = {m} AND seq > {m}{only} ORDER BY seq LIMIT {m}"
+    )
+    return sql, [op.tenant, op.after, op.limit]
+
+
+def link_from_row(row: Sequence[Any]) -> Link:
+    """Rebuild a link from a row of :func:`audit_links_sql`."""
+    prev, digest, checkpoint = row[-3:]
+    return Link(event_from_row(row[:-3]), prev, digest, checkpoint)
 
 
 def event_from_row(row: Sequence[Any]) -> t.AuditEvent:
@@ -314,13 +348,14 @@ def audit_sql(op: ops.AuditOp, d: Dialect) -> SQL:
 
 def forget_audit_sql(op: ops.ForgetAuditOp, d: Dialect) -> list[SQL]:
     """The statements that delete an erasure's events: every event of the tenant, or those
-    of its ids and scopes (a statement per :data:`FORGET_CHUNK` of them)."""
+    of its ids and scopes (a statement per :data:`FORGET_CHUNK` of them); each returns the
+    seqs it deleted."""
     head = f"DELETE FROM audit_log WHERE tenant = {d.mark}"
     if op.everything:
-        return [(head, [op.tenant])]
+        return [(f"{head} RETURNING seq", [op.tenant])]
     statements = []
     for column, values in (("entry_id", sorted(op.ids)), ("scope", sorted(op.scopes))):
         for start in range(0, len(values), FORGET_CHUNK):
             where, params = d.any_of(column, values[start : start + FORGET_CHUNK])
-            statements.append((f"{head} AND {where}", [op.tenant, *params]))
+            statements.append((f"{head} AND {where} RETURNING seq", [op.tenant, *params]))
     return statements

@@ -27,6 +27,7 @@ from ..retrieval.candidates import Candidates
 from ..types import AuditEvent
 from . import index_files, migrations, ops
 from .audit import DIRECT, Stamp, events
+from .audit_chain import Hasher
 from .base import Backend, Capabilities
 from .index_cache import IndexCache, ScopeKey
 from .residue import found_in, hashes_found_in
@@ -111,6 +112,7 @@ class SQLiteBackend(SqlOps, Backend):
 
     def __init__(self, path: str, settings: Settings | None = None) -> None:
         settings = settings or Settings()
+        self.chain = Hasher(settings.audit_key)
         if path != ":memory:":  # a path from a config file or an MCP client never met a shell
             path = str(Path(path).expanduser())
         self.path = path

@@ -15,6 +15,19 @@ from ..errors import BackendError, ConflictError
 from ..retrieval.candidates import Candidates
 from ..types import AuditEvent, MemoryEntry
 from . import ops
+from .audit_chain import (
+    FROM_KEY,
+    HEAD_KEY,
+    KEY_KEY,
+    ChainState,
+    Hasher,
+    Head,
+    Link,
+    by_tenant,
+    chained,
+    check_key,
+    checkpoint,
+)
 from .catch_up import Delta, caught_up
 from .duplicates import FACT_KEYS, fact_key, twins_among
 from .index_cache import IndexCache, ScopeKey
@@ -24,6 +37,7 @@ from .sql import (
     COLUMNS,
     Dialect,
     append_audit_sql,
+    audit_links_sql,
     audit_sql,
     count_sql,
     delete_matching_sql,
@@ -31,6 +45,7 @@ from .sql import (
     event_from_row,
     forget_audit_sql,
     insert_sql,
+    link_from_row,
     list_sql,
     replace_sql,
     trim_sql,
@@ -54,6 +69,7 @@ class SqlOps:
     sent_vector: ClassVar[str] = "c.vector"
     """A chunk's vector as the database sends it (:meth:`stored_vector` reads it)."""
     _cache: IndexCache[ChunkTable]
+    chain: Hasher
 
     @staticmethod
     def stored_vector(sent: Any) -> bytes:
@@ -183,16 +199,74 @@ class SqlOps:
 
     # -- the audit log ------------------------------------------------------------------------
 
+    def lock_audit(self, conn: Any, tenant: str) -> None:
+        """Hold off every other appender to ``tenant``'s chain until the transaction ends (a
+        no-op where writers are serialised already)."""
+
     def op_append_audit(self, conn: Any, op: ops.AppendAuditOp) -> None:
-        sql, rows = append_audit_sql(op.events, self.dialect)
-        conn.cursor().executemany(sql, rows)
+        m = self.dialect.mark
+        for tenant, events, checkpoints in by_tenant(op.events, op.checkpoints):
+            state = self._locked_chain(conn, tenant)
+            check_key(self.chain, state.key)
+            links = chained(self.chain, tenant, state.head, events, checkpoints)
+            sql, rows = append_audit_sql(links, self.dialect)
+            conn.cursor().executemany(sql, rows)
+            last = conn.execute(f"SELECT max(seq) FROM audit_log WHERE tenant = {m}", (tenant,))
+            head = Head(int(last.fetchone()[0]), str(links[-1].hash))
+            self._set_info(conn, HEAD_KEY + tenant, head.to_text())
+            if state.key is None:
+                self._set_info(conn, KEY_KEY, self.chain.fingerprint)
+
+    def _locked_chain(self, conn: Any, tenant: str) -> ChainState:
+        """The tenant's chain state, its appenders held off until the transaction ends."""
+        self.lock_audit(conn, tenant)
+        return self.op_chain_state(conn, ops.ChainStateOp(tenant))
+
+    def op_chain_state(self, conn: Any, op: ops.ChainStateOp) -> ChainState:
+        m, head = self.dialect.mark, HEAD_KEY + op.tenant
+        rows = conn.execute(
+            f"SELECT key, value FROM store_info WHERE key IN ({m}, {m}, {m})",
+            (head, KEY_KEY, FROM_KEY),
+        )
+        info = dict(rows.fetchall())
+        chain_from = int(info.get(FROM_KEY, 0))
+        return self.chain.state(
+            op.tenant, Head.parse(info.get(head)), info.get(KEY_KEY), chain_from
+        )
 
     def op_audit(self, conn: Any, op: ops.AuditOp) -> list[AuditEvent]:
         return [event_from_row(row) for row in conn.execute(*audit_sql(op, self.dialect))]
 
-    def op_forget_audit(self, conn: Any, op: ops.ForgetAuditOp) -> int:
+    def op_audit_links(self, conn: Any, op: ops.AuditLinksOp) -> list[Link]:
+        rows = conn.execute(*audit_links_sql(op, self.dialect))
+        return [self.chain.checked(link_from_row(row)) for row in rows]
+
+    def op_forget_audit(self, conn: Any, op: ops.ForgetAuditOp) -> ops.Forgotten:
+        """Delete the events, then read around each gap they left for the checkpoint."""
+        state = self._locked_chain(conn, op.tenant)
         self.new_epoch(conn)
-        return sum(conn.execute(*sql).rowcount for sql in forget_audit_sql(op, self.dialect))
+        statements = forget_audit_sql(op, self.dialect)
+        gone = sorted(seq for sql in statements for (seq,) in conn.execute(*sql).fetchall())
+        m, tenant = self.dialect.mark, op.tenant
+
+        def before(seq: int) -> str | None:
+            row = conn.execute(
+                f"SELECT hash FROM audit_log WHERE tenant = {m} AND seq < {m} "
+                "ORDER BY seq DESC LIMIT 1",
+                (tenant, seq),
+            ).fetchone()
+            return None if row is None else row[0]
+
+        def after(seq: int) -> tuple[int, str | None] | None:
+            row = conn.execute(
+                f"SELECT seq, prev FROM audit_log WHERE tenant = {m} AND seq > {m} "
+                "ORDER BY seq LIMIT 1",
+                (tenant, seq),
+            ).fetchone()
+            return None if row is None else (int(row[0]), row[1])
+
+        made = checkpoint(gone, before, after, state.head, state.genesis)
+        return ops.Forgotten(len(gone), made.to_text())
 
     # -- erasure: copies of content in other processes, pending purges ------------------------
 

@@ -206,3 +206,53 @@ class AuditConformance:
         assert [(e.entry_id, e.change, e.scope) for e in purged] == [
             (expiring.id, "deleted", "user:alice")
         ]
+
+    # -- the hash chain -----------------------------------------------------------------------
+
+    def test_the_log_verifies_after_writes_updates_and_deletes(self, memory: Any) -> None:
+        assert memory.verify_audit().summary() == "intact, 0 events"
+        first = memory.write("one", scope="user:alice")
+        second = memory.write("two", scope="user:bob")
+        memory.update(first.id, tags=["x"])
+        memory.delete(second.id)
+        found = memory.verify_audit()
+        assert found.intact and found.summary() == "intact, 4 events"
+        assert (found.erasures, found.removed, found.first_bad_seq) == (0, 0, None)
+        newest = memory.audit(limit=1).events[0]
+        assert found.head_seq == newest.seq and len(found.head) == 64
+        assert found.to_dict()["intact"] is True and found.keyed is False
+
+    def test_erasures_leave_a_chain_that_says_what_they_removed(self, memory: Any) -> None:
+        kept = memory.write("Alice drinks tea", scope="user:alice")
+        bob = [memory.write(f"Bob fact {n}", scope="user:bob") for n in range(3)]
+        memory.update(kept.id, tags=["x"])
+        memory.update(bob[0].id, tags=["y"])
+        memory.write("a workspace note", scope="workspace:w")
+        memory.write("Carol fact", scope="user:carol")
+        memory.erase(user="bob")  # four events from the middle
+        found = memory.verify_audit()
+        assert found.intact, found.reason
+        assert (found.events, found.erasures, found.removed) == (5, 1, 4)
+        assert found.summary() == "intact, 5 events (1 erasures removed 4 events)"
+        memory.erase(scope="user:carol")  # the newest event before it
+        memory.erase(scope="workspace:w")
+        again = memory.verify_audit()
+        assert again.intact, again.reason
+        assert (again.erasures, again.removed) == (3, 6)
+        other = memory.with_tenant("t2")
+        for n in range(3):
+            other.write(f"t2 fact {n}", scope="user:alice")
+        other.erase(tenant="t2")
+        left = other.verify_audit()
+        assert left.intact and (left.events, left.erasures, left.removed) == (1, 1, 3)
+        assert memory.verify_audit() == again  # the other tenant's chain is its own
+
+    def test_each_tenant_has_a_chain_of_its_own(self, memory: Any) -> None:
+        other = memory.with_tenant("t2")
+        for n in range(3):
+            memory.write(f"mine {n}", scope="user:alice")
+            other.write(f"theirs {n}", scope="user:alice")
+        mine, theirs = memory.verify_audit(), other.verify_audit()
+        assert mine.intact and theirs.intact and mine.events == theirs.events == 3
+        assert (mine.tenant, theirs.tenant) == (memory.tenant, "t2")
+        assert mine.head != theirs.head

@@ -1,17 +1,28 @@
 """Reading the audit log: pages of events by entry, scope, actor, operation, change and time.
 The events are written by the store, in the transaction of each change
 (:mod:`memvault.store.audit`); :meth:`memvault.core.Planner.events` reads every event of some
-entries (what :meth:`memvault.versions.VersionPlans.history` shows)."""
+entries (what :meth:`memvault.versions.VersionPlans.history` shows); :meth:`AuditPlans.
+verify_audit` checks the log against its hash chain (:mod:`memvault.store.audit_chain`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from .. import validation as check
 from ..core import Plan, Planner, run
 from ..errors import ValidationError
-from ..store.ops import AuditOp, AuditQuery, Order
+from ..store.audit_chain import Link
+from ..store.ops import AuditLinksOp, AuditOp, AuditQuery, ChainStateOp, Order
 from ..types import CHANGES, AuditPage, Scope
+from .audit_verify import AuditVerification, Walk
+
+VERIFY_PAGE = 2_000
+"""Events read per transaction when verifying a log (it is streamed, never read whole)."""
+VERIFY_ATTEMPTS = 3
+"""Verifications at most while the log's head moves during one (a write meanwhile can make
+the log end past the head read before it, an erasure a gap before its checkpoint): the last
+one's result stands."""
 
 
 def _cursor(cursor: str | None) -> int | None:
@@ -74,3 +85,34 @@ class AuditPlans:
         events = tuple(rows[: op.limit - 1])
         more = len(rows) >= op.limit
         return AuditPage(events, str(events[-1].seq) if more else None)
+
+    def verify_audit(self) -> Plan[AuditVerification]:
+        """Check the tenant's audit log against its hash chain, oldest event first, with the
+        store's key (the ``audit_key`` setting it was opened with): ``intact`` (with how many
+        events, and what erasures removed), or the first event that does not fit
+        (``first_bad_seq``) and why — edited, removed, reordered, forged, or the newest
+        removed. Not intact is a result, not an error."""
+        tenant, found = self.store.tenant, None
+        state = yield from run(ChainStateOp(tenant))
+        for _ in range(VERIFY_ATTEMPTS):
+            walk = Walk(tenant, state)
+            yield from _pages(walk.learn, tenant, checkpoints=True)
+            yield from _pages(walk.step, tenant, checkpoints=False)
+            after = yield from run(ChainStateOp(tenant))
+            found = walk.result(after)
+            if found.intact or after == state:
+                return found
+            state = after
+        assert found is not None
+        return found
+
+
+def _pages(take: Callable[[list[Link]], object], tenant: str, *, checkpoints: bool) -> Plan[None]:
+    """Feed ``take`` the tenant's events (or its erasures'), a page a transaction; stop
+    early when it returns False."""
+    after = 0
+    while True:
+        page = yield from run(AuditLinksOp(tenant, after, VERIFY_PAGE, checkpoints=checkpoints))
+        if take(page) is False or len(page) < VERIFY_PAGE:
+            return
+        after = page[-1].event.seq

@@ -344,7 +344,9 @@ def _erase(store: Planner, subject: Subject, sessions: set[str], *, first: bool)
     ids = {e.id for e in gone}
     kinds = counts_by_kind(gone)
     note = ErasureReceipt(str(subject), store.tenant, store.now(), kinds, ids_digest(ids))
-    yield from store.remove(gone, also=[forget_audit(subject, gone, note), ForgetCopiesOp()])
+    # The forgetting mark first: every transaction that appends events writes it before it
+    # holds the tenant's chain (a session's deletion), so this one must too, or they deadlock.
+    yield from store.remove(gone, also=[ForgetCopiesOp(), forget_audit(subject, gone, note)])
     return _Round(tuple(gone))
 
 
