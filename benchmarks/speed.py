@@ -18,6 +18,8 @@ Run by hand: ``python benchmarks/speed.py [--cases 10000,100000,300000,100000/10
   embedding 100 such texts one at a time (a write's cost beyond its embedding);
 - times a search right after each of 20 updates (tags, metadata) and 20 deletions in the
   scope (its index caught up with the change, not rebuilt);
+- times, question by question in turn, a plain search, a search while the hits of each are
+  reinforced (uses stored in batches in the background) and a search with ``decay=True``;
 - records the process's peak RSS and ``os.getloadavg()`` before and after.
 """
 
@@ -166,6 +168,7 @@ def _searches(url: str, questions: list[str], scope: str) -> dict[str, Any]:
             hits = memory.search(question, scope, limit=10)
             times.append((time.perf_counter() - started) * 1000)
             fast.append([h.entry.id for h in hits])
+        uses = _decay_and_uses(memory, questions, scope)
         table = next(iter(memory.backend._cache._items.values()))[1]  # type: ignore[attr-defined]
         vectors = memory.embedder.embed(questions)
         exhaustive = _exhaustive(memory, questions, scope)
@@ -185,6 +188,33 @@ def _searches(url: str, questions: list[str], scope: str) -> dict[str, Any]:
         "numpy_top10_p99_ms": round(percentile(baseline, 99), 2),
         "recall_at_10_vs_exhaustive": round(float(np.mean(recall)), 4),
         "scope_entries": len(table.entry_ids),
+        **uses,
+    }
+
+
+def _decay_and_uses(memory: Memory, questions: list[str], scope: str) -> dict[str, Any]:
+    """Search p50 three ways, question by question in turn (one machine's noise for all):
+    plain; plain while each search's hits are reinforced after it (uses counted, stored in
+    batches by a timer thread); with ``decay=True`` (the uses read with the hits). And what
+    reinforcing ten hits costs the caller."""
+    plain, while_used, decayed, reinforce = [], [], [], []
+    for question in questions:
+        for kind, times in (("plain", plain), ("used", while_used), ("decay", decayed)):
+            started = time.perf_counter()
+            hits = memory.search(question, scope, limit=10, decay=kind == "decay")
+            times.append((time.perf_counter() - started) * 1000)
+            if kind == "used":
+                started = time.perf_counter()
+                memory.reinforce([h.entry.id for h in hits])
+                reinforce.append((time.perf_counter() - started) * 1000)
+    p50 = statistics.median
+    return {
+        "search_p50_interleaved_ms": round(p50(plain), 2),
+        "search_p50_while_uses_stored_ms": round(p50(while_used), 2),
+        "search_p50_decay_ms": round(p50(decayed), 2),
+        "decay_over_plain": round(p50(decayed) / p50(plain), 3),
+        "uses_over_plain": round(p50(while_used) / p50(plain), 3),
+        "reinforce_10_p50_ms": round(p50(reinforce), 2),
     }
 
 

@@ -69,6 +69,31 @@ def _check_audit_key(key: str) -> None:
         raise ConfigError("setting audit_key must be empty or 16 or more characters")
 
 
+DECAY_EVERY_CATEGORY = "*"
+NEVER_DECAY = ("preference", "decision", "identity")
+"""Categories that never decay unless the decay setting names them."""
+
+
+def decay_policy(text: str) -> dict[str, float]:
+    """The decay setting read: ``CATEGORY:DAYS,…`` → each category's half-life in days (0:
+    never decays; ``*``: every category not named, uncategorised entries too). Preferences,
+    decisions and identity never decay unless named. ConfigError for anything else."""
+    policy: dict[str, float] = dict.fromkeys(NEVER_DECAY, 0.0)
+    for rule in (r.strip() for r in text.split(",") if r.strip()):
+        category, colon, days = (x.strip() for x in rule.rpartition(":"))
+        try:
+            half_life = float(days)
+        except ValueError:
+            half_life = -1.0
+        if not colon or not category or not (math.isfinite(half_life) and half_life >= 0):
+            raise ConfigError(
+                f"setting decay: {rule[:40]!r} is not CATEGORY:DAYS (a half-life in days, "
+                "0: never decays; CATEGORY * for every other category)"
+            )
+        policy[category] = half_life
+    return policy
+
+
 def default_home() -> Path:
     """The data directory: ``$MEMVAULT_HOME``, else the platform's user data dir."""
     env = os.environ.get(HOME)
@@ -135,6 +160,17 @@ class Settings:
             "doc": "recall (context and MCP) drops hits whose calibrated relevance is below "
             "this (0 keeps every hit)"
         },
+    )
+    decay: str = field(
+        default="context:14,fact:90",
+        metadata={
+            "doc": "half-life in days of an unused entry's score with search(decay=True), per "
+            "category: CATEGORY:DAYS,… (0: never; *: every other category; preferences, "
+            "decisions and identity never decay unless named)"
+        },
+    )
+    decay_by_default: bool = field(
+        default=False, metadata={"doc": "search with decay=True unless a search says otherwise"}
     )
     min_content_chars: int = field(
         default=0, metadata={"doc": "saliency: refuse shorter content (0 turns it off)", "min": 0}
@@ -333,6 +369,7 @@ class Settings:
             raise ConfigError("setting tenant must be a non-empty string")
         retention_policies(self.retention)  # a bad policy fails here
         _check_audit_key(self.audit_key)
+        decay_policy(self.decay)
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, str) and not encodable(value):

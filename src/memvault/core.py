@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import bisect
 import builtins
+import functools
 import inspect
 import json
 import random
@@ -30,7 +31,7 @@ from typing import Any, Literal, Self, TypeVar, cast
 import numpy as np
 
 from . import validation as check
-from .config import Settings
+from .config import Settings, decay_policy
 from .embeddings import splade
 from .embeddings.base import Embedder
 from .errors import (
@@ -47,6 +48,7 @@ from .errors import (
 )
 from .ids import new_id
 from .retrieval import chunking, filters, relevance, text, when
+from .retrieval.decay import factor, half_life
 from .retrieval.entities import query_entity_keys
 from .retrieval.parts import interleaved, questions
 from .retrieval.ranker import RankSpec, conversational_spec, rank
@@ -70,15 +72,19 @@ from .store.ops import (
     Op,
     PurgeExpiredOp,
     PutOp,
+    RecordUsesOp,
     ReplaceOp,
     SearchOp,
     SetVectorsOp,
     StoredEmbeddingOp,
     TrimOp,
     TwinsOp,
+    Use,
+    UsesOp,
 )
 from .store.session_files import SessionFiles
 from .store.timeconv import to_micros
+from .store.use_log import UseLog, merged
 from .types import (
     AGENT_CATEGORIES,
     FACILITY_CATEGORIES,
@@ -315,12 +321,16 @@ class Planner:
         settings: Settings,
         clock: Callable[[], datetime],
         embedder: Embedder,
+        *,
         stats: Stats | None = None,
+        uses: UseLog | None = None,
     ) -> None:
         self.tenant = check.tenant(tenant)
         self.settings = settings
         self.embedder = embedder
         self.stats = stats or Stats()
+        self.uses = uses if uses is not None else UseLog()
+        """The uses of entries seen in this process and not yet stored (every tenant's)."""
         self._clock = clock
         self.leaving: Callable[[MemoryEntry], Plan[None]] = _may_leave
         """The facilities' rule for an entry copied out of its scope (:meth:`promote`): it
@@ -332,7 +342,9 @@ class Planner:
         return check.aware("the clock's time", self._clock())
 
     def for_tenant(self, tenant: str) -> Self:
-        other = type(self)(tenant, self.settings, self._clock, self.embedder, self.stats)
+        other = type(self)(
+            tenant, self.settings, self._clock, self.embedder, stats=self.stats, uses=self.uses
+        )
         other.files = self.files
         return other
 
@@ -542,6 +554,7 @@ class Planner:
             self.stats.add("evicted", len(evicted))  # the FIFO cap's oldest entries
             yield from self.relink_evicted(scope, [gone.id for gone in evicted])
         stored = sum(twin is None for twin in twins)
+        yield from self.used((twin.id for twin in twins if twin is not None), restated=True)
         self.stats.add("written", stored)
         self.stats.add("near_duplicate", len(twins) - stored)
         return twins, results[len(puts) : len(results) - len(trims)]
@@ -781,6 +794,8 @@ class Planner:
             outcome = Outcome.MERGED if merged else Outcome.STORED
             results.append(ItemResult(-1, outcome, entry=replace(stored, duplicate=merged)))
         written = sum(1 for r in results if r.outcome is Outcome.STORED)
+        merged_into = (r.entry.id for r in results if r.entry and r.outcome is Outcome.MERGED)
+        yield from self.used(merged_into, restated=True)
         self.stats.add("written", written)
         self.stats.add("near_duplicate", len(results) - written)
         return results
@@ -904,6 +919,20 @@ class Planner:
             return False
         yield from self.remove([self.deletable(found)])
         return True
+
+    def delete_all(self, entry_ids: Sequence[str]) -> Plan[int]:
+        """Delete these entries in one transaction, all or none (NotFoundError if one is not
+        there; ForbiddenError, deleting none, if the caller may not delete one); how many."""
+        ids = tuple(dict.fromkeys(check.entry_ids("entry_ids", entry_ids)))
+        return (yield from retried(lambda: self._delete_all(ids), "the entries"))
+
+    def _delete_all(self, ids: tuple[str, ...]) -> Plan[int]:
+        found = yield from run(GetManyOp(self.tenant, ids))
+        missing = set(ids) - {e.id for e in found}
+        if missing:
+            raise NotFoundError(sorted(missing)[0])
+        yield from self.remove([self.deletable(e) for e in found])
+        return len(found)
 
     def delete_by_scope(self, scope: Scope | str) -> Plan[int]:
         """Delete every entry of exactly this scope (no other scope, no other tenant); a
@@ -1106,6 +1135,7 @@ class Planner:
         as_of: datetime | None = None,
         include_superseded: bool = False,
         min_relevance: float | None = None,
+        decay: bool | None = None,
     ) -> Plan[builtins.list[SearchHit]]:
         """Hybrid search: BM25 + embedding similarity (+ optional recency), fused, best first.
 
@@ -1125,6 +1155,9 @@ class Planner:
         Superseded entries are left out unless ``include_superseded``; ``as_of`` searches
         what held at that instant. A question about several things at once ("What do Ann and
         Bob both play?") is also searched by its parts, and the results are taken in turn.
+        ``decay=True`` (default: ``Settings.decay_by_default``) multiplies each score by how
+        much the entry has faded since it was last used (component ``decay``: a half-life
+        per category, ``Settings.decay``; :mod:`memvault.retrieval.decay`).
         """
         check.query(query)
         spec = RankSpec(
@@ -1156,7 +1189,8 @@ class Planner:
         if spec.time_weight:
             named = yield from call(when.windows, query, as_of or now, blocking=True)
             spec = replace(spec, windows=tuple((to_micros(a), to_micros(b)) for a, b in named))
-        hits = yield from self.ranked(query, where, spec, now, rerank=rerank)
+        fading = self.settings.decay_by_default if decay is None else check.flag("decay", decay)
+        hits = yield from self.ranked(query, where, spec, now, rerank=rerank, decay=fading)
         if min_relevance is not None:
             floor = check.finite("min_relevance", min_relevance, 0, 1)
             hits = [hit for hit in hits if hit.relevance >= floor]
@@ -1171,9 +1205,10 @@ class Planner:
         *,
         rerank: bool = False,
         only: Collection[str] | None = None,
+        decay: bool = False,
     ) -> Plan[builtins.list[SearchHit]]:
         """Search the entries ``where`` selects (and of them ``only`` those ids, a filter the
-        store cannot apply) and rank them by ``spec`` (then ``rerank``)."""
+        store cannot apply) and rank them by ``spec`` (then ``rerank``, then ``decay``)."""
         started = time.perf_counter()
         asked = questions(query)
         vectors = yield from self._embed(asked)
@@ -1192,13 +1227,17 @@ class Planner:
             )
         ]
         ids = tuple(dict.fromkeys(entry_id for ranked in lists for entry_id, _ in ranked))
-        entries = {e.id: e for e in (yield from run(GetManyOp(self.tenant, ids)))}
+        get = GetManyOp(self.tenant, ids)
+        got, stored = yield from run_pair(get, UsesOp(self.tenant, ids if decay else ()))
+        entries = {e.id: e for e in got}
         self.stats.add("searches")
         answers = []
         for question, ranked in zip(asked, lists, strict=True):
             hits = [SearchHit(entries[i], r.score, r.components) for i, r in ranked if i in entries]
             if rerank and hits:
                 hits = yield from self._reranked(question, hits, spec.model)
+            if decay:
+                hits = self._decayed(hits, stored, now)
             answers.append(hits)
         merged = interleaved(answers, key=lambda hit: hit.entry.id)
         hits = _with_relevance(
@@ -1206,6 +1245,52 @@ class Planner:
         )
         self.stats.observe("search", time.perf_counter() - started)
         return hits[: spec.limit]
+
+    def _decayed(
+        self, hits: builtins.list[SearchHit], stored: Mapping[str, Use], now: datetime
+    ) -> builtins.list[SearchHit]:
+        """``hits`` with their scores faded by disuse (component ``decay``), best first."""
+        policy = decay_policy(self.settings.decay)
+        pending = self.uses.pending(self.tenant, [hit.entry.id for hit in hits])
+        faded = []
+        for hit in hits:
+            use = merged(stored.get(hit.entry.id), pending.get(hit.entry.id))
+            since = (
+                hit.entry.updated_at if use is None else max(use.last_used_at, hit.entry.updated_at)
+            )
+            kept = factor(half_life(policy, hit.entry.category), since, now)
+            components = {**hit.components, "decay": kept}
+            faded.append(replace(hit, score=hit.score * kept, components=components))
+        return sorted(faded, key=lambda hit: -hit.score)
+
+    def used(self, entry_ids: Iterable[str], *, restated: bool = False) -> Plan[None]:
+        """Count a use of these entries now (returned to an agent; ``restated``: a write
+        restated it and was merged into it): kept in this process and stored in batches by the
+        memory that runs the plan (:mod:`memvault.store.use_log`)."""
+        ids = tuple(entry_ids)
+        if ids:
+            yield Invoke(
+                functools.partial(self.uses.add, restated=restated), (self.tenant, ids, self.now())
+            )
+
+    def reinforce(self, entry_ids: Sequence[str]) -> Plan[int]:
+        """Count a use of each of these entries now, as ``recall`` does of what it returns:
+        a search with ``decay=True`` then ranks them as fresh. Ids that are not live entries
+        of the tenant are skipped; how many were reinforced."""
+        ids = check.entry_ids("entry_ids", entry_ids)
+        found = yield from run(GetManyOp(self.tenant, tuple(dict.fromkeys(ids))))
+        now = self.now()
+        live = [e.id for e in found if not e.is_expired(now)]
+        yield from self.used(live)
+        return len(live)
+
+    def store_uses(self) -> Plan[int]:
+        """Store the uses this process saw (every tenant's), one transaction per tenant; how
+        many entries' uses were stored."""
+        taken = yield from call(self.uses.take)
+        for tenant, uses in sorted(taken.items()):
+            yield from run(RecordUsesOp(tenant, uses))
+        return sum(len(uses) for uses in taken.values())
 
     def _search_op(self, query: str, vector: np.ndarray, where: Filter, spec: RankSpec) -> SearchOp:
         """The store's search for ``query`` (its embedding ``vector``) under ``spec``."""

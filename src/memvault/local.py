@@ -18,7 +18,7 @@ from .context.plans import ContextPlans
 from .core import Plan, Planner, utc_now
 from .drivers import drive_awaiting, drive_blocking
 from .embeddings import Embedder, default_embedder
-from .errors import ValidationError
+from .errors import ForbiddenError, ValidationError
 from .extraction.plans import Extraction, LearningPlans, TurnResult, extractor_mode
 from .extraction.worker import Failure, Learner, Matches, Slot
 from .facilities.notes import NotePlans
@@ -28,9 +28,10 @@ from .llm.configured import chat_model_from_settings
 from .security import redact
 from .store.audit import DIRECT, Stamp
 from .store.base import Backend
-from .store.grants import EVERY, EVERYTHING, Grant, Reach
+from .store.grants import EVERYTHING, Grant, Reach
 from .store.registry import open_backend
 from .store.session_files import SessionFiles
+from .store.use_log import Storing
 from .trust.audit import AuditPlans
 from .trust.bundles import BundlePlans
 from .trust.erasure import ErasurePlans, Residue
@@ -139,6 +140,7 @@ class Local:
         settings = settings if settings is not None else Settings.from_env()
         self.actor = check.actor(actor if actor is not None else settings.actor, most=128)
         self.grant = EVERYTHING
+        self.storing: Storing | None = None
         self.chat, self._owns_chat = llm, False
         self.learner, self._owns_learner = Learner(), True
         self._owns_backend = False
@@ -161,6 +163,8 @@ class Local:
                 store_planner.files = SessionFiles.of(default_home(), url)
             self.planners = Planners.on(store_planner, self.chat, self._residue)
             self._unlisten = self.backend.listen(self._forget_copies)
+            self.storing = Storing(self._store_uses)
+            store_planner.uses.added = self.storing.soon
             self.recorder = Recorder(store_planner.stats)
             if check_embedding:
                 run_blocking(store_planner.check_embedding(), self.backend)
@@ -223,7 +227,7 @@ class Local:
         view.chat, view._owns_chat = self.chat, False
         view.learner, view._owns_learner = self.learner, False
         view.planners, view.actor, view.grant = self.planners, self.actor, self.grant
-        view.recorder = self.recorder
+        view.recorder, view.storing = self.recorder, None
         view._unlisten = lambda: None
         return view
 
@@ -233,6 +237,7 @@ class Local:
         search indexes): an erasure or a session's deletion happened, here or in another
         process (the backend calls this at its first transaction after it)."""
         self.learner.forget()
+        self.planners.store.uses.clear()  # ids of what may have been erased
         self.planners.store.embedder.clear()
         redact.forget_windows()
 
@@ -249,19 +254,26 @@ class Local:
         return found if not held else (found or 0) + held
 
     def stats(self) -> dict[str, int]:
-        self.grant.require(EVERY)  # every tenant's counters
+        if self.grant.limited:  # every tenant's counters: a key limited to scopes has none
+            raise ForbiddenError(
+                "a key limited by read= or write= cannot read the server's counters"
+            )
         counts = self.planners.store.stats.snapshot()
         if self.chat is not None:
             counts.update(self.chat.usage.snapshot())
         learner = {"extraction_failures": self.learner.failures}
         learner["extraction_pending"] = self.learner.pending()
+        learner["uses_dropped"] = self.storing.dropped if self.storing is not None else 0
         return counts | {name: n for name, n in learner.items() if n}
 
     def last_extraction(self, session_id: str) -> Extraction | Failure | None:
-        # what was learned from turns the caller may send: its session, to read or to write
-        self.grant.require(Reach((str(Scope.session(session_id)),)), changes=True)
+        session = str(Scope.session(session_id))
+        self.grant.require(Reach((session,)), changes=True)
         self.backend.hear()
         found: Extraction | Failure | None = self.learner.results.get((self.tenant, session_id))
+        if isinstance(found, Extraction):  # what it learned, where: to read, or to write
+            learned = {str(e.scope) for e in (*found.stored, *found.merged)}
+            self.grant.require(Reach((session, *sorted(learned))), changes=True)
         return found
 
     def waits_for(
@@ -291,11 +303,21 @@ class Local:
         slot = Slot(learning.store.tenant, session_id)
         return replace(turn, extraction=self.learner.schedule(slot, extract))
 
+    def _store_uses(self) -> int:
+        """Store the uses of entries this process saw (its views' too)."""
+        store = self.planners.store
+        if not len(store.uses):
+            return 0
+        return run_blocking(store.store_uses(), self.backend, Stamp("use", self.actor))
+
     def close(self) -> None:
-        """Wait for pending extractions, then close what this object opened: its extraction
-        workers, the LLM client, the backend (a view closes nothing)."""
+        """Wait for pending extractions, store the uses of entries seen, then close what this
+        object opened: its extraction workers, the LLM client, the backend (a view closes
+        nothing)."""
         if self._owns_learner:
             self.learner.close()
+            if self.storing is not None:
+                self.storing.close()
             self._unlisten()
         if self._owns_chat and self.chat is not None:
             self.chat.close()

@@ -286,6 +286,7 @@ class Memory(_Base, Closing):
     list = _blocking(store.LIST)
     purge_expired = _blocking(store.PURGE_EXPIRED)
     search = _blocking(store.SEARCH)
+    reinforce = _blocking(store.REINFORCE)
     reembed = _blocking(store.REEMBED)
     # supersession: changed facts replace old ones, which are kept
     supersede = _blocking(learning.SUPERSEDE)
@@ -390,6 +391,7 @@ class AsyncMemory(_Base, AsyncClosing):
     list = _awaitable(store.LIST)
     purge_expired = _awaitable(store.PURGE_EXPIRED)
     search = _awaitable(store.SEARCH)
+    reinforce = _awaitable(store.REINFORCE)
     reembed = _awaitable(store.REEMBED)
     # supersession: changed facts replace old ones, which are kept
     supersede = _awaitable(learning.SUPERSEDE)

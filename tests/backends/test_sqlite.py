@@ -38,7 +38,7 @@ def test_data_survives_reopening(tmp_path: Path) -> None:
         entry = memory.write("durable", scope="user:a", tags=["t"])
     with Memory(url) as memory:
         assert memory.get(entry.id) == entry
-        assert memory.backend.schema_version() == 7  # type: ignore[attr-defined]
+        assert memory.backend.schema_version() == 8  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("store", ["~/memvault/m.db", "sqlite:///~/memvault/m.db"])
@@ -253,7 +253,7 @@ def test_a_version_2_store_migrates_to_validity_intervals(tmp_path: Path) -> Non
         assert entry.valid_from == entry.created_at and entry.valid_to is None
         assert not entry.superseded and entry.supersedes == ()
         assert [e.id for e in memory.retrieve("user:a")] == ["E1"]
-        assert memory.backend.schema_version() == 7  # type: ignore[attr-defined]
+        assert memory.backend.schema_version() == 8  # type: ignore[attr-defined]
     with sqlean.connect(path) as conn:
         assert conn.execute("SELECT fact_key FROM entries").fetchall() == [(fact_key("old fact"),)]
 

@@ -37,6 +37,7 @@ GRANTED = f"a:{KEY_R} reader read=org:public, a:{KEY_W} writer write=org:public"
 """Keys of tenant a that may only read, or only write, one scope."""
 TOOLS = {
     "remember",
+    "reinforce",
     "remember_turn",
     "recall",
     "forget",
@@ -384,6 +385,7 @@ def test_http_tools_and_resources_do_nothing_outside_a_key_s_grant(http_server: 
             "recall": {"query": "vault code", "scope": "org:x"},
             "list_memories": {"scope": "org:x"},
             "forget": {"memory_id": secret["id"]},
+            "reinforce": {"memory_ids": [secret["id"]]},
             "create_session": {"user_id": "yan"},
             "list_sessions": {"user_id": "yan"},
             "remember_turn": {"session_id": sid, "user": "I prefer emacs."},

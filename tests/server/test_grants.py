@@ -53,7 +53,7 @@ def _execution(t: dict[str, str]) -> dict[str, Any]:
 CASES = [
     Case("POST", "/v1/memories/batch", "change",
          lambda t: {"items": [{"content": "likes rain", "scope": t["scope"]}]}),
-    Case("POST", "/v1/memories/compact/sources", "either", lambda t: {"ids": [t["e1"], t["e2"]]}),
+    Case("POST", "/v1/memories/compact/sources", "read", lambda t: {"ids": [t["e1"], t["e2"]]}),
     Case("POST", "/v1/memories/compact", "change",
          lambda t: {"ids": [t["e1"], t["e2"]], "content": "merged"}),
     Case("GET", "/v1/memories/{e1}", "read"),
@@ -87,6 +87,9 @@ CASES = [
     Case("GET", "/v1/memories", "beyond"),
     Case("POST", "/v1/purge-expired", "beyond", lambda t: {}),
     Case("POST", "/v1/search", "read", lambda t: {"query": "tea", "scope": t["scope"]}),
+    Case("POST", "/v1/search", "read",
+         lambda t: {"query": "tea", "scope": t["scope"], "decay": True}),
+    Case("POST", "/v1/memories/reinforce", "either", lambda t: {"ids": [t["e1"]]}),
     Case("POST", "/v1/search", "beyond",
          lambda t: {"query": "tea", "scope": t["scope"], "include_narrower": True,
                     "session_id": "other"}),
@@ -112,6 +115,7 @@ CASES = [
     Case("GET", "/v1/audit?scope={scope}", "read"),
     Case("GET", "/v1/audit?entry_id={e1}", "read"),
     Case("GET", "/v1/audit", "beyond"),
+    Case("GET", "/v1/audit/verify", "beyond"),
     Case("GET", "/v1/sessions/{sid}/bundle", "beyond"),  # every object scope
     Case("POST", "/v1/agents/executions", "change", _execution),
     Case("GET", "/v1/agents/executions?scope={scope}", "read"),
@@ -242,3 +246,59 @@ def test_a_key_limited_to_some_scopes_cannot_read_the_metrics(served: Any) -> No
     api = served[0]
     assert api.with_key(READER)("GET", "/metrics")[0] == 403
     assert api.with_key(ADMIN)("GET", "/metrics")[0] == 200
+
+
+def test_a_key_that_may_not_write_the_user_cannot_teach_their_memory(
+    start_server: Callable[..., Client],
+) -> None:
+    session_only = "k-session-only-0123"
+    api = start_server(api_keys=f"{KEYS}, t:{session_only} feeder write=session:sb|session:sa")
+    admin, feeder = api.with_key(ADMIN), api.with_key(session_only)
+    _target(admin, "bob", "sb")
+    before = admin("GET", "/v1/sessions/sb/records")[1]
+    said = {"user": "My bank account number is 00-EVIL-99.", "wait": True}
+    assert feeder("POST", "/v1/sessions/sb/turns", said)[0] == 403
+    record = {"role": "user", "content": "I moved to Paris."}
+    assert feeder("POST", "/v1/sessions/sb/records", record)[0] == 403
+    assert admin("GET", "/v1/sessions/sb/records")[1] == before
+    admin("POST", "/v1/sessions/sb/turns", {"user": "I have a cat.", "wait": True})
+    learned = admin("GET", "/v1/memories?scope=user:bob")[1]["entries"]
+    assert not any("EVIL" in e["content"] or "Paris" in e["content"] for e in learned)
+
+
+def test_what_an_extraction_learned_is_shown_only_within_the_grant(
+    start_server: Callable[..., Client],
+) -> None:
+    watcher = "k-watcher-01234567"
+    api = start_server(api_keys=f"{KEYS}, t:{watcher} watcher read=session:sb")
+    admin = api.with_key(ADMIN)
+    _target(admin, "bob", "sb")
+    status, turn = admin(
+        "POST", "/v1/sessions/sb/turns", {"user": "I am allergic to peanuts.", "wait": True}
+    )
+    assert status == 201 and turn["learned"]["stored"]
+    status, answer = api.with_key(watcher)("GET", "/v1/sessions/sb/extraction")
+    assert status == 403 and "peanuts" not in str(answer)
+    assert api.with_key(BOTH)("GET", "/v1/sessions/sa/extraction")[0] == 200
+
+
+def test_a_reader_builds_a_context_whose_summaries_it_may_not_keep(
+    served: Any,
+) -> None:
+    api, database, _ = served
+    admin = api.with_key(ADMIN)
+    for n in range(40):
+        admin("POST", "/v1/sessions/sa/records", {"role": "user", "content": f"turn {n} " * 30})
+    before = _snapshot(database)
+    status, context = api.with_key(READER)("POST", "/v1/sessions/sa/context", {"budget": 300})
+    assert status == 200 and context["summaries_made"] > 0
+    assert _snapshot(database) == before  # made, not kept
+
+
+def test_only_a_key_without_fields_reads_the_server_s_counters(
+    start_server: Callable[..., Client],
+) -> None:
+    everything = "k-read-all-0123456"
+    api = start_server(api_keys=f"{KEYS}, t:{everything} auditor read=*")
+    assert api.with_key(everything)("GET", "/v1/stats")[0] == 403
+    assert api.with_key(ADMIN)("GET", "/v1/stats")[0] == 200

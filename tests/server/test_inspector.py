@@ -318,3 +318,22 @@ def test_a_key_s_grant_bounds_what_the_inspector_shows_and_changes(
         status, body = post(ui, f"/ui/entries/{finding}/{action}", **here)
         assert status == 403 and "does not allow" in body, action
     assert "Kyoto returns" in ui.get(f"/ui/sessions/{seeded.session}").text  # nothing changed
+
+
+def test_a_bulk_delete_outside_a_key_s_grant_deletes_none(
+    open_app: Callable[..., TestClient], seeded: Seeded
+) -> None:
+    key = "acme-editor-0123456789abcdef"
+    shared, private = seeded.session, seeded.private_session
+    grant = f"read=session:{shared}|session:{private}|user:alice write=session:{shared}"
+    ui = open_app(api_keys=f"{API_KEYS},acme:{key} editor {grant}")
+    token = csrf_of(ui.get("/ui/login").text)
+    ui.post("/ui/login", data={"csrf": token, "key": key}, headers=SAME_ORIGIN)
+    page = ui.get(f"/ui/sessions/{shared}").text
+    mine = _entry_id(page, "Kyoto returns")
+    theirs = _entry_id(ui.get(f"/ui/sessions/{private}").text, "Never leaves")
+    fields = {"csrf": csrf_of(page), "session": shared}
+    status, body = post(ui, "/ui/entries/delete", ids=[mine, theirs], **fields)
+    assert status == 403 and "does not allow" in body
+    assert "Kyoto returns" in ui.get(f"/ui/sessions/{shared}").text  # none deleted
+    assert post(ui, "/ui/entries/delete", ids=[mine], **fields)[0] == 303

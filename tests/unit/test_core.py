@@ -113,9 +113,12 @@ def test_write_returns_the_existing_entry_for_a_near_duplicate() -> None:
     p = planner()
     plan: Any = p.write("likes tea", scope="user:u")
     embed_step(plan, next(plan))
-    merged = finish(plan, [entry()])
+    counted = plan.send([entry()])  # the restatement counts as a use of its twin: no op
+    assert isinstance(counted, Invoke) and counted.args[1] == ("E1",)
+    merged = finish(plan, counted.fn(*counted.args))
     assert merged.id == "E1" and merged.duplicate
     assert p.stats.snapshot() == {"near_duplicate": 1}
+    assert p.uses.pending("t", ["E1"])["E1"].restated == 1
 
 
 def test_merge_provenance() -> None:

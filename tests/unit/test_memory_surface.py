@@ -42,7 +42,7 @@ def test_both_drivers_expose_the_same_operations() -> None:
 def test_every_plan_of_a_facility_is_an_operation(planner: type) -> None:
     helpers = {"session_entry", "record_log", "shared_sessions", "search_scopes", "findings_in"}
     helpers |= {"record_entry", "replace_with", "current", "put_learned", "cap_of"}
-    helpers |= {"check_learned", "may_leave"}
+    helpers |= {"check_learned", "may_leave", "teaches"}
     assert public_plans(planner) - helpers - {"live_notes"} <= operations(Memory).keys()
 
 
@@ -52,6 +52,7 @@ def test_every_store_operation_is_bound() -> None:
     toolkit |= {"events", "forget_texts", "forget_session_files"}
     toolkit |= {"live", "admit", "ranked", "index", "editable"}
     toolkit |= {"twin", "copy_of", "removal", "remove", "relink_evicted", "compaction_sources"}
+    toolkit |= {"used", "store_uses", "delete_all"}  # uses counted by other plans; the inspector
     assert public_plans(Planner) - toolkit == {
         n for n in operations(Memory) if n in public_plans(Planner)
     }

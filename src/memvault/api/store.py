@@ -53,7 +53,8 @@ VERSIONS = {"as_of": TIMESTAMP, "include_superseded": FLAG}
 """What held at an instant, or every version (superseded entries are left out by default)."""
 ENTRY_ID = "/v1/memories/{entry_id}"
 ITEMS = Field({"type": "array", "items": {"type": "object"}}, typed("array"))
-COMPACTED = replace(TEXTS, keyword="entry_ids")
+ENTRY_IDS = replace(TEXTS, keyword="entry_ids")
+"""A body's ``ids``: the plan's ``entry_ids``."""
 
 
 def _get(op: Operation[Any, MemoryEntry | None], named: dict[str, Any]) -> Steps[Any]:
@@ -90,7 +91,7 @@ def _write_many(op: Operation[Any, WriteReport], named: dict[str, Any]) -> Steps
 COMPACTION_SOURCES = Endpoint(
     "POST",
     "/v1/memories/compact/sources",
-    {"ids": COMPACTED, "scope": TEXT},
+    {"ids": ENTRY_IDS, "scope": TEXT},
     required=("ids",),
     answer="the entries a compaction would merge (nothing changes)",
     reads=True,
@@ -209,7 +210,7 @@ COMPACT = Operation(
         "POST",
         "/v1/memories/compact",
         {
-            "ids": COMPACTED,
+            "ids": ENTRY_IDS,
             "content": TEXT,
             "revisions": INTEGERS,
             "scope": TEXT,
@@ -286,12 +287,24 @@ SEARCH = Operation(
             "time_weight": NUMBER,
             **VERSIONS,
             "min_relevance": NUMBER,
+            "decay": FLAG,
         },
         required=("query", "scope"),
         answer="the hits",
         reads=True,
     ),
     Each("hits", SearchHit),
+)
+REINFORCE = Operation(
+    Planner.reinforce,
+    Endpoint(
+        "POST",
+        "/v1/memories/reinforce",
+        {"ids": ENTRY_IDS},
+        required=("ids",),
+        answer="how many entries were reinforced",
+    ),
+    Value("reinforced"),
 )
 REEMBED = local(
     Planner.reembed,
@@ -312,6 +325,7 @@ OPERATIONS = (
     LIST,
     PURGE_EXPIRED,
     SEARCH,
+    REINFORCE,
     REEMBED,
 )
 

@@ -301,6 +301,12 @@ def purge_expired(ctx: click.Context) -> None:
     default=None,
     help="Drop hits whose calibrated relevance (0 to 1) is below this.",
 )
+@click.option(
+    "--decay/--no-decay",
+    default=None,
+    help="Fade the scores of entries unused for long (MEMVAULT_DECAY; default: "
+    "MEMVAULT_DECAY_BY_DEFAULT).",
+)
 @as_of_option
 @superseded_option
 @click.pass_context
@@ -320,6 +326,7 @@ def search(
     rerank: bool,
     time_weight: float,
     min_relevance: float | None,
+    decay: bool | None,
     as_of: datetime | None,
     include_superseded: bool,
 ) -> None:
@@ -341,8 +348,18 @@ def search(
         as_of=as_of,
         include_superseded=include_superseded,
         min_relevance=min_relevance,
+        decay=decay,
     )
     emit(ctx, [hit.to_dict() for hit in hits], render.hit_lines(hits))
+
+
+@cli.command()
+@click.argument("entry_ids", nargs=-1, required=True)
+@click.pass_context
+def reinforce(ctx: click.Context, entry_ids: tuple[str, ...]) -> None:
+    """Count a use of these entries now: a search with --decay ranks them as fresh."""
+    done = open_memory(ctx).reinforce(list(entry_ids))
+    emit(ctx, {"reinforced": done}, f"reinforced {done} of {len(entry_ids)}")
 
 
 @cli.command("import")

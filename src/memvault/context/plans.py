@@ -4,6 +4,7 @@ hierarchical context (recent records + relevant memories + summaries) within a b
 from __future__ import annotations
 
 import builtins
+import contextlib
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -12,7 +13,7 @@ from typing import Any
 
 from .. import validation as check
 from ..core import Plan, Planner, call, run_all
-from ..errors import CompactionError, ValidationError
+from ..errors import CompactionError, ForbiddenError, ValidationError
 from ..facilities.model import (
     FINDING,
     GLOBAL_MEMORY,
@@ -122,7 +123,9 @@ class ContextPlans:
         cached summaries, all within ``budget`` estimated tokens. Records never change."""
         yield from self.sessions.session_entry(session_id)
         records = yield from self.sessions.record_log(Scope.session(session_id))
-        return (yield from self._window(records, budget, summarizer, tz))
+        window = yield from self._window(records, budget, summarizer, tz)
+        yield from self.store.used(r.id for r in records)  # each is in the window, or summed up
+        return window
 
     def _window(
         self, records: Sequence[Record], budget: int, summarizer: Summarizer | None, tz: tzinfo
@@ -142,8 +145,9 @@ class ContextPlans:
             if key not in cached:
                 cached[key] = yield from self._summarize(summarizer, block)
                 made.append(self._summary_entry(scope, key, block, cached[key], summarizer.name))
-        if made:
-            yield from run_all(op for e in made for op in self._replace_summary(scope, e))
+        if made:  # a key that may only read: they are made, not kept
+            with contextlib.suppress(ForbiddenError):
+                yield from run_all(op for e in made for op in self._replace_summary(scope, e))
         window = builder.fit(layout, [cached[k] for k in keys], budget, tz)
         return replace(window, summaries_made=len(made), summaries_cached=len(keys) - len(made))
 
@@ -157,6 +161,8 @@ class ContextPlans:
         global_memory = yield from self.notes.live_notes(Scope.user(session.user_id), GLOBAL_MEMORY)
         session_memory = yield from self.notes.live_notes(scope, SESSION_MEMORY)
         findings = yield from self.notes.findings_in(scope)
+        shown = [*global_memory, *session_memory]
+        yield from self.store.used([*(e.id for e in shown), *(f.entry_id for f in findings)])
         return prompt.system_prompt(base, global_memory, session_memory, findings)
 
     def recall(
@@ -185,6 +191,7 @@ class ContextPlans:
             hits = yield from self._relevant(session, query, limit, records)
         kept, used = _within(hits, int(_budget(budget) * RELEVANT_SHARE))
         window = yield from self._window(records, budget - used, summarizer, tz)
+        yield from self.store.used([*(hit.entry.id for hit in kept), *(r.id for r in records)])
         return HierarchicalContext(tuple(kept), window, used + window.tokens)
 
     # -- helpers ------------------------------------------------------------------------------

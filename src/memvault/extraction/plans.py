@@ -251,7 +251,7 @@ class LearningPlans:
     ) -> Plan[TurnResult]:
         """Append one turn — the user's message, the tool outputs, the assistant's answer — to
         the session's log in one transaction; extraction then runs in the background."""
-        yield from self.sessions.session_entry(session_id)
+        session = yield from self.sessions.session_entry(session_id)
         turn = [*self._user_and_tools(user, tool_records)]
         if assistant is not None:
             turn.append(("assistant", assistant, {}))
@@ -266,7 +266,7 @@ class LearningPlans:
             entries.append(self.sessions.record_entry(session_id, role, text, **extra))
         chunks = yield from self.store.index(entries)
         puts = [PutOp(self.store.tenant, e, chunks=c) for e, c in zip(entries, chunks, strict=True)]
-        yield from run_all(puts)
+        yield from run_all([*puts, self.sessions.teaches(session)])
         self.store.stats.add("written", len(entries))
         records = tuple(Record.from_entry(e) for e in entries)
         return TurnResult(session_id, records, redactions=counts)

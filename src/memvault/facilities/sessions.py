@@ -19,6 +19,7 @@ from ..store.ops import (
     Filter,
     ForgetCopiesOp,
     ListOp,
+    ReachOp,
     ReplaceOp,
 )
 from ..types import MemoryEntry, NewEntry, Provenance, Scope, ScopeKind, SearchHit
@@ -157,7 +158,7 @@ class SessionPlans:
         created_at: datetime | None = None,
     ) -> Plan[Record]:
         """Append one turn to the session's log. Records are never changed or deleted alone."""
-        yield from self.session_entry(session_id)
+        session = yield from self.session_entry(session_id)
         entry = self.record_entry(
             session_id,
             role,
@@ -167,7 +168,13 @@ class SessionPlans:
             object_ids=object_ids,
             created_at=created_at,
         )
-        return Record.from_entry((yield from self.store.put(entry)))
+        return Record.from_entry((yield from self.store.put(entry, also=[self.teaches(session)])))
+
+    def teaches(self, session: MemoryEntry) -> ReachOp:
+        """What a record appended to ``session`` reaches besides it: its user's scope, where
+        extraction learns from it (a key that may not write there may not feed it either)."""
+        owner = Scope.user(Session.from_entry(session).user_id)
+        return ReachOp(self.store.tenant, (str(owner),), changes=True)
 
     def record_entry(
         self,

@@ -227,7 +227,14 @@ async def _recall(
     hits = await memory.search(
         query, scope, tags=tags, limit=limit, rerank=True, min_relevance=floor
     )
+    if hits:  # what an agent was given counts as used (docs/trust.md: decay)
+        await memory.reinforce([hit.entry.id for hit in hits])
     return hit_lines(hits), {"hits": [hit.to_dict() for hit in hits]}
+
+
+async def _reinforce(memory: AsyncMemory, memory_ids: list[str]) -> Answer:
+    done = await memory.reinforce(memory_ids)
+    return f"Reinforced {done} of {len(memory_ids)} memories.", {"reinforced": done}
 
 
 async def _forget(memory: AsyncMemory, memory_id: str) -> Answer:
@@ -372,7 +379,7 @@ def build_server(tenancy: Tenancy, log_level: str = "WARNING") -> MCPServer[Any]
 
 
 def add_store_tools(server: MCPServer[Any], run: Run) -> None:
-    """remember, recall, forget, list_memories: memories of any scope."""
+    """remember, recall, reinforce, forget, list_memories: memories of any scope."""
 
     @tool(server, WRITES)
     async def remember(
@@ -427,6 +434,24 @@ def add_store_tools(server: MCPServer[Any], run: Run) -> None:
         remembered.
         """
         return await run(ctx, lambda m: _recall(m, query, scope, tags, limit))
+
+    @tool(server, WRITES)
+    async def reinforce(
+        memory_ids: Annotated[
+            list[str],
+            Field(description="Ids of memories that helped, from recall.", min_length=1),
+        ],
+        ctx: Ctx,
+    ) -> CallToolResult:
+        """Tell memory which memories helped, so they stay strong.
+
+        Call it after a memory you recalled actually answered the user's question or shaped
+        your answer. Memories that are never used fade in searches that ask for it (nothing is
+        deleted); recall already counts what it returns, so reinforce what proved useful.
+        Example: {"memory_ids": ["01JQ3Z8K6T2V9X4B7N5M1C0D2E"]}. Returns how many were
+        reinforced (ids that are not memories of yours are skipped).
+        """
+        return await run(ctx, lambda m: _reinforce(m, memory_ids))
 
     @tool(server, DELETES)
     async def forget(memory_id: MemoryId, ctx: Ctx) -> CallToolResult:

@@ -19,6 +19,7 @@ from typing import Protocol, TypeVar
 from ..errors import ConfigError, InvalidScopeError
 from ..rest.codec import AGENT_HEADER, Caller, header_safe
 from ..store.grants import EVERYTHING, Grant
+from ..types import ScopeKind
 
 __all__ = ["AGENT_HEADER", "Key", "KeyRing", "actor_of", "agent_of"]
 
@@ -61,6 +62,9 @@ class Key:
 
 
 GRANT_FIELDS = ("read", "write")
+GRANT_MARKS = (":", "|", "*")
+"""What a key's name may not hold: a grant mistyped would otherwise name the key, which would
+keep its whole tenant."""
 
 
 def _grant_of(words: list[str], tenant: str) -> tuple[str, Grant]:
@@ -71,6 +75,12 @@ def _grant_of(words: list[str], tenant: str) -> tuple[str, Grant]:
     for word in words:
         label, sep, value = word.partition("=")
         if not sep:
+            if any(mark in word for mark in GRANT_MARKS):
+                raise ConfigError(
+                    f"an API key of tenant {tenant!r} has {word[:40]!r} in its name, which "
+                    "looks like a grant: a key's fields are read=P1|P2 and write=P1|P2, "
+                    "without spaces"
+                )
             name.append(word)
             continue
         if label not in GRANT_FIELDS or label in fields:
@@ -94,6 +104,11 @@ def _key_of(item: str, position: int) -> Key:
     tenant = tenant.strip()
     if not sep or not tenant or not key:
         raise ConfigError("setting api_keys must be comma-separated tenant:key pairs")
+    if tenant in set(ScopeKind):
+        raise ConfigError(
+            f"setting api_keys names a tenant {tenant!r}, a kind of scope: patterns are "
+            "separated by '|', not ',' (which starts another key)"
+        )
     name, grant = _grant_of(words, tenant)
     if len(key) < MIN_KEY_CHARS:
         raise ConfigError(

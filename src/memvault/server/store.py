@@ -50,7 +50,7 @@ async def compaction_sources(memory: AsyncMemory, call: Call) -> Answer:
     makes their text); nothing changes."""
     check.arguments(call.args)
     plan = memory.planners.store.compaction_sources(**call.args)
-    found = await memory.run_plan(plan, "compact", changes=True)
+    found = await memory.run_plan(plan, "compact", changes=False)  # it shows them: a read
     return 200, {"entries": [e.to_dict() for e in found]}
 
 

@@ -41,6 +41,7 @@ from .ops import (
     PurgeExpiredOp,
     PutOp,
     ReachOp,
+    RecordUsesOp,
     Removed,
     ReplaceOp,
     SearchOp,
@@ -48,6 +49,8 @@ from .ops import (
     StoredEmbeddingOp,
     TrimOp,
     TwinsOp,
+    Use,
+    UsesOp,
 )
 from .registry import open_backend, register_backend
 
@@ -87,6 +90,7 @@ __all__ = [
     "Op",
     "PendErasureOp",
     "ReachOp",
+    "RecordUsesOp",
     "PendingErasure",
     "PendingErasuresOp",
     "PurgeExpiredOp",
@@ -99,6 +103,8 @@ __all__ = [
     "StoredEmbeddingOp",
     "TrimOp",
     "TwinsOp",
+    "Use",
+    "UsesOp",
     "open_backend",
     "register_backend",
 ]

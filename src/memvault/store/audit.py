@@ -87,5 +87,5 @@ def _changes(op: ops.Op[Any], result: Any) -> Iterator[Fact]:
             yield from ((where.tenant, "deleted", r.id, r.scope, None, None) for r in result)
         case ops.ForgetAuditOp(tenant=tenant, note=note):
             yield tenant, "erased", None, None, note, result.checkpoint
-        case ops.AppendAuditOp():
+        case ops.AppendAuditOp() | ops.RecordUsesOp():  # a use is not a change of memory
             return

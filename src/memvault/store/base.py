@@ -47,6 +47,7 @@ from .ops import (
     PurgeExpiredOp,
     PutOp,
     ReachOp,
+    RecordUsesOp,
     Removed,
     ReplaceOp,
     SearchOp,
@@ -54,6 +55,8 @@ from .ops import (
     StoredEmbeddingOp,
     TrimOp,
     TwinsOp,
+    Use,
+    UsesOp,
 )
 
 
@@ -107,6 +110,8 @@ AnyOp = (
     | PendingErasuresOp
     | PendErasureOp
     | ReachOp
+    | UsesOp
+    | RecordUsesOp
 )
 """Every op a backend must handle."""
 
@@ -316,11 +321,19 @@ class Backend(ABC):
                 return self.op_pend_erasure(tx, checked)
             case ReachOp():
                 return None  # a claim: the grant was checked before the batch ran
+            case UsesOp():
+                return self.op_uses(tx, checked)
+            case RecordUsesOp():
+                return self.op_record_uses(tx, checked)
             case _:
                 assert_never(checked)
 
     @abstractmethod
     def op_put(self, tx: Any, op: PutOp) -> None: ...
+    @abstractmethod
+    def op_uses(self, tx: Any, op: UsesOp) -> dict[str, Use]: ...
+    @abstractmethod
+    def op_record_uses(self, tx: Any, op: RecordUsesOp) -> None: ...
     @abstractmethod
     def op_get_many(self, tx: Any, op: GetManyOp) -> list[MemoryEntry]: ...
     @abstractmethod

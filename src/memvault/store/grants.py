@@ -38,6 +38,10 @@ class Pattern:
         if text == EVERY_SCOPE:
             return cls(text)
         kind, sep, rest = text.partition(":")
+        if "*" in text and not (sep and rest == "*"):
+            raise InvalidScopeError(
+                f"pattern {text!r}: '*' stands alone or after a kind ('session:*'), nowhere else"
+            )
         if sep and rest == "*":
             if kind not in set(ScopeKind):
                 raise InvalidScopeError(
@@ -125,15 +129,20 @@ class Grant:
         if self.limited:
             for op, result in zip(batch, results, strict=True):
                 found = found_scopes(op, result)
-                if found:
-                    self.require(Reach(found, changes=op.writes), changes)
+                if found and not _within(self._allowed(op.writes, changes), Reach(found)):
+                    what = "change" if op.writes else "read"  # never where it lies
+                    raise ForbiddenError(f"the grant does not allow to {what} an entry named by id")
 
     def require(self, reach: Reach, changes: bool = False) -> None:
         """Refuse (ForbiddenError) what reaches outside this grant: for what runs no op (the
         server's counters, a session's last extraction)."""
-        allowed = self.write if reach.changes else _either(self.read, self.write, changes)
-        if not _within(allowed, reach):
+        if not _within(self._allowed(reach.changes, changes), reach):
             raise ForbiddenError(self._refusal(reach))
+
+    def _allowed(self, writes: bool, changes: bool) -> tuple[Pattern, ...] | None:
+        """The patterns an op may reach: to write, or to read (in an operation that
+        ``changes``, what it may write too)."""
+        return self.write if writes else _either(self.read, self.write, changes)
 
     def _refusal(self, reach: Reach) -> str:
         what = "write" if reach.changes else "read"
@@ -193,6 +202,8 @@ UNSCOPED = (
     ops.StoredEmbeddingOp,
     ops.EmbeddingInfoOp,  # the store's embedding model
     ops.ForgetCopiesOp,  # a word to every process to drop its caches
+    ops.UsesOp,
+    ops.RecordUsesOp,  # how often entries found by id were used: never their content
 )
 """Ops that name no scope before they run."""
 

@@ -37,6 +37,7 @@ from .duplicates import fact_key, twins_among
 from .residue import found_in, hashes_found_in, pending_erasures, pending_key, pending_value
 from .scope_index import ChunkTable, search
 from .timeconv import to_micros
+from .use_log import merged
 
 Key = tuple[str, str]
 Undo = list[Callable[[], None]]
@@ -83,6 +84,7 @@ class _Row:
     entry: MemoryEntry
     chunks: tuple[tuple[int, ops.ChunkRecord], ...]
     fact_key: int
+    use: ops.Use | None = None
 
     @classmethod
     def of(cls, entry: MemoryEntry, chunks: tuple[tuple[int, ops.ChunkRecord], ...]) -> _Row:
@@ -212,7 +214,7 @@ class InMemoryBackend(Backend):
         if row.entry.scope != op.entry.scope:  # an entry never changes scope (see replace_sql)
             raise ConflictError(f"entry {op.entry.id} is not in scope {op.entry.scope}")
         chunks = row.chunks if op.chunks is None else self._numbered(op.chunks)
-        self._set((op.tenant, op.entry.id), _Row.of(op.entry, chunks), undo)
+        self._set((op.tenant, op.entry.id), replace(_Row.of(op.entry, chunks), use=row.use), undo)
 
     def op_delete(self, undo: Undo, op: ops.DeleteOp) -> list[ops.Removed]:
         row = self._current(op.tenant, op.entry_id, op.expected_revision)
@@ -370,6 +372,16 @@ class InMemoryBackend(Backend):
     ) -> list[ops.PendingErasure]:
         prefix = pending_key(op.tenant, "")
         return pending_erasures(v for k, v in self._info.items() if k.startswith(prefix))
+
+    def op_uses(self, undo: Undo, op: ops.UsesOp) -> dict[str, ops.Use]:
+        rows = (self._rows.get((op.tenant, i)) for i in op.entry_ids)
+        return {row.entry.id: row.use for row in rows if row is not None and row.use is not None}
+
+    def op_record_uses(self, undo: Undo, op: ops.RecordUsesOp) -> None:
+        for use in op.uses:
+            row = self._rows.get((op.tenant, use.entry_id))
+            if row is not None:
+                self._set((op.tenant, use.entry_id), replace(row, use=merged(row.use, use)), undo)
 
     def op_pend_erasure(self, undo: Undo, op: ops.PendErasureOp) -> None:
         value = None if op.done else pending_value(op.pending)

@@ -493,3 +493,34 @@ class ReachOp(Op[None]):
     scopes: tuple[str, ...] | None
     _: KW_ONLY
     changes: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Use:
+    """How often an entry was used (returned to an agent, reinforced) and when last."""
+
+    entry_id: str
+    last_used_at: datetime
+    uses: int = 1
+    restated: int = 0
+    """Of the uses, how many were writes that restated it (merged into it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UsesOp(Op[dict[str, Use]]):
+    """The recorded use of entries ``entry_ids`` (those never used are absent). Result:
+    dict[str, Use]."""
+
+    tenant: str
+    entry_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordUsesOp(Op[None]):
+    """Add ``uses`` to what is recorded of their entries (counts add up, the latest time
+    stays); an entry that is gone is skipped. Not a change of memory: no audit event, no
+    revision. Result: None."""
+
+    writes: ClassVar[bool] = True
+    tenant: str
+    uses: tuple[Use, ...]

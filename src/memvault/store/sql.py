@@ -359,3 +359,30 @@ def forget_audit_sql(op: ops.ForgetAuditOp, d: Dialect) -> list[SQL]:
             where, params = d.any_of(column, values[start : start + FORGET_CHUNK])
             statements.append((f"{head} AND {where} RETURNING seq", [op.tenant, *params]))
     return statements
+
+
+# -- the use of entries -------------------------------------------------------------------------
+
+
+def uses_sql(op: ops.UsesOp, d: Dialect) -> SQL:
+    """The recorded use (id, last used, uses) of the entries ``op`` names."""
+    of_ids, params = d.any_of("e.id", list(op.entry_ids))
+    sql = (
+        f"SELECT e.id, u.last_used_at, u.uses, u.restated FROM entry_uses u "
+        f"JOIN entries e ON e.{d.entry_key} = u.{d.tag_key} WHERE e.tenant = {d.mark} AND {of_ids}"
+    )
+    return sql, [op.tenant, *params]
+
+
+def record_use_sql(d: Dialect) -> str:
+    """Add one entry's uses (parameters: last used, uses, restated, tenant, id); nothing if
+    it is gone."""
+    latest = "max" if d.mark == "?" else "GREATEST"
+    return (
+        f"INSERT INTO entry_uses ({d.tag_key}, last_used_at, uses, restated) "
+        f"SELECT {d.entry_key}, {d.mark}, {d.mark}, {d.mark} FROM entries "
+        f"WHERE tenant = {d.mark} AND id = {d.mark} ON CONFLICT ({d.tag_key}) DO UPDATE SET "
+        f"last_used_at = {latest}(entry_uses.last_used_at, excluded.last_used_at), "
+        "uses = entry_uses.uses + excluded.uses, "
+        "restated = entry_uses.restated + excluded.restated"
+    )

@@ -47,11 +47,13 @@ from .sql import (
     insert_sql,
     link_from_row,
     list_sql,
+    record_use_sql,
     replace_sql,
     trim_sql,
     twins_sql,
+    uses_sql,
 )
-from .timeconv import to_micros
+from .timeconv import from_micros, to_micros
 
 CAUGHT_UP_AT_MOST = 50_000
 """Changes to a scope since its index was built that are applied to it; more: it is rebuilt."""
@@ -267,6 +269,21 @@ class SqlOps:
 
         made = checkpoint(gone, before, after, state.head, state.genesis)
         return ops.Forgotten(len(gone), made.to_text())
+
+    # -- the use of entries ---------------------------------------------------------------------
+
+    def op_uses(self, conn: Any, op: ops.UsesOp) -> dict[str, ops.Use]:
+        if not op.entry_ids:
+            return {}
+        rows = conn.execute(*uses_sql(op, self.dialect))
+        return {str(i): ops.Use(str(i), from_micros(at), int(n), int(r)) for i, at, n, r in rows}
+
+    def op_record_uses(self, conn: Any, op: ops.RecordUsesOp) -> None:
+        rows = [
+            (to_micros(u.last_used_at), u.uses, u.restated, op.tenant, u.entry_id) for u in op.uses
+        ]
+        if rows:
+            conn.cursor().executemany(record_use_sql(self.dialect), rows)
 
     # -- erasure: copies of content in other processes, pending purges ------------------------
 

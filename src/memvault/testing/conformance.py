@@ -42,6 +42,7 @@ from ..types import MemoryEntry, NewEntry, Outcome, Provenance, Scope, ScopeKind
 from . import HashEmbedder, ManualClock
 from .agents_conformance import AgentConformance
 from .audit_conformance import AuditConformance
+from .decay_conformance import DecayConformance
 from .erasure_conformance import ErasureConformance
 from .facilities_conformance import FacilityConformance
 from .grants_conformance import GrantConformance
@@ -98,6 +99,7 @@ class MemoryConformance(
     AgentConformance,
     ErasureConformance,
     GrantConformance,
+    DecayConformance,
 ):
     """The behaviour every backend must show (seed 003 §15 is the floor)."""
 
@@ -113,14 +115,29 @@ class MemoryConformance(
     def make_memory(
         self, request: pytest.FixtureRequest, backend: Backend, clock: ManualClock
     ) -> Iterator[Callable[..., Any]]:
-        """Opens a Memory on the test's backend with the test's driver (kwargs as for Memory)."""
+        """Opens a Memory on the test's backend with the test's driver (kwargs as for Memory);
+        each is closed before the backend."""
         if request.param == "sync":
-            yield lambda **kwargs: Memory(backend, clock=clock, **kwargs)
+            opened: list[Memory] = []
+
+            def blocking(**kwargs: Any) -> Memory:
+                opened.append(Memory(backend, clock=clock, **kwargs))
+                return opened[-1]
+
+            yield blocking
+            for one in opened:
+                one.close()
             return
         with asyncio.Runner() as runner:
-            yield lambda **kwargs: BlockingAsync(
-                AsyncMemory(backend, clock=clock, **kwargs), runner
-            )
+            awaiting: list[AsyncMemory] = []
+
+            def driven(**kwargs: Any) -> BlockingAsync:
+                awaiting.append(AsyncMemory(backend, clock=clock, **kwargs))
+                return BlockingAsync(awaiting[-1], runner)
+
+            yield driven
+            for each in awaiting:
+                runner.run(each.aclose())
 
     @pytest.fixture
     def memory(self, make_memory: Callable[..., Any]) -> Any:

@@ -18,7 +18,7 @@ from urllib.parse import parse_qs
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from ...errors import MemvaultError, NotFoundError, ValidationError
+from ...errors import MemvaultError, ValidationError
 from ...facilities.model import GLOBAL_MEMORY, SESSION_MEMORY, trust_tag
 from ...memory import AsyncMemory
 from ...types import Scope
@@ -404,11 +404,9 @@ async def bulk_delete(memory: AsyncMemory, request: Request, form: Form) -> str:
 
 
 async def _delete_all(memory: AsyncMemory, ids: list[str]) -> None:
-    for entry_id in ids:
-        if await memory.get(entry_id) is None:
-            raise NotFoundError(entry_id)
-    for entry_id in ids:
-        await memory.delete(entry_id)
+    """Delete the ticked entries in one transaction: all of them, or (one missing, one
+    outside the key's grant) none."""
+    await memory.run_plan(memory.planners.store.delete_all(ids), "delete", changes=True)
 
 
 async def restore(memory: AsyncMemory, request: Request, form: Form) -> str:
