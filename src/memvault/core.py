@@ -113,8 +113,10 @@ UPDATE_ATTEMPTS = 30
 
 
 def backoff(attempt: int) -> float:
-    """Seconds to wait before retry ``attempt`` (1-based): 1 ms doubling to 50 ms, jittered."""
-    return float(min(0.001 * 2.0 ** (attempt - 1), 0.05) * random.uniform(0.5, 1.5))
+    """Seconds to wait before retry ``attempt`` (1-based): 1 ms doubling to 200 ms, jittered
+    (a tenant's write transactions take turns at their audit events on PostgreSQL: a hot entry's
+    writers spread over more time than a commit)."""
+    return float(min(0.001 * 2.0 ** (attempt - 1), 0.2) * random.uniform(0.5, 1.5))
 
 
 @dataclass(frozen=True, slots=True)
