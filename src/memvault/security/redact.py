@@ -172,6 +172,10 @@ class Redactor:
             counts += replaced
         return Redaction(text, dict(counts))
 
+    def finds(self, text: str) -> bool:
+        """Whether a rule finds something in ``text`` (or in its plain view) to replace."""
+        return bool(self.rules) and any(rule for _, _, rule in self._spans(text))
+
     def _spans(self, text: str) -> list[Found]:
         """What to replace, by start: what the rules find in ``text`` and in its plain view
         (mapped back onto ``text``)."""

@@ -515,6 +515,35 @@ class UsesOp(Op[dict[str, Use]]):
     entry_ids: tuple[str, ...]
 
 
+class Surveyed(NamedTuple):
+    """What a hygiene report reads of one entry (:class:`SurveyOp`)."""
+
+    id: str
+    scope: str
+    category: str | None
+    content: str
+    updated_at: datetime
+    expires_at: datetime | None
+    superseded: bool
+    fact_key: int | None
+    vector: bytes | None
+    """Its first chunk's vector (float32 bytes; None: not embedded)."""
+    use: Use | None
+    """Its recorded use (None: never used, as far as the store knows)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SurveyOp(Op[list[Surveyed]]):
+    """A page of the entries that pass a filter (expired and superseded ones too, whatever
+    it says of them), ordered by id, after id ``after``: what a hygiene report reads of each,
+    in one pass. Result: list[:class:`Surveyed`]."""
+
+    filter: Filter
+    limit: int
+    _: KW_ONLY
+    after: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class RecordUsesOp(Op[None]):
     """Add ``uses`` to what is recorded of their entries (counts add up, the latest time
