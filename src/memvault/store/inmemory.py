@@ -395,15 +395,7 @@ class InMemoryBackend(Backend):
         return {row.entry.id: row.use for row in rows if row is not None and row.use is not None}
 
     def op_survey(self, undo: Undo, op: ops.SurveyOp) -> list[ops.Surveyed]:
-        rows = sorted(
-            (
-                r
-                for r in self._select(op.filter.all_versions())
-                if op.after is None or r.entry.id > op.after
-            ),
-            key=lambda r: r.entry.id,
-        )[: op.limit]
-        return [_surveyed(row) for row in rows]
+        return [_surveyed(row) for row in self._select(op.filter.all_versions())]
 
     def op_record_uses(self, undo: Undo, op: ops.RecordUsesOp) -> None:
         for use in op.uses:

@@ -534,14 +534,12 @@ class Surveyed(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class SurveyOp(Op[list[Surveyed]]):
-    """A page of the entries that pass a filter (expired and superseded ones too, whatever
-    it says of them), ordered by id, after id ``after``: what a hygiene report reads of each,
-    in one pass. Result: list[:class:`Surveyed`]."""
+    """Every entry that passes a filter (expired and superseded ones too, whatever it says of
+    them), in no order: what a hygiene report reads of each, in one pass (a statement with no
+    sort: paging by id made SQLite sort the scope again for every page). Result:
+    list[:class:`Surveyed`]."""
 
     filter: Filter
-    limit: int
-    _: KW_ONLY
-    after: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

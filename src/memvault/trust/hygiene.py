@@ -3,11 +3,11 @@ would be better without — near-duplicates, junk, stale entries, secrets writte
 superseded and expired entries — scope by scope, and its largest entries; and the safe part of
 tidying it (:meth:`HygienePlans.tidy`): expired entries purged, the retention policy applied.
 
-The report reads every entry of the tenant (or of one scope) once, a page of
-:data:`SURVEY_PAGE` a transaction (:class:`~memvault.store.ops.SurveyOp`: only what the
-classes need); the classes are pure (:mod:`memvault.trust.hygiene_rules`). It changes nothing:
-near-duplicates and secrets are reported, never merged or redacted. It names ids and sizes,
-never content nor what a rule matched.
+The report reads every entry of the tenant (or of one scope) once, in one statement
+(:class:`~memvault.store.ops.SurveyOp`: only what the classes need); the classes are pure
+(:mod:`memvault.trust.hygiene_rules`). It changes nothing: near-duplicates and secrets are
+reported, never merged or redacted. It names ids and sizes, never content nor what a rule
+matched.
 """
 
 from __future__ import annotations
@@ -21,13 +21,11 @@ from typing import Any
 from ..core import Plan, Planner, call, run
 from ..errors import ValidationError
 from ..security.redact import Redactor
-from ..store.ops import Filter, PurgeExpiredOp, Surveyed, SurveyOp
+from ..store.ops import Filter, PurgeExpiredOp, SurveyOp
 from ..types import Scope
 from .hygiene_rules import IDS_SHOWN, JUNK_FLOOR, HygieneReport, survey
 from .retention import RetentionPlans, RetentionReport
 
-SURVEY_PAGE = 5_000
-"""Entries read per transaction by a hygiene report."""
 MAX_STALE_DAYS = 36_500
 
 
@@ -98,14 +96,7 @@ class HygienePlans:
         days = _stale_days(stale_days)
         scopes = None if scope is None else (Scope.coerce(scope),)
         where = Filter(self.store.tenant, scopes)
-        rows: list[Surveyed] = []
-        after = None
-        while True:
-            page = yield from run(SurveyOp(where, SURVEY_PAGE, after=after))
-            rows += page
-            if len(page) < SURVEY_PAGE:
-                break
-            after = page[-1].id
+        rows = yield from run(SurveyOp(where))
         settings = self.store.settings
         redactor = Redactor.from_settings(settings)
         now = self.store.now()

@@ -62,13 +62,6 @@ LARGEST = 5
 
 _TRIM = lazy(r"^[\W_]+|[\W_]+$")
 _SPACES = lazy(r"\s+")
-_MAY_HOLD = lazy(
-    r"@|\d(?:\D{0,3}\d){6}|[A-Z]{2}\d\d|[A-Za-z0-9_+/=.~-]{16,}|\d\.\d+\.\d|[0-9A-Fa-f]::?[0-9A-Fa-f]"
-    r"|(?i:pass|secret|key|token|credential|bearer|authorization|://|-----begin)"
-)
-"""What any redaction rule needs in an ASCII text (an address's ``@``, seven digits close
-together, an IBAN's start, a long token, a dotted or IPv6 address, a secret's name): a text
-without any of it is not run through the rules."""
 
 
 def junk(content: str, floor: int) -> str | None:
@@ -83,12 +76,6 @@ def junk(content: str, floor: int) -> str | None:
     if is_error_response(content):
         return "error"
     return None
-
-
-def may_hold_secret(content: str) -> bool:
-    """Whether ``content`` may hold what a redaction rule finds (False: it cannot). Text that
-    is not ASCII always may (the rules also read its plain view)."""
-    return not content.isascii() or _MAY_HOLD.search(content) is not None
 
 
 def stale(updated_at: datetime, use: Use | None, before: datetime) -> bool:
@@ -307,7 +294,7 @@ def survey(
     ]
     secrets = []
     if holds_secret is not None:
-        secrets = [r.id for r in rows if may_hold_secret(r.content) and holds_secret(r.content)]
+        secrets = [r.id for r in rows if holds_secret(r.content)]
     embedded = [r for r in live if r.vector is not None]
     groups: list[list[str]] = []
     if len(embedded) > 1:
