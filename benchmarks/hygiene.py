@@ -3,7 +3,8 @@ near-duplicate shortcut at that size.
 
 Run by hand: ``python benchmarks/hygiene.py [--entries 100000] [--runs 3] [--json OUT]``.
 The store is written once (in a temporary folder) through ``Memory.write_many``: sentences as
-``benchmarks/speed.py`` makes them, 1 % of them junk, 1 % holding a secret or PII, and vectors
+``benchmarks/speed.py`` makes them (10 % with a date), 1 % junk, 1 % holding a secret or PII,
+and vectors
 from a clustered synthetic generator (1,000 centres, 384-d, as ``benchmarks/scale.py``) — the
 packaged model would take most of an hour to embed 100k texts, and the report reads stored
 vectors, never embeds. 1 % of the entries are planted near-duplicates of another (cosine
@@ -50,8 +51,8 @@ SECRETS = [
 
 
 class IndexEmbedder(Embedder):
-    """Maps a text ending ``#<n>`` to the prepared vector ``n``, any other to a vector of its
-    own (a benchmark device)."""
+    """Maps a text ending ``(note <n>)`` to the prepared vector ``n``, any other to a vector of
+    its own (a benchmark device)."""
 
     name = "hygiene-benchmark-vectors"
     dimension = DIM
@@ -64,8 +65,8 @@ class IndexEmbedder(Embedder):
         return np.vstack([self._vector(t) for t in texts])
 
     def _vector(self, text: str) -> npt.NDArray[np.float32]:
-        if "#" in text:
-            return self.vectors[int(text.rsplit("#", 1)[1])]
+        if text.endswith(")") and "(note " in text:
+            return self.vectors[int(text.rsplit("(note ", 1)[1][:-1])]
         seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
         vector = np.random.default_rng(seed).normal(size=DIM).astype(np.float32)
         return vector / np.linalg.norm(vector)
@@ -102,7 +103,10 @@ def texts(rows: int, seed: int = 11) -> list[str]:
             made.append(f"{rng.choice(SUBJECTS)} said: {rng.choice(SECRETS)}")
         else:
             subject, verb, thing = rng.choice(SUBJECTS), rng.choice(VERBS), rng.choice(OBJECTS)
-            made.append(f"{subject} {verb} {thing} (note {n}) #{n}")
+            when = (
+                f" on 2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}" if roll < 0.12 else ""
+            )
+            made.append(f"{subject} {verb} {thing}{when} (note {n})")
     return made
 
 

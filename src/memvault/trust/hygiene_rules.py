@@ -64,6 +64,8 @@ GROUPS_SHOWN = 50
 LARGEST = 5
 """The biggest entries listed per scope."""
 
+_LONGEST_BOILERPLATE = 24
+"""Non-space characters of the longest content that may be boilerplate (with punctuation)."""
 _TRIM = lazy(r"^[\W_]+|[\W_]+$")
 _SPACES = lazy(r"\s+")
 
@@ -74,12 +76,15 @@ def junk(content: str, floor: int) -> str | None:
     bare = "".join(content.split())
     if len(bare) < floor:
         return "short"
-    said = _SPACES.sub(" ", _TRIM.sub("", content.lower()))
-    if said in BOILERPLATE:
+    if len(bare) <= _LONGEST_BOILERPLATE and _said(content) in BOILERPLATE:
         return "boilerplate"
     if is_error_response(content):
         return "error"
     return None
+
+
+def _said(content: str) -> str:
+    return _SPACES.sub(" ", _TRIM.sub("", content.lower()))
 
 
 def stale(updated_at: datetime, use: Use | None, before: datetime) -> bool:
