@@ -21,6 +21,7 @@ with 1,000 planted pairs this groups 96 % of the pairs at cosine ~0.91, in ~2 s 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -287,23 +288,17 @@ def survey(
     gone = set(expired)
     superseded = [r.id for r in rows if r.superseded and r.id not in gone]
     live = [r for r in rows if not r.superseded and r.id not in gone]
-    junked = [r.id for r in live if junk(r.content, floor) is not None]
-    old = [
-        r.id for r in live if stale(r.updated_at, _latest(r.use, pending.get(r.id)), stale_before)
-    ]
-    secrets = []
-    if holds_secret is not None:
-        secrets = [r.id for r in rows if holds_secret(r.content)]
-    embedded = [r for r in live if r.vector is not None]
-    groups: list[list[str]] = []
-    if len(embedded) > 1:
-        dimension = len(embedded[0].vector or b"") // 4
-        same = [r for r in embedded if len(r.vector or b"") == dimension * 4]
-        matrix = np.frombuffer(b"".join(r.vector or b"" for r in same), np.float32)
-        groups = near_duplicate_groups(
-            [r.id for r in same], matrix.reshape(len(same), dimension), threshold
-        )
+    junked, old, secrets = _text_classes(
+        rows,
+        live,
+        stale_before=stale_before,
+        floor=floor,
+        holds_secret=holds_secret,
+        pending=pending,
+    )
+    groups = _grouped(live, threshold)
     largest = sorted(rows, key=lambda r: (-len(r.content), r.id))[:LARGEST]
+
     return ScopeHygiene(
         scope,
         len(rows),
@@ -316,6 +311,37 @@ def survey(
         Found.of(superseded),
         Found.of(expired),
         tuple((r.id, len(r.content)) for r in largest),
+    )
+
+
+def _text_classes(
+    rows: Sequence[Surveyed],
+    live: Sequence[Surveyed],
+    *,
+    stale_before: datetime,
+    floor: int,
+    holds_secret: Callable[[str], bool] | None,
+    pending: Mapping[str, Use],
+) -> tuple[list[str], list[str], list[str]]:
+    """The ids of the junk, the stale and the entries holding secrets."""
+    junked = [r.id for r in live if junk(r.content, floor) is not None]
+    old = [
+        r.id for r in live if stale(r.updated_at, _latest(r.use, pending.get(r.id)), stale_before)
+    ]
+    secrets = [] if holds_secret is None else [r.id for r in rows if holds_secret(r.content)]
+    return junked, old, secrets
+
+
+def _grouped(live: Sequence[Surveyed], threshold: float) -> list[list[str]]:
+    """The near-duplicate groups of the live entries embedded (in the dimension of most)."""
+    embedded = [r for r in live if r.vector is not None]
+    if len(embedded) < 2:
+        return []
+    dimension = Counter(len(r.vector or b"") for r in embedded).most_common(1)[0][0] // 4
+    same = [r for r in embedded if len(r.vector or b"") == dimension * 4]
+    matrix = np.frombuffer(b"".join(r.vector or b"" for r in same), np.float32)
+    return near_duplicate_groups(
+        [r.id for r in same], matrix.reshape(len(same), dimension), threshold
     )
 
 
