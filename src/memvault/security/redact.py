@@ -178,7 +178,8 @@ class Redactor:
         necessary characters it holds (:data:`_NEEDS`) run."""
         if not text.isascii():
             return any(rule for _, _, rule in self._spans(text))
-        rules = [rule for rule in self.rules if _NEEDS[rule].search(text)]
+        undated = _ISO_DATE.sub(" ", text) if "-" in text else text
+        rules = [rule for rule in self.rules if _NEEDS[rule].search(undated)]
         return bool(rules) and any(rule for _, _, rule in self._found(text, rules))
 
     def _spans(self, text: str) -> list[Found]:
@@ -698,6 +699,7 @@ _NEEDS = {
 }
 """What each rule needs in an ASCII text to find anything there (an address's ``@``, seven
 digits close together, thirteen, an IBAN's country and check digits, an address's dot or
-colon, a token's run of characters or a secret's name): :meth:`Redactor.finds` runs no rule on
-a text without it."""
+colon, a token's run of characters or a secret's name), once its ISO dates — which no rule
+finds — are taken out: :meth:`Redactor.finds` runs no rule on a text without it."""
+_ISO_DATE = lazy(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?![\d-])")
 _FINDERS = {"email": _emails, "secret": _secrets, "card": _cards, "iban": _ibans, "ip": _ips}
