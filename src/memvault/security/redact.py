@@ -701,5 +701,5 @@ _NEEDS = {
 digits close together, thirteen, an IBAN's country and check digits, an address's dot or
 colon, a token's run of characters or a secret's name), once its ISO dates — which no rule
 finds — are taken out: :meth:`Redactor.finds` runs no rule on a text without it."""
-_ISO_DATE = lazy(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?![\d-])")
+_ISO_DATE = lazy(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
 _FINDERS = {"email": _emails, "secret": _secrets, "card": _cards, "iban": _ibans, "ip": _ips}
