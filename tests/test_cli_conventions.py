@@ -153,6 +153,7 @@ CASES: dict[str, list[tuple[str, int]]] = {
     "retention run": [("retention run --bogus", INPUT)],
     "search": [("search q --scope bad", INPUT), ("search q --scope user:a --min-score nan", INPUT)],
     "reinforce": [("reinforce ''", INPUT)],
+    "hygiene": [("hygiene --stale-days 0", INPUT), ("hygiene --scope bad", INPUT)],
     "serve": [("serve --port 99999", INPUT)],
     "session create": [('session create ""', INPUT)],
     "session data-loaded": [("session data-loaded nope", 3), ("session data-loaded ''", 2)],

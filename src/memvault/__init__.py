@@ -54,6 +54,8 @@ if TYPE_CHECKING:  # what the names below load on first use, for type checkers
     from .trust.audit_verify import AuditVerification
     from .trust.bundles import BundleReport
     from .trust.erasure import ErasureReceipt, FinishReport
+    from .trust.hygiene import TidyReport
+    from .trust.hygiene_rules import HygieneReport, ScopeHygiene
     from .trust.retention import RetentionReport
     from .types import (
         AuditEvent,
@@ -152,6 +154,9 @@ __all__ = [
     "WriteReport",
     "trust_tag",
     "__version__",
+    "HygieneReport",
+    "ScopeHygiene",
+    "TidyReport",
 ]
 
 
@@ -223,6 +228,9 @@ _LAZY = {
     "Provenance": "types",
     "Record": "facilities.model",
     "RetentionReport": "trust.retention",
+    "HygieneReport": "trust.hygiene_rules",
+    "ScopeHygiene": "trust.hygiene_rules",
+    "TidyReport": "trust.hygiene",
     "Scope": "types",
     "ScopeKind": "types",
     "SearchHit": "types",

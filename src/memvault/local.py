@@ -35,6 +35,7 @@ from .store.use_log import Storing
 from .trust.audit import AuditPlans
 from .trust.bundles import BundlePlans
 from .trust.erasure import ErasurePlans, Residue
+from .trust.hygiene import HygienePlans
 from .trust.retention import RetentionPlans
 from .types import Scope
 from .versions import VersionPlans
@@ -69,6 +70,7 @@ class Planners:
     audit: AuditPlans
     bundles: BundlePlans
     agents: AgentPlans
+    hygiene: HygienePlans
 
     @classmethod
     def on(
@@ -81,6 +83,7 @@ class Planners:
         context = ContextPlans(store, sessions, notes, chat)
         learning = LearningPlans(store, sessions, notes, chat)
         erasure = ErasurePlans(store, residue)
+        retention = RetentionPlans(store)
         store.leaving = notes.may_leave  # the notes' rule, for every door that copies out
         return cls(
             store,
@@ -90,10 +93,11 @@ class Planners:
             context,
             learning,
             erasure,
-            RetentionPlans(store),
+            retention,
             AuditPlans(store),
             BundlePlans(store, sessions),
             AgentPlans(store),
+            HygienePlans(store, retention),
         )
 
 
@@ -117,6 +121,7 @@ PART = {
     "AuditPlans": "audit",
     "BundlePlans": "bundles",
     "AgentPlans": "agents",
+    "HygienePlans": "hygiene",
 }
 """The planner of each planner class, by the class's name."""
 

@@ -116,6 +116,10 @@ CASES = [
     Case("GET", "/v1/audit?entry_id={e1}", "read"),
     Case("GET", "/v1/audit", "beyond"),
     Case("GET", "/v1/audit/verify", "beyond"),
+    Case("GET", "/v1/hygiene?scope={scope}", "read"),
+    Case("GET", "/v1/hygiene?scope={scope}&stale_days=30", "read"),
+    Case("GET", "/v1/hygiene", "beyond"),
+    Case("POST", "/v1/hygiene/fix", "beyond", lambda t: {}),
     Case("GET", "/v1/sessions/{sid}/bundle", "beyond"),  # every object scope
     Case("POST", "/v1/agents/executions", "change", _execution),
     Case("GET", "/v1/agents/executions?scope={scope}", "read"),

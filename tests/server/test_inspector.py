@@ -337,3 +337,32 @@ def test_a_bulk_delete_outside_a_key_s_grant_deletes_none(
     assert status == 403 and "does not allow" in body
     assert "Kyoto returns" in ui.get(f"/ui/sessions/{shared}").text  # none deleted
     assert post(ui, "/ui/entries/delete", ids=[mine], **fields)[0] == 303
+
+
+def test_the_hygiene_page_counts_by_scope_and_shows_no_content(
+    ui: TestClient, seeded: Seeded
+) -> None:
+    log_in(ui)
+    assert 'href="/ui/hygiene"' in ui.get("/ui").text  # linked from the home page
+    page = ui.get("/ui/hygiene")
+    assert page.status_code == 200
+    assert f'<a href="/ui/sessions/{seeded.session}">session:{seeded.session}</a>' in page.text
+    assert "Osaka" not in page.text and "__pwned" not in page.text  # ids, never content
+    rows = dict(re.findall(r'<tr data-scope="([^"]+)">(.*?)</tr>', page.text, re.S))
+    assert f"session:{seeded.session}" in rows
+    one = ui.get(f"/ui/hygiene?scope=session:{seeded.session}&stale_days=30")
+    assert one.status_code == 200
+    assert re.findall(r'<tr data-scope="([^"]+)">', one.text) == [f"session:{seeded.session}"]
+    for wrong in ("stale_days=0", "stale_days=ten", "scope=nonsense"):
+        assert ui.get(f"/ui/hygiene?{wrong}").status_code == 400, wrong
+
+
+def test_a_key_limited_to_a_scope_sees_only_its_hygiene(
+    open_app: Callable[..., TestClient], seeded: Seeded
+) -> None:
+    reader = "acme-reader-0123456789abcdef"
+    ui = open_app(api_keys=f"{API_KEYS},acme:{reader} reader read=user:alice")
+    token = csrf_of(ui.get("/ui/login").text)
+    ui.post("/ui/login", data={"csrf": token, "key": reader}, headers=SAME_ORIGIN)
+    assert ui.get("/ui/hygiene").status_code == 403  # the whole tenant
+    assert ui.get("/ui/hygiene?scope=user:alice").status_code == 200

@@ -268,6 +268,24 @@ def test_a_script_in_memory_content_stays_text(page: Page, served: tuple[str, Se
     assert page.evaluate("window.__pwned") is None
 
 
+def test_the_hygiene_page_counts_by_scope(page: Page, served: tuple[str, Seeded]) -> None:
+    base, seeded = served
+    log_in(page, base)
+    page.get_by_role("link", name="Hygiene").click()
+    expect(page.locator("h1")).to_have_text("Hygiene")
+    row = page.locator(f'tr[data-scope="session:{seeded.session}"]')
+    expect(row).to_have_count(1)
+    assert int(row.locator("td").nth(1).inner_text()) > 0  # entries
+    expect(page.locator("body")).not_to_contain_text("Osaka")  # ids, never content
+    assert page.evaluate("window.__pwned") is None
+    page.fill("#stale_days", "0")
+    page.get_by_role("button", name="Report").click()
+    expect(page.locator(".error")).to_contain_text("stale_days")
+    page.goto(f"{base}/ui/hygiene")
+    row.get_by_role("link").click()
+    expect(page.locator("h1")).to_contain_text("Q1 sales")
+
+
 def test_a_cross_site_form_post_is_refused(page: Page, served: tuple[str, Seeded]) -> None:
     base, seeded = served
     open_session(page, base, seeded)

@@ -20,6 +20,8 @@ from ..trust.audit_verify import AuditVerification
 from ..trust.bundle_file import read_file, write_new_file
 from ..trust.bundles import BundlePlans, BundleReport
 from ..trust.erasure import ErasurePlans, ErasureReceipt, FinishReport
+from ..trust.hygiene import HygienePlans, TidyReport
+from ..trust.hygiene_rules import HygieneReport
 from ..trust.retention import RetentionPlans, RetentionReport
 from ..types import AuditPage
 from .facilities import SESSION
@@ -149,6 +151,28 @@ VERIFY_AUDIT = Operation(
     ),
     Whole(AuditVerification),
 )
+HYGIENE = Operation(
+    HygienePlans.hygiene,
+    Endpoint(
+        "GET",
+        "/v1/hygiene",
+        query={"scope": TEXT, "stale_days": INTEGER},
+        answer="per scope: entries, restatements merged, near-duplicates, junk, stale entries, "
+        "secrets, superseded and expired entries (counts, ids), the largest entries; never content",
+    ),
+    Whole(HygieneReport),
+)
+TIDY = Operation(
+    HygienePlans.tidy,
+    Endpoint(
+        "POST",
+        "/v1/hygiene/fix",
+        {},
+        answer="what the safe fix removed: expired entries purged (count, ids), then what the "
+        "tenant's retention policy removed, item by item",
+    ),
+    Whole(TidyReport),
+)
 SESSION_BUNDLE = Operation(BundlePlans.session_bundle, BUNDLE, BUNDLED)
 EXPORT_SESSION = Operation(
     BundlePlans.export_session,
@@ -181,6 +205,8 @@ OPERATIONS = (
     APPLY_RETENTION,
     AUDIT,
     VERIFY_AUDIT,
+    HYGIENE,
+    TIDY,
     EXPORT_SESSION,
     IMPORT_SESSION,
     SESSION_BUNDLE,

@@ -1,4 +1,4 @@
-"""Commands of trust: erasure with a receipt, retention, backup and restore."""
+"""Commands of trust: erasure with a receipt, retention, hygiene, backup and restore."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from ..errors import ErasureIncompleteError, ValidationError
 from ..trust.audit_verify import AuditVerification
 from ..trust.bundles import BundleReport
 from ..trust.erasure import ErasureReceipt, FinishReport
+from ..trust.hygiene import TidyReport
+from ..trust.hygiene_rules import CLASSES, HygieneReport, ScopeHygiene
 from ..types import CHANGES, Scope
 from . import render
 from .app import cli
@@ -269,3 +271,86 @@ def retention_run(ctx: click.Context, dry_run: bool) -> None:
     verb = "would remove" if dry_run else "removed"
     lines.append(f"{verb} {len(report.items)}: {report.counts}")
     emit(ctx, report.to_dict(), "\n".join(lines))
+
+
+_COLUMNS = ("entries", "merged", *CLASSES)
+_HEADS = ("entries", "merged", "near-dup", "junk", "stale", "secrets", "supersd", "expired")
+
+
+def _count(scope: ScopeHygiene, name: str) -> int:
+    value = getattr(scope, name)
+    return value if isinstance(value, int) else int(value.count)
+
+
+def _hygiene_text(report: HygieneReport) -> str:
+    """A table, a row per scope (and the total), then each scope's ids by class: never
+    content."""
+    if not report.scopes:
+        return f"no entries in tenant {report.tenant}"
+    width = max(5, *(len(s.scope) for s in report.scopes))
+    rows = [f"{'scope':{width}}  " + "  ".join(f"{h:>8}" for h in _HEADS)]
+    for scope in report.scopes:
+        cells = "  ".join(f"{_count(scope, name):>8}" for name in _COLUMNS)
+        rows.append(f"{scope.scope:{width}}  {cells}")
+    if len(report.scopes) > 1:
+        cells = "  ".join(f"{report.total(name):>8}" for name in _COLUMNS)
+        rows.append(f"{'total':{width}}  {cells}")
+    for scope in report.scopes:
+        listed = [
+            f"  {name}: {' '.join(found.ids)}{' …' if found.count > len(found.ids) else ''}"
+            for name in CLASSES
+            if (found := getattr(scope, name)).count
+        ]
+        listed += [f"  near-duplicate group: {' '.join(group)}" for group in scope.groups]
+        listed.append(
+            "  largest: " + ", ".join(f"{i} ({size:,} chars)" for i, size in scope.largest)
+        )
+        rows += ["", f"{scope.scope}:", *listed]
+    rows.append("")
+    rows.append(f"stale: neither used nor written in {report.stale_days} days")
+    if not report.secrets_checked:
+        rows.append("secrets: not looked for (MEMVAULT_REDACT names no rule)")
+    return "\n".join(rows)
+
+
+def _tidy_text(done: TidyReport) -> str:
+    retention = done.retention
+    lines = [f"fix: purged {done.expired} expired entries"]
+    lines += [f"  {entry_id}" for entry_id in done.expired_ids]
+    if retention is None or not retention.policy:
+        lines.append("fix: no retention policy for this tenant (MEMVAULT_RETENTION)")
+    else:
+        lines.append(f"fix: retention removed {len(retention.items)}")
+        lines += [f"  {item.rule:14} {item.entry_id}  {item.scope}" for item in retention.items]
+    return "\n".join(lines)
+
+
+@cli.command()
+@scope_option("--scope", help="Only this scope (default: every scope of the tenant).")
+@click.option(
+    "--stale-days",
+    type=int,
+    default=90,
+    show_default=True,
+    help="Stale: neither used nor written in this many days.",
+)
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="First do the safe fix (purge expired entries, apply the retention policy) and say "
+    "what it removed; the report follows.",
+)
+@click.pass_context
+def hygiene(ctx: click.Context, scope: Scope | None, stale_days: int, fix: bool) -> None:
+    """What the memory holds that it would be better without, per scope: entries, restatements
+    merged, near-duplicates (the same fact in other words), junk, stale, secrets and PII the
+    redaction rules find, superseded, expired; the largest entries. Ids and counts, never
+    content. Changes nothing unless --fix."""
+    memory = open_memory(ctx)
+    done = memory.tidy() if fix else None
+    report = memory.hygiene(scope, stale_days=stale_days)
+    if done is None:
+        emit(ctx, report.to_dict(), _hygiene_text(report))
+    else:
+        data = {"fix": done.to_dict(), "report": report.to_dict()}
+        emit(ctx, data, f"{_tidy_text(done)}\n\n{_hygiene_text(report)}")

@@ -53,6 +53,8 @@ from .ops import (
     SearchOp,
     SetVectorsOp,
     StoredEmbeddingOp,
+    Surveyed,
+    SurveyOp,
     TrimOp,
     TwinsOp,
     Use,
@@ -112,6 +114,7 @@ AnyOp = (
     | ReachOp
     | UsesOp
     | RecordUsesOp
+    | SurveyOp
 )
 """Every op a backend must handle."""
 
@@ -325,6 +328,8 @@ class Backend(ABC):
                 return self.op_uses(tx, checked)
             case RecordUsesOp():
                 return self.op_record_uses(tx, checked)
+            case SurveyOp():
+                return self.op_survey(tx, checked)
             case _:
                 assert_never(checked)
 
@@ -334,6 +339,9 @@ class Backend(ABC):
     def op_uses(self, tx: Any, op: UsesOp) -> dict[str, Use]: ...
     @abstractmethod
     def op_record_uses(self, tx: Any, op: RecordUsesOp) -> None: ...
+
+    @abstractmethod
+    def op_survey(self, tx: Any, op: SurveyOp) -> list[Surveyed]: ...
     @abstractmethod
     def op_get_many(self, tx: Any, op: GetManyOp) -> list[MemoryEntry]: ...
     @abstractmethod

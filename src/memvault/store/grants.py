@@ -219,7 +219,7 @@ def reach(op: ops.Op[Any]) -> Reach:
             return Reach((str(scope),), changes=True)
         case ops.DeleteMatchingOp(filter=where) | ops.TrimOp(filter=where):
             return _of_filter(where, changes=True)
-        case ops.ListOp(filter=where) | ops.CountOp(filter=where):
+        case ops.ListOp(filter=where) | ops.CountOp(filter=where) | ops.SurveyOp(filter=where):
             return _of_filter(where)
         case ops.SearchOp(filter=where) | ops.TwinsOp(filter=where):
             return _of_filter(where)

@@ -92,6 +92,23 @@ class _Row:
         return cls(_detached(entry), chunks, fact_key(entry.content))
 
 
+def _surveyed(row: _Row) -> ops.Surveyed:
+    e = row.entry
+    first = next((chunk.vector for _, chunk in row.chunks if chunk.seq == 0), None)
+    return ops.Surveyed(
+        e.id,
+        str(e.scope),
+        e.category,
+        e.content,
+        e.updated_at,
+        e.expires_at,
+        e.valid_to is not None,
+        row.fact_key,
+        None if first is None else first.astype(np.float32).tobytes(),
+        row.use,
+    )
+
+
 def _detached(entry: MemoryEntry) -> MemoryEntry:
     """A copy whose metadata the caller may mutate without touching the store."""
     return replace(entry, metadata=copy.deepcopy(dict(entry.metadata)))
@@ -376,6 +393,9 @@ class InMemoryBackend(Backend):
     def op_uses(self, undo: Undo, op: ops.UsesOp) -> dict[str, ops.Use]:
         rows = (self._rows.get((op.tenant, i)) for i in op.entry_ids)
         return {row.entry.id: row.use for row in rows if row is not None and row.use is not None}
+
+    def op_survey(self, undo: Undo, op: ops.SurveyOp) -> list[ops.Surveyed]:
+        return [_surveyed(row) for row in self._select(op.filter.all_versions())]
 
     def op_record_uses(self, undo: Undo, op: ops.RecordUsesOp) -> None:
         for use in op.uses:

@@ -515,6 +515,33 @@ class UsesOp(Op[dict[str, Use]]):
     entry_ids: tuple[str, ...]
 
 
+class Surveyed(NamedTuple):
+    """What a hygiene report reads of one entry (:class:`SurveyOp`)."""
+
+    id: str
+    scope: str
+    category: str | None
+    content: str
+    updated_at: datetime
+    expires_at: datetime | None
+    superseded: bool
+    fact_key: int | None
+    vector: bytes | None
+    """Its first chunk's vector (float32 bytes; None: not embedded)."""
+    use: Use | None
+    """Its recorded use (None: never used, as far as the store knows)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SurveyOp(Op[list[Surveyed]]):
+    """Every entry that passes a filter (expired and superseded ones too, whatever it says of
+    them), in no order: what a hygiene report reads of each, in one pass (a statement with no
+    sort: paging by id made SQLite sort the scope again for every page). Result:
+    list[:class:`Surveyed`]."""
+
+    filter: Filter
+
+
 @dataclass(frozen=True, slots=True)
 class RecordUsesOp(Op[None]):
     """Add ``uses`` to what is recorded of their entries (counts add up, the latest time

@@ -374,6 +374,22 @@ def uses_sql(op: ops.UsesOp, d: Dialect) -> SQL:
     return sql, [op.tenant, *params]
 
 
+def survey_sql(op: ops.SurveyOp, vector: str, d: Dialect) -> SQL:
+    """What a hygiene report reads of the entries ``op`` selects (expired and superseded ones
+    too): id, scope, category, content, updated, expires, valid_to,
+    fact key, ``vector`` (the first chunk's, as the dialect sends it), last used, uses,
+    restated."""
+    where, params = where_sql(op.filter.all_versions(), d)
+    sql = (
+        "SELECT e.id, e.scope, e.category, e.content, e.updated_at, e.expires_at, e.valid_to, "
+        f"e.fact_key, {vector}, u.last_used_at, u.uses, u.restated FROM entries e "
+        f"LEFT JOIN chunks c ON c.{d.tag_key} = e.{d.entry_key} AND c.seq = 0 "
+        f"LEFT JOIN entry_uses u ON u.{d.tag_key} = e.{d.entry_key} "
+        f"WHERE {where}"
+    )
+    return sql, params
+
+
 def record_use_sql(d: Dialect) -> str:
     """Add one entry's uses (parameters: last used, uses, restated, tenant, id); nothing if
     it is gone."""

@@ -49,6 +49,7 @@ from .sql import (
     list_sql,
     record_use_sql,
     replace_sql,
+    survey_sql,
     trim_sql,
     twins_sql,
     uses_sql,
@@ -277,6 +278,25 @@ class SqlOps:
             return {}
         rows = conn.execute(*uses_sql(op, self.dialect))
         return {str(i): ops.Use(str(i), from_micros(at), int(n), int(r)) for i, at, n, r in rows}
+
+    def op_survey(self, conn: Any, op: ops.SurveyOp) -> list[ops.Surveyed]:
+        rows = conn.execute(*survey_sql(op, self.sent_vector, self.dialect))
+        return [self._surveyed(row) for row in rows]
+
+    def _surveyed(self, row: Sequence[Any]) -> ops.Surveyed:
+        i, scope, category, content, updated, expires, valid_to, key, vector, used, n, r = row
+        return ops.Surveyed(
+            str(i),
+            scope,
+            category,
+            content,
+            from_micros(updated),
+            from_micros(expires),
+            valid_to is not None,
+            None if key is None else int(key),
+            None if vector is None else self.stored_vector(vector),
+            None if used is None else ops.Use(str(i), from_micros(used), int(n), int(r)),
+        )
 
     def op_record_uses(self, conn: Any, op: ops.RecordUsesOp) -> None:
         rows = [

@@ -46,6 +46,7 @@ from .decay_conformance import DecayConformance
 from .erasure_conformance import ErasureConformance
 from .facilities_conformance import FacilityConformance
 from .grants_conformance import GrantConformance
+from .hygiene_conformance import HygieneConformance
 from .versions_conformance import VersionConformance
 
 SAMPLE_SCOPES = {
@@ -100,6 +101,7 @@ class MemoryConformance(
     ErasureConformance,
     GrantConformance,
     DecayConformance,
+    HygieneConformance,
 ):
     """The behaviour every backend must show (seed 003 §15 is the floor)."""
 

@@ -45,6 +45,7 @@ def routes(secret: str | None = None) -> list[BaseRoute]:
         Route(f"{PREFIX}/logout", inspector.logout, methods=["POST"]),
         Route(f"{PREFIX}/sessions/{{session_id}}", page(pages.session_page), methods=["GET"]),
         Route(f"{PREFIX}/search", page(pages.search_page), methods=["GET"]),
+        Route(f"{PREFIX}/hygiene", page(pages.hygiene_page), methods=["GET"]),
         Route(f"{PREFIX}/entries/delete", action(pages.bulk_delete), methods=["POST"]),
         Route(f"{PREFIX}/entries/{{entry_id}}/pin", action(pages.pin), methods=["POST"]),
         Route(f"{PREFIX}/entries/{{entry_id}}/demote", action(pages.demote), methods=["POST"]),

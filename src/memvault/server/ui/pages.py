@@ -21,6 +21,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from ...errors import MemvaultError, ValidationError
 from ...facilities.model import GLOBAL_MEMORY, SESSION_MEMORY, trust_tag
 from ...memory import AsyncMemory
+from ...trust.hygiene_rules import CLASSES
 from ...types import Scope
 from ..auth import KeyRing, actor_of
 from ..observe import route_template
@@ -362,6 +363,23 @@ async def search_page(caller: Caller, request: Request) -> tuple[str, dict[str, 
         "q": text,
         "hits": hits,
         "searched": bool(scope and text),
+    }
+
+
+async def hygiene_page(caller: Caller, request: Request) -> tuple[str, dict[str, Any]]:
+    """The hygiene report (``?scope=…&stale_days=…``; no scope: the whole tenant): a row per
+    scope, then each scope's ids by class — never content."""
+    query = request.query_params
+    scope = query.get("scope") or None
+    days = view.whole_number("stale_days", query.get("stale_days"), 90)
+    report = await caller.memory.hygiene(scope, stale_days=days)
+    return "hygiene.html", {
+        "tenant": caller.memory.tenant,
+        "report": report,
+        "scope": scope or "",
+        "stale_days": days,
+        "classes": CLASSES,
+        "sessions": {s.scope: view.session_of(s.scope) for s in report.scopes},
     }
 
 

@@ -6,7 +6,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from urllib.parse import quote, urlencode
 
+from ...errors import ValidationError
 from ...facilities.model import Finding
+from ...types import ScopeKind
 
 PREFIX = "/ui"
 SEVERITIES = ("critical", "high", "medium", "low", "info")
@@ -50,6 +52,21 @@ def page_size(asked: str | None, default: int, most: int) -> int:
     if asked is None or not asked.isdigit():
         return default
     return max(1, min(int(asked[:12]), most))
+
+
+def whole_number(name: str, asked: str | None, default: int) -> int:
+    """A whole number of the query (``default`` when absent); anything else is refused."""
+    if asked is None or asked == "":
+        return default
+    if not (asked.isascii() and asked.isdigit()) or len(asked) > 9:
+        raise ValidationError(f"{name} must be a whole number, got {asked[:40]!r}")
+    return int(asked)
+
+
+def session_of(scope: str) -> str | None:
+    """The address of the page of a session scope's session (None: another kind of scope)."""
+    kind, _, rest = scope.partition(":")
+    return session_url(rest) if kind == ScopeKind.SESSION.value and rest else None
 
 
 def session_url(session_id: str | None, **query: str) -> str:
