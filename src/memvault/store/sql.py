@@ -367,11 +367,13 @@ def forget_audit_sql(op: ops.ForgetAuditOp, d: Dialect) -> list[SQL]:
 def uses_sql(op: ops.UsesOp, d: Dialect) -> SQL:
     """The recorded use (id, last used, uses) of the entries ``op`` names."""
     of_ids, params = d.any_of("e.id", list(op.entry_ids))
+    # ``|| ''``: each id is looked up, the tenant checked (not the tenant's rows scanned)
     sql = (
-        f"SELECT e.id, u.last_used_at, u.uses, u.restated FROM entry_uses u "
-        f"JOIN entries e ON e.{d.entry_key} = u.{d.tag_key} WHERE e.tenant = {d.mark} AND {of_ids}"
+        f"SELECT e.id, u.last_used_at, u.uses, u.restated FROM entries e "
+        f"JOIN entry_uses u ON u.{d.tag_key} = e.{d.entry_key} "
+        f"WHERE {of_ids} AND e.tenant || '' = {d.mark}"
     )
-    return sql, [op.tenant, *params]
+    return sql, [*params, op.tenant]
 
 
 def survey_sql(op: ops.SurveyOp, vector: str, d: Dialect) -> SQL:
