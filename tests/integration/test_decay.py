@@ -71,3 +71,15 @@ def test_a_restatement_merged_into_an_entry_counts_as_its_use(tmp_path: Path) ->
             "JOIN entries e ON e.rowid = u.entry_rowid"
         )
         assert rows.fetchall() == [(first.id, 2, 2)]
+
+
+def test_a_context_uses_the_records_it_shows_as_they_are(tmp_path: Path) -> None:
+    path = str(tmp_path / "m.db")
+    with Memory(path, embedder=HashEmbedder()) as memory:
+        session = memory.create_session("ann")
+        for n in range(40):
+            memory.append_record(session.id, "user", f"message number {n} " * 20)
+        window = memory.build_context(session.id, budget=400)
+        assert 0 < window.verbatim < 40
+    with sqlean.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM entry_uses").fetchone() == (window.verbatim,)

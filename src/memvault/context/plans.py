@@ -124,7 +124,7 @@ class ContextPlans:
         yield from self.sessions.session_entry(session_id)
         records = yield from self.sessions.record_log(Scope.session(session_id))
         window = yield from self._window(records, budget, summarizer, tz)
-        yield from self.store.used(r.id for r in records)  # each is in the window, or summed up
+        yield from self.store.used(_verbatim(records, window))
         return window
 
     def _window(
@@ -191,7 +191,7 @@ class ContextPlans:
             hits = yield from self._relevant(session, query, limit, records)
         kept, used = _within(hits, int(_budget(budget) * RELEVANT_SHARE))
         window = yield from self._window(records, budget - used, summarizer, tz)
-        yield from self.store.used([*(hit.entry.id for hit in kept), *(r.id for r in records)])
+        yield from self.store.used([*(hit.entry.id for hit in kept), *_verbatim(records, window)])
         return HierarchicalContext(tuple(kept), window, used + window.tokens)
 
     # -- helpers ------------------------------------------------------------------------------
@@ -262,6 +262,11 @@ class ContextPlans:
         return self.store.new_entry(
             NewEntry(text, scope, category=SUMMARY, metadata=about), self.store.now()
         )
+
+
+def _verbatim(records: Sequence[Record], window: ContextWindow) -> list[str]:
+    """The ids of the records ``window`` shows as they are (its newest): those it used."""
+    return [r.id for r in records[len(records) - window.verbatim :]] if window.verbatim else []
 
 
 def _budget(budget: int) -> int:
