@@ -37,7 +37,7 @@ from .errors import (
 if TYPE_CHECKING:  # what the names below load on first use, for type checkers
     from . import openai as openai
     from .agents.choice import StrategyChoice
-    from .agents.failures import FailureMatch, FailurePattern
+    from .agents.failure_rules import FailureMatch, FailurePattern
     from .agents.model import Decomposition, Execution, Suggestion, ToolCall
     from .agents.stats import StrategyStats
     from .config import Settings

@@ -12,7 +12,10 @@ from typing import Any, TypeVar, cast
 
 from . import validation as check
 from .agents.background import Recorder
-from .agents.plans import AgentPlans
+from .agents.decompositions import DecompositionPlans
+from .agents.executions import ExecutionPlans
+from .agents.failures import FailurePlans
+from .agents.strategies import StrategyPlans
 from .config import Settings, default_home
 from .context.plans import ContextPlans
 from .core import Plan, Planner, utc_now
@@ -69,7 +72,10 @@ class Planners:
     retention: RetentionPlans
     audit: AuditPlans
     bundles: BundlePlans
-    agents: AgentPlans
+    executions: ExecutionPlans
+    strategies: StrategyPlans
+    decompositions: DecompositionPlans
+    failures: FailurePlans
     hygiene: HygienePlans
 
     @classmethod
@@ -84,6 +90,7 @@ class Planners:
         learning = LearningPlans(store, sessions, notes, chat)
         erasure = ErasurePlans(store, residue)
         retention = RetentionPlans(store)
+        strategies, failures = StrategyPlans(store), FailurePlans(store)
         store.leaving = notes.may_leave  # the notes' rule, for every door that copies out
         return cls(
             store,
@@ -96,7 +103,10 @@ class Planners:
             retention,
             AuditPlans(store),
             BundlePlans(store, sessions),
-            AgentPlans(store),
+            ExecutionPlans(store, strategies, failures),
+            strategies,
+            DecompositionPlans(store),
+            failures,
             HygienePlans(store, retention),
         )
 
@@ -120,7 +130,10 @@ PART = {
     "RetentionPlans": "retention",
     "AuditPlans": "audit",
     "BundlePlans": "bundles",
-    "AgentPlans": "agents",
+    "ExecutionPlans": "executions",
+    "StrategyPlans": "strategies",
+    "DecompositionPlans": "decompositions",
+    "FailurePlans": "failures",
     "HygienePlans": "hygiene",
 }
 """The planner of each planner class, by the class's name."""

@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from memvault.agents import background, failures
+from memvault.agents import background
+from memvault.agents import failure_rules as failures
 from memvault.agents.choice import choose, utilities
 from memvault.agents.model import (
     CATEGORIES,

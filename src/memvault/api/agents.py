@@ -4,10 +4,13 @@ failure patterns."""
 from __future__ import annotations
 
 from ..agents.choice import StrategyChoice
-from ..agents.failures import FailureMatch, FailurePattern
+from ..agents.decompositions import DecompositionPlans
+from ..agents.executions import ExecutionPlans
+from ..agents.failure_rules import FailureMatch, FailurePattern
+from ..agents.failures import FailurePlans
 from ..agents.model import Decomposition, Execution, Suggestion
-from ..agents.plans import AgentPlans
 from ..agents.stats import StrategyStats
+from ..agents.strategies import StrategyPlans
 from ..rest.answers import Each, Scored, Whole
 from ..rest.endpoints import Endpoint
 from ..rest.fields import FLAG, INTEGER, NUMBER, TEXT, TEXT_OR_TEXTS, TEXTS, TIMESTAMP, Field, typed
@@ -16,7 +19,7 @@ from .operation import Operation
 AGENTS = "/v1/agents"
 
 RECORD_EXECUTION = Operation(
-    AgentPlans.record_execution,
+    ExecutionPlans.record_execution,
     Endpoint(
         "POST",
         f"{AGENTS}/executions",
@@ -49,7 +52,7 @@ RECORD_EXECUTION = Operation(
     Whole(Execution),
 )
 EXECUTIONS = Operation(
-    AgentPlans.executions,
+    ExecutionPlans.executions,
     Endpoint(
         "GET",
         f"{AGENTS}/executions",
@@ -70,7 +73,7 @@ EXECUTIONS = Operation(
     Each("executions", Execution),
 )
 SEARCH_EXECUTIONS = Operation(
-    AgentPlans.search_executions,
+    ExecutionPlans.search_executions,
     Endpoint(
         "POST",
         f"{AGENTS}/executions/search",
@@ -89,7 +92,7 @@ SEARCH_EXECUTIONS = Operation(
     Scored("hits", Execution),
 )
 STRATEGY_STATS = Operation(
-    AgentPlans.strategy_stats,
+    StrategyPlans.strategy_stats,
     Endpoint(
         "GET",
         f"{AGENTS}/strategies",
@@ -99,7 +102,7 @@ STRATEGY_STATS = Operation(
     Each("strategies", StrategyStats),
 )
 CHOOSE_STRATEGY = Operation(
-    AgentPlans.choose_strategy,
+    StrategyPlans.choose_strategy,
     Endpoint(
         "POST",
         f"{AGENTS}/strategies/choose",
@@ -119,7 +122,7 @@ CHOOSE_STRATEGY = Operation(
     Whole(StrategyChoice),
 )
 RECORD_DECOMPOSITION = Operation(
-    AgentPlans.record_decomposition,
+    DecompositionPlans.record_decomposition,
     Endpoint(
         "POST",
         f"{AGENTS}/decompositions",
@@ -141,7 +144,7 @@ RECORD_DECOMPOSITION = Operation(
     Whole(Decomposition),
 )
 SUGGEST_DECOMPOSITION = Operation(
-    AgentPlans.suggest_decomposition,
+    DecompositionPlans.suggest_decomposition,
     Endpoint(
         "POST",
         f"{AGENTS}/decompositions/suggest",
@@ -153,7 +156,7 @@ SUGGEST_DECOMPOSITION = Operation(
     Each("suggestions", Suggestion),
 )
 FAILURE_PATTERNS = Operation(
-    AgentPlans.failure_patterns,
+    FailurePlans.failure_patterns,
     Endpoint(
         "GET",
         f"{AGENTS}/failures",
@@ -163,7 +166,7 @@ FAILURE_PATTERNS = Operation(
     Each("patterns", FailurePattern),
 )
 CHECK_FAILURES = Operation(
-    AgentPlans.check_failures,
+    FailurePlans.check_failures,
     Endpoint(
         "POST",
         f"{AGENTS}/failures/check",

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..agents.choice import PREFERENCES
-from ..agents.failures import FailureMatch
+from ..agents.failure_rules import FailureMatch
 from ..agents.model import Execution, Suggestion
 from ..agents.stats import StrategyStats
 from .app import cli
