@@ -236,3 +236,77 @@ def test_the_guard_refuses_a_browser_page_on_metrics(serve: Serve, headers: dict
     status, body = api.with_key(KEY_A)("GET", "/metrics", headers={"Host": "rebind.example"})
     assert (status, body["error"]["type"]) == (421, "MisdirectedRequest")
     assert requests(scrape(api.with_key(KEY_A)), "GET", "/metrics", "4xx") == 2  # its route
+
+
+def agent_samples(samples: Samples) -> dict[str, float]:
+    """Agent memory's counters, by metric and labels (``name{label=value,…}``)."""
+    prefix = ("memvault_agent_", "memvault_executions_total")
+    return {
+        name + "{" + ",".join(f"{k}={v}" for k, v in sorted(labels)) + "}": found
+        for (name, labels), found in samples.items()
+        if name.startswith(prefix) and not name.endswith("_created")
+    }
+
+
+def test_agent_memory_s_outcomes_and_choices_are_counted_once_whoever_calls(
+    serve: Serve,
+) -> None:
+    """REST, MCP and Python on the server's own memory: each operation counted once, in the
+    process that ran it; refused calls not at all."""
+    mcp = pytest.importorskip("mcp")
+    from memvault.integrations.mcp import Tenancy, build_server
+
+    api, app = serve()
+    memory: AsyncMemory = app.state.metrics.memory
+    run: dict[str, Any] = {
+        "workflow_id": "wf",
+        "agent_id": "a",
+        "input": "Find the top",
+        "kind": "q",
+    }
+    executions = "/v1/agents/executions"
+    assert post(api, executions, {**run, "success": True, "strategy": "react"})[0] == 201
+    assert post(api, executions, {**run, "success": True, "strategy": "react"})[0] == 201
+    failed = {**run, "success": False, "strategy": "plan", "error_class": "TimeoutError"}
+    assert post(api, executions, failed)[0] == 201
+    assert post(api, executions, {**run, "success": True, "tokens_in": -1})[0] == 400
+    choose = "/v1/agents/strategies/choose"
+    assert post(api, choose, {"candidates": ["react", "new"]})[1]["reason"] == "untried"
+    assert post(api, choose, {"candidates": ["react", "plan"], "epsilon": 0})[1]["reason"] == (
+        "exploit"
+    )
+    assert post(api, choose, {"candidates": []})[0] == 400
+    trip = {"query": "Plan a trip to Kyoto", "subtasks": ["book flights"]}
+    assert post(api, "/v1/agents/decompositions", trip)[0] == 201
+    suggest = "/v1/agents/decompositions/suggest"
+    assert len(post(api, suggest, {"query": "Plan a trip to Kyoto"})[1]["suggestions"]) == 1
+    assert post(api, suggest, {"query": "Bake sourdough bread"})[1]["suggestions"] == []
+
+    async def on_the_server() -> None:
+        async with mcp.Client(build_server(Tenancy(memory), "CRITICAL")) as client:
+            for arguments in (
+                {**run, "success": True, "strategy": "react"},
+                {**run, "success": False},
+                {**run, "success": True, "tokens_in": -1},  # refused by the tool's schema
+            ):
+                await client.call_tool("record_execution", arguments)
+            explore = {"candidates": ["react", "plan"], "epsilon": 1, "seed": 7}
+            assert (await client.call_tool("choose_strategy", explore)).structured_content
+            await client.call_tool("suggest_decomposition", {"query": "Plan a trip to Kyoto"})
+        await memory.record_execution(**{**run, "success": False, "error_class": "Boom"})
+        choice = await memory.choose_strategy(["react", "plan"], epsilon=0)
+        assert choice.reason == "exploit"
+        await memory.suggest_decomposition("Repaint the garden fence")
+
+    assert api.asgi is not None and api.asgi.portal is not None
+    api.asgi.portal.call(on_the_server)  # in the app's own event loop
+    assert agent_samples(scrape(api)) == {  # REST + MCP + Python
+        "memvault_executions_total{}": 3 + 2 + 1,
+        "memvault_agent_executions_total{outcome=success}": 2 + 1 + 0,
+        "memvault_agent_executions_total{outcome=failure}": 1 + 1 + 1,
+        "memvault_agent_choices_total{reason=untried,what=strategy}": 1 + 0 + 0,
+        "memvault_agent_choices_total{reason=explore,what=strategy}": 0 + 1 + 0,
+        "memvault_agent_choices_total{reason=exploit,what=strategy}": 1 + 0 + 1,
+        "memvault_agent_decomposition_suggestions_total{result=hit}": 1 + 1 + 0,
+        "memvault_agent_decomposition_suggestions_total{result=miss}": 1 + 0 + 1,
+    }

@@ -132,4 +132,6 @@ class DecompositionPlans(AgentWing):
         fitting.sort(
             key=lambda s: (-s.decomposition.success_rate, -s.similarity, s.decomposition.id)
         )
-        return fitting[: check.limit(limit, self.store.settings)]
+        shown = fitting[: check.limit(limit, self.store.settings)]
+        self.store.stats.add(f"decomposition_suggestions_{'hit' if shown else 'miss'}")
+        return shown

@@ -113,6 +113,7 @@ class ExecutionPlans(AgentWing):
             ops.append(self.failures.fold(execution, where, now))
         yield from run_all(ops)
         self.store.stats.add("executions")
+        self.store.stats.add("executions_succeeded" if execution.success else "executions_failed")
         return execution
 
     def executions(

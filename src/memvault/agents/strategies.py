@@ -83,7 +83,9 @@ class StrategyPlans(AgentWing):
             usable = usable or known.get((stored[name], ANY_KIND))
             if usable is not None:
                 stats[name] = usable
-        return choose(names, stats, epsilon=epsilon, prefer=prefer, rng=rng, kind=kind)
+        choice = choose(names, stats, epsilon=epsilon, prefer=prefer, rng=rng, kind=kind)
+        self.store.stats.add(f"strategy_choices_{choice.reason}")
+        return choice
 
     def folds(self, execution: Execution, where: Scope, now: datetime) -> list[FoldOp]:
         """The folds of an execution into its strategy's statistics (any kind; its kind)."""

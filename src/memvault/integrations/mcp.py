@@ -2,9 +2,10 @@
 
 Built on the official ``mcp`` SDK (``MCPServer``) over one :class:`~memvault.AsyncMemory`: tools
 to remember, recall, forget, list, pin and demote, log a turn and learn from it, and fetch the
-system prompt and context of a session; the Global Memory of a user and the notes of a session
-as templated resources. Every result carries structured content and readable text; every
-memvault error becomes an error result (``isError``) with its message.
+system prompt and context of a session; agent memory's tools (:mod:`.mcp_agents`); the Global
+Memory of a user and the notes of a session as templated resources. Every result carries
+structured content and readable text; every memvault error becomes an error result
+(``isError``) with its message.
 
 Over stdio the server acts in one tenant (settings or ``--tenant``). Over streamable HTTP it
 keeps the REST server's rules: with ``MEMVAULT_API_KEYS`` every request needs
@@ -81,6 +82,10 @@ Typical use:
    them or their work), call remember — or, with a session, log each exchange with
    remember_turn and memvault learns from it by itself.
 3. Call forget when the user asks you to forget something or a memory is wrong.
+
+If you run tasks with strategies, sub-agents or tools, memvault also keeps your own work: call
+check_failures, suggest_decomposition and choose_strategy before a task, and record_execution
+(and record_decomposition) after it, so the next choice learns from this one.
 """
 
 
@@ -372,8 +377,11 @@ def build_server(tenancy: Tenancy, log_level: str = "WARNING") -> MCPServer[Any]
         except MemvaultError as error:
             raise ResourceError(printable(str(error))) from None
 
+    from .mcp_agents import add_agent_tools  # built on this module's tool helpers
+
     add_store_tools(server, run)
     add_session_tools(server, run)
+    add_agent_tools(server, run)
     add_resources(server, read)
     return server
 

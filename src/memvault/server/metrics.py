@@ -34,6 +34,7 @@ from ..embeddings import CachedEmbedder, Embedder
 from ..embeddings.redis_cache import RedisCachedEmbedder
 from ..llm import ChatModel
 from ..memory import AsyncMemory
+from .agent_metrics import agent_counters
 from .auth import KeyRing
 
 log = logging.getLogger("memvault.server")
@@ -128,6 +129,7 @@ class MemoryCollector(Collector):
         counts = self.counts
         yield InfoMetricFamily("memvault_build", "memvault's version.", {"version": __version__})
         yield from counters(counts)
+        yield from agent_counters(counts)
         yield from timings(self.memory.planners.store.stats.timings())
         yield from cache_counters(self.memory.embedder)
         yield GaugeMetricFamily(
