@@ -1,5 +1,6 @@
 """The memory the inspector tests look at: two tenants, sessions, notes, findings of every
-severity, Global Memory with a superseded fact, and content that tries to run a script."""
+severity, Global Memory with a superseded fact, agent memory's executions (two failed with one
+error class), and content that tries to run a script."""
 
 from __future__ import annotations
 
@@ -26,12 +27,15 @@ class Seeded:
     """globex's session (acme must never reach it)."""
     other_tenant_finding: str
     """The entry id of a globex finding."""
+    hostile_execution: str
+    """acme's execution whose input and output are :data:`HOSTILE`."""
 
 
 def seed(path: Path) -> Seeded:
     """Fill the SQLite store at ``path`` (closed again before a server opens it)."""
+    clock = ManualClock()
     memory = Memory(
-        str(path), tenant="acme", settings=SETTINGS, embedder=HashEmbedder(), clock=ManualClock()
+        str(path), tenant="acme", settings=SETTINGS, embedder=HashEmbedder(), clock=clock
     )
     with memory:
         s = memory.create_session("alice", title="Q1 sales")
@@ -58,4 +62,53 @@ def seed(path: Path) -> Seeded:
         secret = globex.create_session("bob", title="Globex secret plans")
         globex.set_data_loaded(secret.id)
         finding = globex.add_finding(secret.id, "Globex secret: merger in May")
-    return Seeded(s.id, private.id, secret.id, finding.entry_id)
+        hostile = record_executions(memory, clock)
+        globex.record_execution(
+            workflow_id="globex-wf", agent_id="globex-agent", input="Globex merger", success=True
+        )
+    return Seeded(s.id, private.id, secret.id, finding.entry_id, hostile)
+
+
+def record_executions(memory: Memory, clock: ManualClock) -> str:
+    """Runs of agents in workflows wf-1 and wf-2, a minute apart; the hostile one's id."""
+    clock.advance(minutes=1)
+    memory.record_execution(
+        workflow_id="wf-1",
+        agent_id="researcher",
+        input="Find the three largest customers",
+        output="ACME, Globex, Initech",
+        success=True,
+        strategy="react",
+        kind="lookup",
+        tokens_in=1200,
+        tokens_out=80,
+        duration_ms=2150,
+        cost=0.002,
+        tool_calls=[{"name": "sql", "parameters": {"query": "select 3"}}],
+    )
+    for workflow, whose, tokens in (("wf-1", "customer", 5000), ("wf-2", "supplier", 3000)):
+        clock.advance(minutes=1)
+        memory.record_execution(
+            workflow_id=workflow,
+            agent_id="writer",
+            input=f"Summarise the orders of every {whose} in parallel",
+            success=False,
+            strategy="plan_and_execute",
+            kind="report",
+            tokens_in=tokens,
+            duration_ms=tokens * 5,
+            error_class="RateLimitError",
+            error_message="429 Too Many Requests",
+        )
+    clock.advance(minutes=1)
+    return memory.record_execution(
+        workflow_id="wf-2",
+        agent_id="researcher",
+        input=HOSTILE,
+        output=HOSTILE,
+        success=True,
+        strategy="react",
+        kind="lookup",
+        tokens_in=300,
+        duration_ms=850,
+    ).id

@@ -366,3 +366,165 @@ def test_a_key_limited_to_a_scope_sees_only_its_hygiene(
     ui.post("/ui/login", data={"csrf": token, "key": reader}, headers=SAME_ORIGIN)
     assert ui.get("/ui/hygiene").status_code == 403  # the whole tenant
     assert ui.get("/ui/hygiene?scope=user:alice").status_code == 200
+
+
+# -- agent memory -------------------------------------------------------------------------------
+
+
+def _executions(html: str) -> list[tuple[str, str, str]]:
+    """(workflow, agent, outcome) of each execution the page lists, in its order."""
+    rows = re.findall(
+        r'<tbody class="execution" data-id="[^"]+">.*?class="workflow">([^<]*)</td>\s*'
+        r'<td class="agent">([^<]*)</td>.*?class="badge (ok|failed)"',
+        html,
+        re.S,
+    )
+    return [(workflow, agent, outcome) for workflow, agent, outcome in rows]
+
+
+def test_the_navigation_links_every_page(ui: TestClient) -> None:
+    log_in(ui)
+    for path in ("/ui", "/ui/hygiene", "/ui/agents/executions", "/ui/agents/failures"):
+        page = ui.get(path).text
+        links = re.findall(r'<nav class="pages".*?</nav>', page, re.S)[0]
+        for target in ("/ui", "/ui/hygiene", "/ui/agents/executions", "/ui/agents/strategies"):
+            assert f'href="{target}"' in links, (path, target)
+        assert f'<a href="{path}" aria-current="page">' in links
+
+
+def test_the_executions_page_lists_runs_newest_first_and_filters_them(
+    ui: TestClient, seeded: Seeded
+) -> None:
+    log_in(ui)
+    page = ui.get("/ui/agents/executions")
+    assert page.status_code == 200
+    assert _executions(page.text) == [
+        ("wf-2", "researcher", "ok"),
+        ("wf-2", "writer", "failed"),
+        ("wf-1", "writer", "failed"),
+        ("wf-1", "researcher", "ok"),
+    ]
+    assert f'data-id="{seeded.hostile_execution}"' in page.text
+    first = page.text.split('<tbody class="execution"')[-1]  # the oldest: every column
+    for cell in ("react", "lookup", "1,280", "2,150 ms", "ACME, Globex, Initech", ">sql<"):
+        assert cell in first, cell
+    assert "RateLimitError" in page.text and "429 Too Many Requests" in page.text
+    assert "Globex merger" not in page.text  # globex's execution: another tenant
+    filtered = {
+        "workflow=wf-1": [("wf-1", "writer", "failed"), ("wf-1", "researcher", "ok")],
+        "agent=writer": [("wf-2", "writer", "failed"), ("wf-1", "writer", "failed")],
+        "outcome=success": [("wf-2", "researcher", "ok"), ("wf-1", "researcher", "ok")],
+        "workflow=wf-1&agent=researcher&outcome=success": [("wf-1", "researcher", "ok")],
+        "workflow=wf-3": [],
+        "scope=workspace:other": [],
+    }
+    for query, rows in filtered.items():
+        answer = ui.get(f"/ui/agents/executions?{query}")
+        assert answer.status_code == 200 and _executions(answer.text) == rows, query
+    assert (
+        "No executions match in <code>workspace:agents</code>"
+        in ui.get("/ui/agents/executions?workflow=wf-3").text
+    )
+    for wrong, message in (("outcome=maybe", "outcome must be"), ("scope=agents", "scope")):
+        answer = ui.get(f"/ui/agents/executions?{wrong}")
+        assert answer.status_code == 400 and message in answer.text, wrong
+
+
+def test_a_long_list_of_executions_says_what_it_does_not_show(
+    ui: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("memvault.server.ui.agent_pages.EXECUTIONS_SHOWN", 1)
+    log_in(ui)
+    page = ui.get("/ui/agents/executions?agent=writer").text
+    assert len(_executions(page)) == 1 and "Only the newest 1 are shown" in page
+    assert 'href="/ui/agents/executions?agent=writer&amp;limit=2"' in page
+    assert len(_executions(ui.get("/ui/agents/executions?agent=writer&limit=2").text)) == 2
+
+
+def test_an_execution_s_hostile_text_is_escaped(ui: TestClient) -> None:
+    log_in(ui)
+    html = ui.get("/ui/agents/executions").text
+    assert HOSTILE not in html
+    escaped = "&lt;script&gt;window.__pwned = 1&lt;/script&gt;&lt;img src=&#34;x&#34;"
+    assert html.count(escaped) == 2  # its input and its output
+    assert "<script" not in html.replace('<script src="/ui/static/inspector.js" defer>', "")
+    assert "<img" not in html
+
+
+def test_the_strategy_table(ui: TestClient) -> None:
+    log_in(ui)
+    page = ui.get("/ui/agents/strategies")
+    assert page.status_code == 200
+    rows = re.findall(
+        r'<tr data-strategy="([^"]+)" data-kind="([^"]+)">(.*?)</tr>', page.text, re.S
+    )
+    assert [(strategy, kind) for strategy, kind, _ in rows] == [
+        ("plan_and_execute", "*"),
+        ("plan_and_execute", "report"),
+        ("react", "*"),
+        ("react", "lookup"),
+    ]
+    cells = {
+        (strategy, kind): re.findall(r"<td[^>]*>([^<]*)</td>", row) for strategy, kind, row in rows
+    }
+    #        strategy, kind, runs, success, mean ms, p95 ms, mean tokens, p95 tokens, cost, last
+    assert cells[("react", "lookup")][2:9] == [
+        "2",
+        "100%",
+        "1,500",
+        "2,150",
+        "790",
+        "1,280",
+        "0.0020",
+    ]
+    assert cells[("plan_and_execute", "*")][2:4] == ["2", "0%"]
+    report = ui.get("/ui/agents/strategies?kind=report").text
+    assert re.findall(r'<tr data-strategy="([^"]+)" data-kind="([^"]+)">', report) == [
+        ("plan_and_execute", "report")
+    ]
+    assert (
+        "No strategy has run on <code>chat</code> requests"
+        in ui.get("/ui/agents/strategies?kind=chat").text
+    )
+
+
+def test_the_failure_patterns_page(ui: TestClient) -> None:
+    log_in(ui)
+    page = ui.get("/ui/agents/failures")
+    assert page.status_code == 200
+    names = re.findall(r'<tr data-pattern="([^"]+)" class="([^"]+)">', page.text)
+    assert names == [
+        ("rate_limit", "built-in"),
+        ("context_overflow", "built-in"),
+        ("ambiguous_request", "built-in"),
+        ("learned:RateLimitError", "learned"),
+    ]
+    learned = page.text.split('data-pattern="learned:RateLimitError"')[1]
+    assert '<td class="num occurrences">2</td>' in learned
+    for term in ("order", "parallel", "summaris", "everi"):  # stems, in both requests
+        assert f'of its recent failed requests">{term} (2)</span>' in learned, term
+    assert "custom" not in learned  # in one of the two failed requests only
+    assert "retry with exponential backoff" in learned  # a built-in class's mitigation
+
+
+def test_a_key_s_grant_bounds_the_agent_memory_pages(
+    open_app: Callable[..., TestClient],
+) -> None:
+    agents, alice = "acme-agents-0123456789abcdef", "acme-alice-0123456789abcdef"
+    keys = f"{API_KEYS},acme:{agents} ops read=workspace:agents,acme:{alice} a read=user:alice"
+    pages = ("executions", "strategies", "failures")
+    ops = open_app(api_keys=keys)
+    log_in(ops, agents)
+    for name in pages:
+        assert ops.get(f"/ui/agents/{name}").status_code == 200, name
+        beyond = ops.get(f"/ui/agents/{name}?scope=workspace:other")
+        assert beyond.status_code == 403 and "does not allow" in beyond.text, name
+    assert ops.get("/ui").status_code == 403  # every session: beyond its grant
+    other = open_app(api_keys=keys)
+    log_in(other, alice)
+    for name in pages:
+        answer = other.get(f"/ui/agents/{name}")
+        assert answer.status_code == 403 and "does not allow" in answer.text, name
+        assert "researcher" not in answer.text and "plan_and_execute" not in answer.text
+    mine = other.get("/ui/agents/executions?scope=user:alice")  # its own scope: none there
+    assert mine.status_code == 200 and "No executions in <code>user:alice</code>" in mine.text

@@ -331,3 +331,53 @@ def evil_site(target: str, csrf: str) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_agent_memory_pages_filter_runs_and_show_them_as_text(
+    page: Page, served: tuple[str, Seeded]
+) -> None:
+    base, seeded = served
+    log_in(page, base)
+    page.get_by_role("link", name="Executions").click()
+    expect(page.locator("h1")).to_have_text("Executions")
+    page.wait_for_load_state("load")  # its script (the outcome filter submits on change) has run
+    runs = page.locator("tbody.execution")
+    expect(runs).to_have_count(4)
+    expect(page.locator("body")).not_to_contain_text("Globex merger")  # another tenant's
+    hostile = page.locator(f'tbody.execution[data-id="{seeded.hostile_execution}"]')
+    expect(hostile.locator(".content.input")).to_have_text(HOSTILE)
+    expect(hostile.locator(".content.output")).to_have_text(HOSTILE)
+    assert page.locator("tbody.execution script, tbody.execution img").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    screenshot(page, "agent-executions")
+    page.select_option("#outcome", "failure")
+    expect(page).to_have_url(re.compile(r"outcome=failure"))
+    expect(runs).to_have_count(2)
+    expect(runs.locator(".error-class")).to_have_text(["RateLimitError", "RateLimitError"])
+    page.wait_for_load_state("load")
+    page.fill("#workflow", "wf-1")
+    page.get_by_role("button", name="Filter").click()
+    expect(runs).to_have_count(1)
+    expect(runs.locator(".agent")).to_have_text("writer")
+    expect(page.locator("#outcome")).to_have_value("failure")  # the filters it was given
+    page.get_by_role("link", name="clear").click()
+    expect(runs).to_have_count(4)
+
+    page.get_by_role("link", name="Strategies").click()
+    expect(page.locator("h1")).to_have_text("Strategies")
+    rows = page.locator("table.strategies tbody tr")
+    expect(rows).to_have_count(4)
+    react = page.locator('tr[data-strategy="react"][data-kind="lookup"]')
+    expect(react.locator(".runs")).to_have_text("2")
+    expect(react.locator(".success")).to_have_text("100%")
+    page.fill("#kind", "report")
+    page.get_by_role("button", name="Show").click()
+    expect(rows).to_have_count(1)
+    expect(rows.locator(".strategy")).to_have_text("plan_and_execute")
+
+    page.get_by_role("link", name="Failures").click()
+    expect(page.locator("h1")).to_have_text("Failure patterns")
+    learned = page.locator('tr[data-pattern="learned:RateLimitError"]')
+    expect(learned.locator(".occurrences")).to_have_text("2")
+    expect(learned.locator(".terms")).to_contain_text("parallel (2)")
+    expect(page.locator("tr.built-in")).to_have_count(3)

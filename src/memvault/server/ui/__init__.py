@@ -11,7 +11,7 @@ from starlette.types import Message, Scope, Send
 
 from ...environment import UI_SECRET
 from ..guard import origin_of
-from . import pages
+from . import agent_pages, pages
 from .pages import HERE, SECURITY_HEADERS, Inspector
 from .tokens import Signer
 from .view import PREFIX
@@ -46,6 +46,9 @@ def routes(secret: str | None = None) -> list[BaseRoute]:
         Route(f"{PREFIX}/sessions/{{session_id}}", page(pages.session_page), methods=["GET"]),
         Route(f"{PREFIX}/search", page(pages.search_page), methods=["GET"]),
         Route(f"{PREFIX}/hygiene", page(pages.hygiene_page), methods=["GET"]),
+        Route(f"{PREFIX}/agents/executions", page(agent_pages.executions_page), methods=["GET"]),
+        Route(f"{PREFIX}/agents/strategies", page(agent_pages.strategies_page), methods=["GET"]),
+        Route(f"{PREFIX}/agents/failures", page(agent_pages.failures_page), methods=["GET"]),
         Route(f"{PREFIX}/entries/delete", action(pages.bulk_delete), methods=["POST"]),
         Route(f"{PREFIX}/entries/{{entry_id}}/pin", action(pages.pin), methods=["POST"]),
         Route(f"{PREFIX}/entries/{{entry_id}}/demote", action(pages.demote), methods=["POST"]),

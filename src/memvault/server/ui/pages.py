@@ -96,7 +96,13 @@ class Inspector:
             lstrip_blocks=True,
         )
         self.templates.filters.update(
-            when=view.when, trust=trust_tag, severity=view.severity_of, segment=view.segment
+            when=view.when,
+            trust=trust_tag,
+            severity=view.severity_of,
+            segment=view.segment,
+            amount=view.amount,
+            percent=view.percent,
+            money=view.money,
         )
 
     # -- who is asking ------------------------------------------------------------------------
@@ -141,6 +147,7 @@ class Inspector:
             csrf=self.signer.csrf(visit),
             logged_in=keys.enabled and bool(visit.key_id),
             notice=view.notice(request.query_params),
+            here=request.url.path,
             **values,
         )
         answer = HTMLResponse(html, status, headers=SECURITY_HEADERS)

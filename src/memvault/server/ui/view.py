@@ -78,3 +78,36 @@ def session_url(session_id: str | None, **query: str) -> str:
 def when(moment: datetime | None) -> str:
     """A timestamp as the pages show it: ``2026-05-03 14:07 UTC``."""
     return "" if moment is None else moment.strftime("%Y-%m-%d %H:%M %Z").strip()
+
+
+OUTCOMES = {"": None, "success": True, "failure": False}
+"""The executions filter's choices: any, those that worked, those that failed."""
+
+
+def outcome(asked: str | None) -> bool | None:
+    """``success`` True, ``failure`` False, nothing None; anything else is refused."""
+    given = asked or ""
+    if given not in OUTCOMES:
+        raise ValidationError(f"outcome must be success or failure, got {given[:40]!r}")
+    return OUTCOMES[given]
+
+
+def agents_url(page: str, **query: str) -> str:
+    """The address of an agent memory page with the non-empty values of ``query``."""
+    given = {name: value for name, value in query.items() if value}
+    return f"{PREFIX}/agents/{page}" + (f"?{urlencode(given)}" if given else "")
+
+
+def amount(value: float | None) -> str:
+    """A count, a mean or a percentile as the tables show it: ``1,234``; ``-`` for none."""
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def percent(rate: float | None) -> str:
+    """A rate as a percentage: ``75%``; ``-`` for none."""
+    return "-" if rate is None else f"{rate:.0%}"
+
+
+def money(value: float) -> str:
+    """A cost: four decimals, thousands grouped."""
+    return f"{value:,.4f}"
