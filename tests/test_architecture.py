@@ -31,12 +31,14 @@ SAMPLE = (
     "add_finding",
 )
 """Operations with names of their own (no other identifier is spelt the same)."""
+APPS = ("cli/", "chat/", "integrations/", "server/ui/")
+"""Where the apps on a memory live: they call operations by name."""
 
 
 def test_an_operation_is_named_only_where_it_is_made_declared_bound_and_commanded() -> None:
     """Issue 30: adding an operation touches its plan's module, its wing of the catalogue, the
-    two facade lines and the apps that call it (the CLI, the chat agent, the MCP tools) — no
-    routing table, client class or handler besides."""
+    two facade lines and the apps that call it (the CLI, the chat agent, the MCP tools, the
+    inspector's pages) — no routing table, client class or handler besides."""
     import re
 
     from memvault.api import CATALOGUE
@@ -55,7 +57,7 @@ def test_an_operation_is_named_only_where_it_is_made_declared_bound_and_commande
         allowed = {plan_module, wing, "memory.py"}
         word = re.compile(rf"\b({name}|{name.upper()})\b")
         naming = {path for path, text in sources.items() if word.search(text)}
-        callers = {p for p in naming if p.startswith(("cli/", "chat/", "integrations/"))}  # apps
+        callers = {p for p in naming if p.startswith(APPS)}
         assert naming - allowed <= callers, name
         lines = [line for line in sources["memory.py"].splitlines() if word.search(line)]
         assert len(lines) == 2, name  # Memory's line, and AsyncMemory's

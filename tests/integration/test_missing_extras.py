@@ -26,6 +26,7 @@ def run_without(blocked: tuple[str, ...], code: str) -> subprocess.CompletedProc
     ("blocked", "module", "extra"),
     [
         (("mcp",), "memvault.integrations.mcp", "memvault[mcp]"),
+        (("mcp",), "memvault.integrations.mcp_agents", "memvault[mcp]"),
         (("starlette", "uvicorn"), "memvault.integrations.mcp", "memvault[mcp]"),
         (("langgraph",), "memvault.integrations.langgraph", "memvault[langgraph]"),
     ],

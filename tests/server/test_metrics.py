@@ -310,3 +310,16 @@ def test_agent_memory_s_outcomes_and_choices_are_counted_once_whoever_calls(
         "memvault_agent_decomposition_suggestions_total{result=hit}": 1 + 1 + 0,
         "memvault_agent_decomposition_suggestions_total{result=miss}": 1 + 0 + 1,
     }
+
+
+def test_docs_operations_names_every_agent_counter_and_label() -> None:
+    from memvault.server.agent_metrics import agent_counters
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text("utf-8")
+    for family in agent_counters({}):
+        row = next(
+            line for line in page.splitlines() if line.startswith(f"| `{family.name}_total`")
+        )
+        for sample in family.samples:
+            for name, label in sample.labels.items():
+                assert f"`{name}`" in row and f"`{label}`" in row, (family.name, name, label)

@@ -104,6 +104,7 @@ class Inspector:
             percent=view.percent,
             money=view.money,
         )
+        self.templates.globals["navigation"] = view.NAVIGATION
 
     # -- who is asking ------------------------------------------------------------------------
 

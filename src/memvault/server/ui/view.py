@@ -11,6 +11,14 @@ from ...facilities.model import Finding
 from ...types import ScopeKind
 
 PREFIX = "/ui"
+NAVIGATION = (
+    (PREFIX, "Sessions"),
+    (f"{PREFIX}/hygiene", "Hygiene"),
+    (f"{PREFIX}/agents/executions", "Executions"),
+    (f"{PREFIX}/agents/strategies", "Strategies"),
+    (f"{PREFIX}/agents/failures", "Failures"),
+)
+"""The pages every page links to, in the bar at its top: (address, name)."""
 SEVERITIES = ("critical", "high", "medium", "low", "info")
 """Finding tags shown as severities, most severe first (any other tag filters too)."""
 NOTICES = {
