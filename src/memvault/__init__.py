@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # what the names below load on first use, for type checkers
     from .agents.failure_rules import FailureMatch, FailurePattern
     from .agents.model import Decomposition, Execution, Suggestion, ToolCall
     from .agents.stats import StrategyStats
+    from .agents.team import Member, Team, TeamStats, TeamSuggestion
     from .config import Settings
     from .context.builder import ContextWindow, Message
     from .context.plans import HierarchicalContext
@@ -122,6 +123,7 @@ __all__ = [
     "LLMUnavailableError",
     "LocalOnlyError",
     "Memory",
+    "Member",
     "MemoryEntry",
     "MemvaultError",
     "Message",
@@ -147,6 +149,9 @@ __all__ = [
     "Suggestion",
     "Summarizer",
     "Supersession",
+    "Team",
+    "TeamStats",
+    "TeamSuggestion",
     "ToolCall",
     "TurnResult",
     "UNSET",
@@ -240,6 +245,10 @@ _LAZY = {
     "Source": "facilities.model",
     "StrategyChoice": "agents.choice",
     "StrategyStats": "agents.stats",
+    "Member": "agents.team",
+    "Team": "agents.team",
+    "TeamStats": "agents.team",
+    "TeamSuggestion": "agents.team",
     "Suggestion": "agents.model",
     "Summarizer": "context.summarize",
     "Supersession": "versions",

@@ -16,6 +16,7 @@ from .agents.decompositions import DecompositionPlans
 from .agents.executions import ExecutionPlans
 from .agents.failures import FailurePlans
 from .agents.strategies import StrategyPlans
+from .agents.teams import TeamPlans
 from .config import Settings, default_home
 from .context.plans import ContextPlans
 from .core import Plan, Planner, utc_now
@@ -74,6 +75,7 @@ class Planners:
     bundles: BundlePlans
     executions: ExecutionPlans
     strategies: StrategyPlans
+    teams: TeamPlans
     decompositions: DecompositionPlans
     failures: FailurePlans
     hygiene: HygienePlans
@@ -90,7 +92,7 @@ class Planners:
         learning = LearningPlans(store, sessions, notes, chat)
         erasure = ErasurePlans(store, residue)
         retention = RetentionPlans(store)
-        strategies, failures = StrategyPlans(store), FailurePlans(store)
+        strategies, teams, failures = StrategyPlans(store), TeamPlans(store), FailurePlans(store)
         store.leaving = notes.may_leave  # the notes' rule, for every door that copies out
         return cls(
             store,
@@ -103,8 +105,9 @@ class Planners:
             retention,
             AuditPlans(store),
             BundlePlans(store, sessions),
-            ExecutionPlans(store, strategies, failures),
+            ExecutionPlans(store, strategies, teams, failures),
             strategies,
+            teams,
             DecompositionPlans(store),
             failures,
             HygienePlans(store, retention),
@@ -132,6 +135,7 @@ PART = {
     "BundlePlans": "bundles",
     "ExecutionPlans": "executions",
     "StrategyPlans": "strategies",
+    "TeamPlans": "teams",
     "DecompositionPlans": "decompositions",
     "FailurePlans": "failures",
     "HygienePlans": "hygiene",

@@ -330,12 +330,15 @@ class Memory(_Base, Closing):
     import_session = _blocking(trust.IMPORT_SESSION)
     session_bundle = _blocking(trust.SESSION_BUNDLE)
     import_bundle = _blocking(trust.IMPORT_BUNDLE)
-    # agent memory: executions, strategies, decompositions, failure patterns
+    # agent memory: executions, strategies, teams, decompositions, failure patterns
     record_execution = _blocking(agents.RECORD_EXECUTION)
     executions = _blocking(agents.EXECUTIONS)
     search_executions = _blocking(agents.SEARCH_EXECUTIONS)
     strategy_stats = _blocking(agents.STRATEGY_STATS)
     choose_strategy = _blocking(agents.CHOOSE_STRATEGY)
+    record_team = _blocking(agents.RECORD_TEAM)
+    team_stats = _blocking(agents.TEAM_STATS)
+    suggest_team = _blocking(agents.SUGGEST_TEAM)
     record_decomposition = _blocking(agents.RECORD_DECOMPOSITION)
     suggest_decomposition = _blocking(agents.SUGGEST_DECOMPOSITION)
     failure_patterns = _blocking(agents.FAILURE_PATTERNS)
@@ -437,12 +440,15 @@ class AsyncMemory(_Base, AsyncClosing):
     import_session = _awaitable(trust.IMPORT_SESSION)
     session_bundle = _awaitable(trust.SESSION_BUNDLE)
     import_bundle = _awaitable(trust.IMPORT_BUNDLE)
-    # agent memory: executions, strategies, decompositions, failure patterns
+    # agent memory: executions, strategies, teams, decompositions, failure patterns
     record_execution = _awaitable(agents.RECORD_EXECUTION)
     executions = _awaitable(agents.EXECUTIONS)
     search_executions = _awaitable(agents.SEARCH_EXECUTIONS)
     strategy_stats = _awaitable(agents.STRATEGY_STATS)
     choose_strategy = _awaitable(agents.CHOOSE_STRATEGY)
+    record_team = _awaitable(agents.RECORD_TEAM)
+    team_stats = _awaitable(agents.TEAM_STATS)
+    suggest_team = _awaitable(agents.SUGGEST_TEAM)
     record_decomposition = _awaitable(agents.RECORD_DECOMPOSITION)
     suggest_decomposition = _awaitable(agents.SUGGEST_DECOMPOSITION)
     failure_patterns = _awaitable(agents.FAILURE_PATTERNS)

@@ -16,7 +16,9 @@ MAX_SCOPE_ID_CHARS = 256
 FACILITY_CATEGORIES = frozenset({"session", "record", "summary"})
 """Categories of the entries the facilities own: created, changed and deleted only through
 their session."""
-AGENT_CATEGORIES = frozenset({"execution", "strategy_stats", "decomposition", "failure_pattern"})
+AGENT_CATEGORIES = frozenset(
+    {"execution", "strategy_stats", "decomposition", "failure_pattern", "team_stats"}
+)
 """Categories of agent memory's entries: written only by its operations (they may be deleted)."""
 RESERVED_CATEGORIES = FACILITY_CATEGORIES | AGENT_CATEGORIES
 """Categories the generic store API refuses to create or change."""

@@ -25,16 +25,21 @@ from .model import (
     execution_content,
     execution_metadata,
 )
+from .stats import Sample
 from .strategies import StrategyPlans
+from .team import Member
+from .teams import TeamPlans
 from .wing import MAX_AMOUNT, AgentWing, count, expiry, label, listed, owned, text
 
 
 class ExecutionPlans(AgentWing):
     """The runs of agents and tools, and what each teaches the other wings."""
 
-    def __init__(self, store: Planner, strategies: StrategyPlans, failures: FailurePlans) -> None:
+    def __init__(
+        self, store: Planner, strategies: StrategyPlans, teams: TeamPlans, failures: FailurePlans
+    ) -> None:
         super().__init__(store)
-        self.strategies, self.failures = strategies, failures
+        self.strategies, self.teams, self.failures = strategies, teams, failures
 
     def record_execution(
         self,
@@ -56,6 +61,7 @@ class ExecutionPlans(AgentWing):
         error_class: str | None = None,
         error_message: str | None = None,
         tool_calls: Iterable[ToolCall | Mapping[str, Any]] = (),
+        team: Iterable[Member | Mapping[str, Any]] | None = None,
         session_id: str | None = None,
         user_id: str | None = None,
         scope: Scope | str | None = None,
@@ -63,9 +69,11 @@ class ExecutionPlans(AgentWing):
         """Record one run of an agent or a tool: searchable by its input and output, and
         folded, in the same transaction, into its ``strategy``'s statistics (over every kind of
         request, and over ``kind``) and, when it failed with an ``error_class``, into that
-        class's learned failure pattern. ``session_id``/``user_id`` say whose request it served
-        (an erasure of the user takes it). Text is redacted (the ``redact`` setting)."""
+        class's learned failure pattern, and into the statistics of the ``team`` that ran it
+        (as :meth:`record_team`). ``session_id``/``user_id`` say whose request it served (an
+        erasure of the user takes it). Text is redacted (the ``redact`` setting)."""
         now, where = self.store.now(), self.scope(scope)
+        crew = None if team is None else self.teams.team(team)
         labels = {
             "workflow_id": label("workflow_id", workflow_id),
             "agent_id": label("agent_id", agent_id),
@@ -109,6 +117,11 @@ class ExecutionPlans(AgentWing):
         (chunks,) = yield from self.store.index([entry])
         ops: list[Op[Any]] = [PutOp(self.store.tenant, entry, chunks=chunks)]
         ops += self.strategies.folds(execution, where, now)
+        if crew is not None:
+            sample = Sample(
+                execution.success, execution.tokens, execution.duration_ms, execution.cost, now
+            )
+            ops += self.teams.folds(crew, execution.kind, sample, where, execution.workflow_id)
         if not execution.success and execution.error_class is not None:
             ops.append(self.failures.fold(execution, where, now))
         yield from run_all(ops)

@@ -97,7 +97,7 @@ class StrategyPlans(AgentWing):
         expires = expiry(now, self.store.settings.agent_aggregate_days)
         folds = []
         for kind in dict.fromkeys([ANY_KIND, execution.kind or ANY_KIND]):
-            first = StrategyStats(execution.strategy, kind).adding(sample)
+            first = StrategyStats(execution.strategy, kind=kind).adding(sample)
             entry = owned(
                 self._stats_id(where, execution.strategy, kind),
                 where,

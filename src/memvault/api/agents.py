@@ -1,5 +1,5 @@
-"""Agent memory's operations, each declared once: executions, strategies, decompositions and
-failure patterns."""
+"""Agent memory's operations, each declared once: executions, strategies, teams,
+decompositions and failure patterns."""
 
 from __future__ import annotations
 
@@ -11,9 +11,21 @@ from ..agents.failures import FailurePlans
 from ..agents.model import Decomposition, Execution, Suggestion
 from ..agents.stats import StrategyStats
 from ..agents.strategies import StrategyPlans
+from ..agents.team import TeamStats, TeamSuggestion
+from ..agents.teams import TeamPlans
 from ..rest.answers import Each, Scored, Whole
 from ..rest.endpoints import Endpoint
-from ..rest.fields import FLAG, INTEGER, NUMBER, TEXT, TEXT_OR_TEXTS, TEXTS, TIMESTAMP, Field, typed
+from ..rest.fields import (
+    FLAG,
+    INTEGER,
+    LISTS_OF_OBJECTS,
+    NUMBER,
+    OBJECTS,
+    TEXT,
+    TEXT_OR_TEXTS,
+    TEXTS,
+    TIMESTAMP,
+)
 from .operation import Operation
 
 AGENTS = "/v1/agents"
@@ -40,7 +52,8 @@ RECORD_EXECUTION = Operation(
             "duration_ms": NUMBER,
             "error_class": TEXT,
             "error_message": TEXT,
-            "tool_calls": Field({"type": "array", "items": {"type": "object"}}, typed("array")),
+            "tool_calls": OBJECTS,
+            "team": OBJECTS,
             "session_id": TEXT,
             "user_id": TEXT,
             "scope": TEXT,
@@ -121,6 +134,57 @@ CHOOSE_STRATEGY = Operation(
     ),
     Whole(StrategyChoice),
 )
+RECORD_TEAM = Operation(
+    TeamPlans.record_team,
+    Endpoint(
+        "POST",
+        f"{AGENTS}/teams",
+        {
+            "kind": TEXT,
+            "agents": OBJECTS,
+            "success": FLAG,
+            "tokens": INTEGER,
+            "duration_ms": NUMBER,
+            "cost": NUMBER,
+            "workflow_id": TEXT,
+            "scope": TEXT,
+        },
+        required=("kind", "agents", "success"),
+        status=201,
+        answer="the composition's statistics on that kind of request, this run counted",
+    ),
+    Whole(TeamStats),
+)
+TEAM_STATS = Operation(
+    TeamPlans.team_stats,
+    Endpoint(
+        "GET",
+        f"{AGENTS}/teams",
+        query={"kind": TEXT, "scope": TEXT},
+        answer="each team composition's statistics, overall and per kind of request",
+    ),
+    Each("teams", TeamStats),
+)
+SUGGEST_TEAM = Operation(
+    TeamPlans.suggest_team,
+    Endpoint(
+        "POST",
+        f"{AGENTS}/teams/suggest",
+        {
+            "kind": TEXT,
+            "query": TEXT,
+            "candidates": LISTS_OF_OBJECTS,
+            "epsilon": NUMBER,
+            "prefer": TEXT,
+            "limit": INTEGER,
+            "seed": INTEGER,
+            "scope": TEXT,
+        },
+        answer="the team to run, why, and the compositions that worked, best first",
+        reads=True,
+    ),
+    Whole(TeamSuggestion),
+)
 RECORD_DECOMPOSITION = Operation(
     DecompositionPlans.record_decomposition,
     Endpoint(
@@ -184,6 +248,9 @@ OPERATIONS = (
     SEARCH_EXECUTIONS,
     STRATEGY_STATS,
     CHOOSE_STRATEGY,
+    RECORD_TEAM,
+    TEAM_STATS,
+    SUGGEST_TEAM,
     RECORD_DECOMPOSITION,
     SUGGEST_DECOMPOSITION,
     FAILURE_PATTERNS,

@@ -47,6 +47,7 @@ from .erasure_conformance import ErasureConformance
 from .facilities_conformance import FacilityConformance
 from .grants_conformance import GrantConformance
 from .hygiene_conformance import HygieneConformance
+from .teams_conformance import TeamConformance
 from .versions_conformance import VersionConformance
 
 SAMPLE_SCOPES = {
@@ -98,6 +99,7 @@ class MemoryConformance(
     VersionConformance,
     AuditConformance,
     AgentConformance,
+    TeamConformance,
     ErasureConformance,
     GrantConformance,
     DecayConformance,
