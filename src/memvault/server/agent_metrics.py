@@ -17,9 +17,12 @@ from ..agents.choice import Reason
 
 REASONS: tuple[str, ...] = get_args(Reason)
 """Why a choice was made: ``untried``, ``explore``, ``exploit``."""
-CHOICES = (("strategy", "strategy_choices_"),)
-"""(``what`` label, prefix of its ``Memory.stats()`` keys, each followed by a reason) of each
-thing agent memory chooses. Team choices add ``("team", "team_choices_")``."""
+CHOICES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("strategy", "strategy_choices_", REASONS),
+)
+"""(``what`` label, prefix of its ``Memory.stats()`` keys, the reasons that follow it) of each
+thing agent memory chooses. Team choices add ``("team", "team_choices_", (*REASONS, "none"))``
+once ``suggest_team`` counts them."""
 OUTCOMES = (("success", "executions_succeeded"), ("failure", "executions_failed"))
 """(``outcome`` label, key of ``Memory.stats()``) of recorded executions."""
 SUGGESTIONS = (("hit", "decomposition_suggestions_hit"), ("miss", "decomposition_suggestions_miss"))
@@ -42,8 +45,8 @@ def agent_counters(counts: Mapping[str, int]) -> Iterator[Metric]:
         "Choices agent memory made, by what it chose and why (untried, explore, exploit).",
         labels=["what", "reason"],
     )
-    for what, prefix in CHOICES:
-        for reason in REASONS:
+    for what, prefix, reasons in CHOICES:
+        for reason in reasons:
             choices.add_metric([what, reason], counts.get(f"{prefix}{reason}", 0))
     suggestions = CounterMetricFamily(
         "memvault_agent_decomposition_suggestions",
