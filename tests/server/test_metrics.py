@@ -276,6 +276,10 @@ def test_agent_memory_s_outcomes_and_choices_are_counted_once_whoever_calls(
         "exploit"
     )
     assert post(api, choose, {"candidates": []})[0] == 400
+    teams, crew = "/v1/agents/teams", [{"role": "r", "agent_id": "a"}]
+    assert post(api, f"{teams}/suggest", {"kind": "q"})[1]["reason"] == "none"
+    assert post(api, teams, {"kind": "q", "agents": crew, "success": True})[0] == 201
+    assert post(api, f"{teams}/suggest", {"kind": "q"})[1]["reason"] == "exploit"
     trip = {"query": "Plan a trip to Kyoto", "subtasks": ["book flights"]}
     assert post(api, "/v1/agents/decompositions", trip)[0] == 201
     suggest = "/v1/agents/decompositions/suggest"
@@ -293,6 +297,8 @@ def test_agent_memory_s_outcomes_and_choices_are_counted_once_whoever_calls(
             explore = {"candidates": ["react", "plan"], "epsilon": 1, "seed": 7}
             assert (await client.call_tool("choose_strategy", explore)).structured_content
             await client.call_tool("suggest_decomposition", {"query": "Plan a trip to Kyoto"})
+            other = [[{"role": "r", "agent_id": "b"}]]
+            await client.call_tool("suggest_team", {"kind": "q", "candidates": other})
         await memory.record_execution(**{**run, "success": False, "error_class": "Boom"})
         choice = await memory.choose_strategy(["react", "plan"], epsilon=0)
         assert choice.reason == "exploit"
@@ -307,6 +313,10 @@ def test_agent_memory_s_outcomes_and_choices_are_counted_once_whoever_calls(
         "memvault_agent_choices_total{reason=untried,what=strategy}": 1 + 0 + 0,
         "memvault_agent_choices_total{reason=explore,what=strategy}": 0 + 1 + 0,
         "memvault_agent_choices_total{reason=exploit,what=strategy}": 1 + 0 + 1,
+        "memvault_agent_choices_total{reason=untried,what=team}": 0 + 1 + 0,
+        "memvault_agent_choices_total{reason=explore,what=team}": 0,
+        "memvault_agent_choices_total{reason=exploit,what=team}": 1 + 0 + 0,
+        "memvault_agent_choices_total{reason=none,what=team}": 1 + 0 + 0,
         "memvault_agent_decomposition_suggestions_total{result=hit}": 1 + 1 + 0,
         "memvault_agent_decomposition_suggestions_total{result=miss}": 1 + 0 + 1,
     }

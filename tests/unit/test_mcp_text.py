@@ -13,7 +13,7 @@ from memvault.agents.choice import StrategyChoice
 from memvault.agents.failure_rules import BUILT_IN, FailureMatch, learned_from
 from memvault.agents.model import Decomposition, Execution, Suggestion
 from memvault.agents.stats import Sample, StrategyStats
-from memvault.integrations.mcp_agents import (
+from memvault.integrations.agent_text import (
     QUOTED_CHARS,
     choice_text,
     execution_text,

@@ -111,8 +111,10 @@ class TeamPlans(AgentWing):
         worked = tuple(r for r in ranked if r.stats.successes)
         pool = [t.key for t in offered] if offered else [r.stats.team.key for r in worked]
         if not pool:
+            self.store.stats.add("team_choices_none")
             return TeamSuggestion(None, "none", prefer, epsilon, kind, overall, worked[:limit])
         chosen = pick(pool, usable, epsilon, rng, prefer)
+        self.store.stats.add(f"team_choices_{chosen.reason}")
         team = _team_of(chosen.name, offered, usable)
         return TeamSuggestion(team, chosen.reason, prefer, epsilon, kind, overall, worked[:limit])
 

@@ -19,10 +19,10 @@ REASONS: tuple[str, ...] = get_args(Reason)
 """Why a choice was made: ``untried``, ``explore``, ``exploit``."""
 CHOICES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("strategy", "strategy_choices_", REASONS),
+    ("team", "team_choices_", (*REASONS, "none")),
 )
 """(``what`` label, prefix of its ``Memory.stats()`` keys, the reasons that follow it) of each
-thing agent memory chooses. Team choices add ``("team", "team_choices_", (*REASONS, "none"))``
-once ``suggest_team`` counts them."""
+thing agent memory chooses (a team suggestion with none known: ``none``)."""
 OUTCOMES = (("success", "executions_succeeded"), ("failure", "executions_failed"))
 """(``outcome`` label, key of ``Memory.stats()``) of recorded executions."""
 SUGGESTIONS = (("hit", "decomposition_suggestions_hit"), ("miss", "decomposition_suggestions_miss"))

@@ -53,14 +53,13 @@ async def executions_page(caller: Caller, request: Request) -> tuple[str, dict[s
 
 
 async def strategies_page(caller: Caller, request: Request) -> tuple[str, dict[str, Any]]:
-    """Each strategy's record over every kind of request and per kind (``?kind=`` for one).
-
-    The team table (issue 34: rendered from ``team_stats``) goes below it: this page adds its
-    rows to the values, and ``agent_strategies.html`` marks its place."""
+    """Each strategy's record, then each team composition's, over every kind of request and
+    per kind (``?kind=`` for one)."""
     scope, shown_with = _scope(caller, request)
     kind = request.query_params.get("kind", "")
     rows = await caller.memory.strategy_stats(kind=kind or None, scope=scope)
-    return "agent_strategies.html", {**shown_with, "rows": rows, "kind": kind}
+    teams = await caller.memory.team_stats(kind=kind or None, scope=scope)
+    return "agent_strategies.html", {**shown_with, "rows": rows, "teams": teams, "kind": kind}
 
 
 async def failures_page(caller: Caller, request: Request) -> tuple[str, dict[str, Any]]:
