@@ -85,6 +85,10 @@ def record_executions(memory: Memory, clock: ManualClock) -> str:
         duration_ms=2150,
         cost=0.002,
         tool_calls=[{"name": "sql", "parameters": {"query": "select 3"}}],
+        team=[
+            {"role": "writer", "agent_id": "w-1"},
+            {"role": "researcher", "agent_id": "r-1", "model": "<b>big</b>"},
+        ],
     )
     for workflow, whose, tokens in (("wf-1", "customer", 5000), ("wf-2", "supplier", 3000)):
         clock.advance(minutes=1)

@@ -486,6 +486,13 @@ def test_the_strategy_table(ui: TestClient) -> None:
         "No strategy has run on <code>chat</code> requests"
         in ui.get("/ui/agents/strategies?kind=chat").text
     )
+    teams = re.findall(r'<tr data-kind="([^"]+)">\s*<td class="team">(.*?)</td>', page.text, re.S)
+    assert [kind for kind, _ in teams] == ["*", "lookup"]
+    assert teams[1][1] == (
+        '<span class="member">researcher: r-1 (&lt;b&gt;big&lt;/b&gt;)</span> + '
+        '<span class="member">writer: w-1</span>'
+    )
+    assert "No team has run on <code>report</code> requests" in report
 
 
 def test_the_failure_patterns_page(ui: TestClient) -> None:

@@ -21,7 +21,6 @@ from ..security.text import normalise
 
 QUOTED_CHARS = 300
 """Longest text an answer quotes (the structured content holds it whole)."""
-T = TypeVar("T")
 
 
 def quoted(text: str, most: int = QUOTED_CHARS) -> str:
