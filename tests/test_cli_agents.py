@@ -122,3 +122,13 @@ def test_teams_through_the_cli(run: Any) -> None:
     assert answer["reason"] == "exploit" and len(answer["team"]) == 2
     bad = run("agents", "team", "--member", "writer", "--kind", "report", "--success", code=2)
     assert "ROLE=AGENT" in bad.output
+
+
+def test_a_users_work_style_through_the_cli(run: Any) -> None:
+    session = run("session", "create", "ada").output.strip()
+    for said in ("skip the basics: silhouette vs gap statistic?", "just the one-liner, quick"):
+        run("turn", session, "--user", said)
+    shown = run("agents", "work-style", "ada").output
+    assert "expertise: expert" in shown and "leaning: speed" in shown and "resets at" in shown
+    kept = json.loads(run("--json", "agents", "work-style", "ada", "--remember").output)
+    assert kept["remembered"] is True and kept["resets_at"] is None

@@ -99,6 +99,7 @@ CASES: dict[str, list[tuple[str, int]]] = {
     ],
     "agents search": [('agents search ""', INPUT)],
     "agents suggest": [('agents suggest ""', INPUT)],
+    "agents work-style": [('agents work-style ""', INPUT)],
     "agents suggest-team": [("agents suggest-team --epsilon 2", INPUT)],
     "agents team": [("agents team --member w=a --kind r --success --tokens -1", INPUT)],
     "audit": [("audit --change nonsense", INPUT), ("audit --limit 0", INPUT)],

@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # what the names below load on first use, for type checkers
     from .agents.model import Decomposition, Execution, Suggestion, ToolCall
     from .agents.stats import StrategyStats
     from .agents.team import Member, Team, TeamStats, TeamSuggestion
+    from .agents.work_style import Judgement, WorkStyle
     from .config import Settings
     from .context.builder import ContextWindow, Message
     from .context.plans import HierarchicalContext
@@ -116,6 +117,7 @@ __all__ = [
     "InvalidScopeError",
     "InvalidScopePromotionError",
     "ItemResult",
+    "Judgement",
     "LLMCompaction",
     "LLMError",
     "LLMResponseError",
@@ -156,6 +158,7 @@ __all__ = [
     "TurnResult",
     "UNSET",
     "ValidationError",
+    "WorkStyle",
     "WriteReport",
     "trust_tag",
     "__version__",
@@ -249,6 +252,8 @@ _LAZY = {
     "Team": "agents.team",
     "TeamStats": "agents.team",
     "TeamSuggestion": "agents.team",
+    "Judgement": "agents.work_style",
+    "WorkStyle": "agents.work_style",
     "Suggestion": "agents.model",
     "Summarizer": "context.summarize",
     "Supersession": "versions",

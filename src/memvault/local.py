@@ -17,6 +17,7 @@ from .agents.executions import ExecutionPlans
 from .agents.failures import FailurePlans
 from .agents.strategies import StrategyPlans
 from .agents.teams import TeamPlans
+from .agents.work_styles import WorkStylePlans
 from .config import Settings, default_home
 from .context.plans import ContextPlans
 from .core import Plan, Planner, utc_now
@@ -76,6 +77,7 @@ class Planners:
     executions: ExecutionPlans
     strategies: StrategyPlans
     teams: TeamPlans
+    work_styles: WorkStylePlans
     decompositions: DecompositionPlans
     failures: FailurePlans
     hygiene: HygienePlans
@@ -92,7 +94,10 @@ class Planners:
         learning = LearningPlans(store, sessions, notes, chat)
         erasure = ErasurePlans(store, residue)
         retention = RetentionPlans(store)
-        strategies, teams, failures = StrategyPlans(store), TeamPlans(store), FailurePlans(store)
+        styles = WorkStylePlans(store)
+        sessions.observers.append(styles.from_turns)
+        strategies, teams = StrategyPlans(store, styles), TeamPlans(store, styles)
+        failures = FailurePlans(store)
         store.leaving = notes.may_leave  # the notes' rule, for every door that copies out
         return cls(
             store,
@@ -105,9 +110,10 @@ class Planners:
             retention,
             AuditPlans(store),
             BundlePlans(store, sessions),
-            ExecutionPlans(store, strategies, teams, failures),
+            ExecutionPlans(store, strategies, teams, failures, styles),
             strategies,
             teams,
+            styles,
             DecompositionPlans(store),
             failures,
             HygienePlans(store, retention),
@@ -136,6 +142,7 @@ PART = {
     "ExecutionPlans": "executions",
     "StrategyPlans": "strategies",
     "TeamPlans": "teams",
+    "WorkStylePlans": "work_styles",
     "DecompositionPlans": "decompositions",
     "FailurePlans": "failures",
     "HygienePlans": "hygiene",

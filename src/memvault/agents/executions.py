@@ -30,16 +30,23 @@ from .strategies import StrategyPlans
 from .team import Member
 from .teams import TeamPlans
 from .wing import MAX_AMOUNT, AgentWing, count, expiry, label, listed, owned, text
+from .work_styles import WorkStylePlans
 
 
 class ExecutionPlans(AgentWing):
     """The runs of agents and tools, and what each teaches the other wings."""
 
     def __init__(
-        self, store: Planner, strategies: StrategyPlans, teams: TeamPlans, failures: FailurePlans
+        self,
+        store: Planner,
+        strategies: StrategyPlans,
+        teams: TeamPlans,
+        failures: FailurePlans,
+        styles: WorkStylePlans,
     ) -> None:
         super().__init__(store)
         self.strategies, self.teams, self.failures = strategies, teams, failures
+        self.styles = styles
 
     def record_execution(
         self,
@@ -71,7 +78,8 @@ class ExecutionPlans(AgentWing):
         request, and over ``kind``) and, when it failed with an ``error_class``, into that
         class's learned failure pattern, and into the statistics of the ``team`` that ran it
         (as :meth:`record_team`). ``session_id``/``user_id`` say whose request it served (an
-        erasure of the user takes it). Text is redacted (the ``redact`` setting)."""
+        erasure of the user takes it; a retry or a dropped request of the user's teaches
+        their work style, in their scope). Text is redacted (the ``redact`` setting)."""
         now, where = self.store.now(), self.scope(scope)
         crew = None if team is None else self.teams.team(team)
         labels = {
@@ -124,6 +132,10 @@ class ExecutionPlans(AgentWing):
             ops += self.teams.folds(crew, execution.kind, sample, where, execution.workflow_id)
         if not execution.success and execution.error_class is not None:
             ops.append(self.failures.fold(execution, where, now))
+        if execution.user_id is not None and self.store.settings.work_style:
+            ops.append(
+                self.styles.from_run(execution.user_id, execution.input, execution.success, now)
+            )
         yield from run_all(ops)
         self.store.stats.add("executions")
         self.store.stats.add("executions_succeeded" if execution.success else "executions_failed")

@@ -12,14 +12,15 @@ from datetime import datetime
 from typing import Any
 
 from .. import validation as check
-from ..core import Plan, run
+from ..core import Plan, Planner, run
 from ..errors import ValidationError
 from ..store.ops import FoldOp, GetManyOp, ReachOp
 from ..types import MemoryEntry, Scope
-from .choice import PREFERENCES, Prefer, StrategyChoice, choose
+from .choice import Prefer, StrategyChoice, choose
 from .model import STRATEGY_STATS, Execution, derived_id
 from .stats import ANY_KIND, Sample, StrategyStats
 from .wing import AgentWing, expiry, label, listed, owned, seeded
+from .work_styles import WorkStylePlans
 
 KIND_RUNS = 5
 """Runs of a strategy on a kind of request before its statistics on that kind are used
@@ -28,6 +29,10 @@ KIND_RUNS = 5
 
 class StrategyPlans(AgentWing):
     """How each strategy has done, and which to run next."""
+
+    def __init__(self, store: Planner, styles: WorkStylePlans) -> None:
+        super().__init__(store)
+        self.styles = styles
 
     def strategy_stats(
         self, *, kind: str | None = None, scope: Scope | str | None = None
@@ -48,23 +53,24 @@ class StrategyPlans(AgentWing):
         query: str | None = None,
         kind: str | None = None,
         epsilon: float = 0.1,
-        prefer: Prefer = "balanced",
+        prefer: Prefer | None = None,
+        user: str | None = None,
         seed: int | None = None,
         scope: Scope | str | None = None,
     ) -> Plan[StrategyChoice]:
         """Which of ``candidates`` to run, epsilon-greedy: a candidate never run first, else
         with probability ``epsilon`` one at random, else the best for ``prefer`` (``speed``,
-        ``accuracy`` or ``balanced``; :mod:`memvault.agents.choice`). On ``kind`` requests
+        ``accuracy`` or ``balanced``; :mod:`memvault.agents.choice`; not given: the leaning
+        of ``user``'s work style when confident enough, else balanced). On ``kind`` requests
         (or, given a ``query`` and no kind, the kind of most similar past requests), a
         strategy's statistics on that kind once it has run on it 5 times; else over every
         kind. ``seed`` makes the draw repeatable. The choice explains itself."""
         names = list(dict.fromkeys(label("candidate", c) for c in listed("candidates", candidates)))
         if not names:
             raise ValidationError("choose_strategy needs at least one candidate")
-        if prefer not in PREFERENCES:
-            raise ValidationError(f"prefer must be one of {', '.join(PREFERENCES)}, got {prefer!r}")
         epsilon = check.finite("epsilon", epsilon, 0, 1)
         rng = random.Random(seeded(seed))
+        prefer = yield from self.styles.prefer(prefer, user)
         where = self.scope(scope)
         if kind is None and query is not None:
             kind = yield from self.kind_of(query, scope)

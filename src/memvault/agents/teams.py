@@ -11,20 +11,25 @@ from dataclasses import replace
 from typing import Any
 
 from .. import validation as check
-from ..core import Plan, run, run_all
+from ..core import Plan, Planner, run, run_all
 from ..errors import ValidationError
 from ..store.ops import FoldOp, GetManyOp, ReachOp
 from ..types import Scope
-from .choice import PREFERENCES, Prefer, pick, utilities
+from .choice import Prefer, pick, utilities
 from .model import TEAM_STATS, derived_id
 from .stats import ANY_KIND, Sample
 from .strategies import KIND_RUNS, adding
 from .team import MAX_MEMBERS, Member, RankedTeam, Team, TeamStats, TeamSuggestion
 from .wing import MAX_AMOUNT, AgentWing, count, expiry, label, listed, owned, seeded
+from .work_styles import WorkStylePlans
 
 
 class TeamPlans(AgentWing):
     """Which team compositions worked on which kinds of request, and which to run next."""
+
+    def __init__(self, store: Planner, styles: WorkStylePlans) -> None:
+        super().__init__(store)
+        self.styles = styles
 
     def record_team(
         self,
@@ -76,7 +81,8 @@ class TeamPlans(AgentWing):
         query: str | None = None,
         candidates: Sequence[Sequence[Member | Mapping[str, Any]]] | None = None,
         epsilon: float = 0.0,
-        prefer: Prefer = "balanced",
+        prefer: Prefer | None = None,
+        user: str | None = None,
         limit: int = 5,
         seed: int | None = None,
         scope: Scope | str | None = None,
@@ -84,16 +90,16 @@ class TeamPlans(AgentWing):
         """The team composition to run on ``kind`` requests (or, given a ``query`` and no
         kind, on the kind of most similar past requests), explained, with the compositions
         that worked on them ranked by utility for ``prefer`` (as ``choose_strategy`` ranks
-        strategies; none having run on them: those that worked on any). Among the
+        strategies; not given: the leaning of ``user``'s work style; none having run on
+        them: those that worked on any). Among the
         ``candidates`` if given (one never run is tried first), else among those ranked;
         with probability ``epsilon`` one drawn at random. ``seed`` makes the draw
         repeatable."""
-        if prefer not in PREFERENCES:
-            raise ValidationError(f"prefer must be one of {', '.join(PREFERENCES)}, got {prefer!r}")
         epsilon = check.finite("epsilon", epsilon, 0, 1)
         limit = check.limit(limit, self.store.settings)
         rng = random.Random(seeded(seed))
         offered = None if candidates is None else self._candidates(candidates)
+        prefer = yield from self.styles.prefer(prefer, user)
         where = self.scope(scope)
         if kind is None and query is not None:
             kind = yield from self.kind_of(query, scope)

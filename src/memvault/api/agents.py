@@ -13,6 +13,8 @@ from ..agents.stats import StrategyStats
 from ..agents.strategies import StrategyPlans
 from ..agents.team import TeamStats, TeamSuggestion
 from ..agents.teams import TeamPlans
+from ..agents.work_style import WorkStyle
+from ..agents.work_styles import WorkStylePlans
 from ..rest.answers import Each, Scored, Whole
 from ..rest.endpoints import Endpoint
 from ..rest.fields import (
@@ -125,6 +127,7 @@ CHOOSE_STRATEGY = Operation(
             "kind": TEXT,
             "epsilon": NUMBER,
             "prefer": TEXT,
+            "user": TEXT,
             "seed": INTEGER,
             "scope": TEXT,
         },
@@ -176,6 +179,7 @@ SUGGEST_TEAM = Operation(
             "candidates": LISTS_OF_OBJECTS,
             "epsilon": NUMBER,
             "prefer": TEXT,
+            "user": TEXT,
             "limit": INTEGER,
             "seed": INTEGER,
             "scope": TEXT,
@@ -184,6 +188,25 @@ SUGGEST_TEAM = Operation(
         reads=True,
     ),
     Whole(TeamSuggestion),
+)
+USER_PREFERENCES = Operation(
+    WorkStylePlans.user_preferences,
+    Endpoint(
+        "GET",
+        f"{AGENTS}/users/{{user_id}}/preferences",
+        answer="the user's inferred expertise and speed/accuracy leaning, with their evidence",
+    ),
+    Whole(WorkStyle),
+)
+REMEMBER_WORK_STYLE = Operation(
+    WorkStylePlans.remember_work_style,
+    Endpoint(
+        "POST",
+        f"{AGENTS}/users/{{user_id}}/preferences/remember",
+        {"remember": FLAG},
+        answer="the user's work style, kept across inactivity (or not)",
+    ),
+    Whole(WorkStyle),
 )
 RECORD_DECOMPOSITION = Operation(
     DecompositionPlans.record_decomposition,
@@ -251,6 +274,8 @@ OPERATIONS = (
     RECORD_TEAM,
     TEAM_STATS,
     SUGGEST_TEAM,
+    USER_PREFERENCES,
+    REMEMBER_WORK_STYLE,
     RECORD_DECOMPOSITION,
     SUGGEST_DECOMPOSITION,
     FAILURE_PATTERNS,

@@ -236,10 +236,9 @@ def search(ctx: click.Context, /, query: str, **options: Any) -> None:
 @click.option(
     "--prefer",
     type=click.Choice(PREFERENCES),
-    default="balanced",
-    show_default=True,
-    help="What the best strategy is best at.",
+    help="What the best strategy is best at (default: --user's leaning, else balanced).",
 )
+@click.option("--user", help="Whose request: their leaning decides when --prefer is not given.")
 @click.option("--seed", type=int, help="Make the random draw repeatable.")
 @scope_flag
 @click.pass_context
@@ -278,10 +277,9 @@ def team(ctx: click.Context, /, **fields: Any) -> None:
 @click.option(
     "--prefer",
     type=click.Choice(PREFERENCES),
-    default="balanced",
-    show_default=True,
-    help="What the best team is best at.",
+    help="What the best team is best at (default: --user's leaning, else balanced).",
 )
+@click.option("--user", help="Whose request: their leaning decides when --prefer is not given.")
 @click.option("--limit", type=int, default=5, show_default=True, help="Most to rank.")
 @click.option("--seed", type=int, help="Make the random draw repeatable.")
 @scope_flag
@@ -292,6 +290,29 @@ def suggest_team(ctx: click.Context, /, **options: Any) -> None:
     lines = [str(found.team) if found.team else "-", found.explanation]
     lines += [f"  {r.utility:.3f}  {r.stats.team}" for r in found.ranked]
     emit(ctx, found.to_dict(), "\n".join(lines))
+
+
+@agents.command("work-style")
+@click.argument("user_id")
+@click.option(
+    "--remember/--no-remember",
+    default=None,
+    help="Keep it across inactivity (opt in), or let it reset after 24 h again.",
+)
+@click.pass_context
+def work_style(ctx: click.Context, user_id: str, remember: bool | None) -> None:
+    """What USER_ID prefers in how work is done (inferred), with the evidence."""
+    memory = open_memory(ctx)
+    if remember is not None:
+        style = memory.remember_work_style(user_id, remember)
+    else:
+        style = memory.user_preferences(user_id)
+    lines = []
+    for name, judged in (("expertise", style.expertise), ("leaning", style.leaning)):
+        lines.append(f"{name}: {judged.value} (confidence {judged.confidence:.2f})")
+        lines += [f"  {line}" for line in judged.evidence]
+    lines.append("remembered" if style.remembered else f"resets at {style.resets_at or '-'}")
+    emit(ctx, style.to_dict(), "\n".join(lines))
 
 
 @agents.command("decompose")

@@ -49,6 +49,7 @@ from .grants_conformance import GrantConformance
 from .hygiene_conformance import HygieneConformance
 from .teams_conformance import TeamConformance
 from .versions_conformance import VersionConformance
+from .work_style_conformance import WorkStyleConformance
 
 SAMPLE_SCOPES = {
     ScopeKind.SESSION: Scope.session("s1"),
@@ -100,6 +101,7 @@ class MemoryConformance(
     AuditConformance,
     AgentConformance,
     TeamConformance,
+    WorkStyleConformance,
     ErasureConformance,
     GrantConformance,
     DecayConformance,
