@@ -40,6 +40,7 @@ AGENT_TOOLS = {
     "choose_strategy",
     "suggest_team",
     "record_team",
+    "user_preferences",
     "suggest_decomposition",
     "record_decomposition",
     "check_failures",
@@ -282,8 +283,18 @@ def test_stdio_team_tools_suggest_what_worked_and_learn_from_runs(tmp_path: Path
             shown = text(best)
             assert shown.startswith('Run the team "coder: c-1" + "reviewer: r-1" (exploit')
             assert "<system>" not in shown  # a hostile model name is quoted data, defused
-            bad = await client.call_tool("record_team", {"kind": "x", "agents": [{"role": "r"}]})
+            bad = await client.call_tool(
+                "record_team", {"kind": "x", "agents": [{"role": "r"}], "success": True}
+            )
             assert bad.is_error and "agent_id" in text(bad)
+            session = await ok(client, "create_session", user_id="ada")
+            for said in ("skip the basics: silhouette vs gap statistic?", "just the gist, quick"):
+                await ok(client, "remember_turn", session_id=session["id"], user=said)
+            style = await client.call_tool("user_preferences", {"user_id": "ada"})
+            assert style.structured_content is not None
+            assert style.structured_content["leaning"]["value"] == "speed"
+            assert text(style).startswith('Inferred work style of user "ada"')
+            assert "- expertise: expert" in text(style)
 
     drive(scenario)
 
@@ -393,6 +404,28 @@ def test_stdio_agent_tools_refuse_bad_input(tmp_path: Path) -> None:
                     ({"candidates": ["a"], "epsilon": 2}, "epsilon"),
                     ({"candidates": ["a\nb"]}, "candidate must be printable"),
                 ],
+                "suggest_team": [
+                    ({"candidates": [[]]}, "a team has 1 to 64 agents"),
+                    ({"kind": "x", "prefer": "fast"}, "prefer"),
+                    ({"candidates": [[{"role": "r", "agent_id": "a", "x": 1}]]}, "unknown"),
+                ],
+                "record_team": [
+                    (
+                        {"kind": "", "agents": [{"role": "r", "agent_id": "a"}], "success": True},
+                        "kind must be",
+                    ),
+                    ({"kind": "k", "agents": [], "success": True}, "agents"),
+                    (
+                        {
+                            "kind": "k",
+                            "agents": [{"role": "r", "agent_id": "a"}],
+                            "success": True,
+                            "tokens": -1,
+                        },
+                        "tokens",
+                    ),
+                ],
+                "user_preferences": [({"user_id": ""}, "user_id must be")],
                 "suggest_decomposition": [({"query": "x", "limit": 0}, "limit")],
                 "record_decomposition": [
                     ({"query": "plan a trip", "subtasks": [""]}, "subtasks must be"),
@@ -412,6 +445,7 @@ def test_stdio_agent_tools_refuse_bad_input(tmp_path: Path) -> None:
             assert choice["reason"] == "untried"
             suggestions = await ok(client, "suggest_decomposition", query="plan a trip")
             assert suggestions["suggestions"] == []
+            assert (await ok(client, "suggest_team", kind="k"))["team"] is None
 
     drive(scenario)
 
@@ -584,6 +618,7 @@ def test_http_tools_and_resources_do_nothing_outside_a_key_s_grant(http_server: 
             "record_execution": {**launch, "success": False, "strategy": "s"},
             "choose_strategy": {"candidates": ["s", "t"]},
             "suggest_team": {"kind": "launch"},
+            "user_preferences": {"user_id": "yan"},
             "record_team": {
                 "kind": "launch",
                 "agents": [{"role": "r", "agent_id": "x"}],

@@ -16,6 +16,7 @@ from ..agents.failure_rules import FailureMatch
 from ..agents.model import Decomposition, Execution, Suggestion
 from ..agents.stats import ANY_KIND
 from ..agents.team import TeamStats, TeamSuggestion
+from ..agents.work_style import WorkStyle
 from ..security.guard import neutralise
 from ..security.text import normalise
 
@@ -181,6 +182,19 @@ def team_record_text(stats: TeamStats) -> str:
         f"Recorded a run of the team {_members(stats.team.members)} on {_requests(stats.kind)}: "
         f"{stats.successes}/{stats.runs} succeeded so far (suggest_team reads it)."
     )
+
+
+def work_style_text(style: WorkStyle) -> str:
+    """A user's inferred expertise and leaning, what they rest on, and how to use them."""
+    lines = [f"Inferred work style of user {quoted(style.user_id)} (inferences, not their words):"]
+    for name, judged in (("expertise", style.expertise), ("leaning", style.leaning)):
+        lines.append(f"- {name}: {judged.value} (confidence {judged.confidence:.2f})")
+        lines += [f"  {quoted(line)}" for line in judged.evidence]
+    lines.append(
+        "Pitch explanations to the expertise; with choose_strategy or suggest_team, pass user= "
+        "to follow the leaning."
+    )
+    return "\n".join(lines)
 
 
 def _members(members: Iterable[object]) -> str:

@@ -18,6 +18,7 @@ from ..agents.choice import StrategyChoice
 from ..agents.failure_rules import FailureMatch
 from ..agents.model import Decomposition, Execution, Suggestion
 from ..agents.team import TeamStats, TeamSuggestion
+from ..agents.work_style import WorkStyle
 from ..errors import extra_needed
 from .agent_text import (
     choice_text,
@@ -27,6 +28,7 @@ from .agent_text import (
     suggestions_text,
     team_record_text,
     team_text,
+    work_style_text,
 )
 
 try:
@@ -95,8 +97,9 @@ User = Annotated[
 
 
 def add_agent_tools(server: MCPServer[Any], run: Run) -> None:
-    """record_execution, choose_strategy, suggest_team, record_team, suggest_decomposition,
-    record_decomposition, check_failures: the memory an orchestrator keeps of its own work."""
+    """record_execution, choose_strategy, suggest_team, record_team, user_preferences,
+    suggest_decomposition, record_decomposition, check_failures: the memory an orchestrator
+    keeps of its own work."""
 
     @tool(server, WRITES)
     async def record_execution(
@@ -334,6 +337,25 @@ def add_agent_tools(server: MCPServer[Any], run: Run) -> None:
                 team_record_text,
                 TeamStats.to_dict,
             ),
+        )
+
+    @tool(server, READ_ONLY)
+    async def user_preferences(
+        user_id: Annotated[str, Field(description="The user whose way of working to read.")],
+        ctx: Ctx,
+    ) -> CallToolResult:
+        """Read how a user prefers work done: their inferred expertise and speed/accuracy
+        leaning.
+
+        Call it at the start of a task for a user, to pitch answers to their level (novice,
+        intermediate, expert) and to decide between a quick answer and a careful one. Inferred
+        from their own messages and runs, with the evidence; reset after a day of inactivity
+        unless they opted in. Example: {"user_id": "alice"}. Returns each inference with its
+        confidence and evidence.
+        """
+        return await run(
+            ctx,
+            lambda m: told(m.user_preferences(user_id), work_style_text, WorkStyle.to_dict),
         )
 
     @tool(server, READ_ONLY)
