@@ -3,8 +3,8 @@ and ``memvault stats strategies``/``teams``, the tables of their records."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import click
 
@@ -23,6 +23,7 @@ def _json_objects(
     return [parsed for value in values if (parsed := json_object(ctx, param, value)) is not None]
 
 
+F = TypeVar("F", bound=Callable[..., Any])
 scope_flag = click.option("--scope", help="Agent memory's scope (default: workspace:agents).")
 
 
@@ -83,6 +84,37 @@ def _members(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
             raise click.BadParameter(f"{value!r}: expected ROLE=AGENT or ROLE=AGENT@MODEL")
         members.append(Member(role, agent_id, model or None))
     return members
+
+
+def choice_options(*, epsilon: float, what: str) -> Callable[[F], F]:
+    """--epsilon, --prefer and --user: how a choice explores and what it prefers."""
+
+    def decorate(command: F) -> F:
+        for option in reversed(
+            (
+                click.option(
+                    "--epsilon",
+                    type=click.FloatRange(0, 1),
+                    default=epsilon,
+                    show_default=True,
+                    help="How often to explore: pick at random.",
+                ),
+                click.option(
+                    "--prefer",
+                    type=click.Choice(PREFERENCES),
+                    help=f"What the best {what} is best at (default: --user's leaning, else "
+                    "balanced).",
+                ),
+                click.option(
+                    "--user",
+                    help="Whose request: their leaning decides when --prefer is not given.",
+                ),
+            )
+        ):
+            command = option(command)
+        return command
+
+    return decorate
 
 
 member_option = click.option(
@@ -226,19 +258,7 @@ def search(ctx: click.Context, /, query: str, **options: Any) -> None:
 @click.argument("candidates", nargs=-1, required=True)
 @click.option("--query", help="The request (its kind: that of similar past requests).")
 @click.option("--kind", help="The kind of request.")
-@click.option(
-    "--epsilon",
-    type=click.FloatRange(0, 1),
-    default=0.1,
-    show_default=True,
-    help="How often to explore: pick at random.",
-)
-@click.option(
-    "--prefer",
-    type=click.Choice(PREFERENCES),
-    help="What the best strategy is best at (default: --user's leaning, else balanced).",
-)
-@click.option("--user", help="Whose request: their leaning decides when --prefer is not given.")
+@choice_options(epsilon=0.1, what="strategy")
 @click.option("--seed", type=int, help="Make the random draw repeatable.")
 @scope_flag
 @click.pass_context
@@ -267,19 +287,7 @@ def team(ctx: click.Context, /, **fields: Any) -> None:
 @agents.command("suggest-team")
 @click.option("--kind", help="The kind of request.")
 @click.option("--query", help="The request (its kind: that of similar past requests).")
-@click.option(
-    "--epsilon",
-    type=click.FloatRange(0, 1),
-    default=0.0,
-    show_default=True,
-    help="How often to explore: pick at random.",
-)
-@click.option(
-    "--prefer",
-    type=click.Choice(PREFERENCES),
-    help="What the best team is best at (default: --user's leaning, else balanced).",
-)
-@click.option("--user", help="Whose request: their leaning decides when --prefer is not given.")
+@choice_options(epsilon=0.0, what="team")
 @click.option("--limit", type=int, default=5, show_default=True, help="Most to rank.")
 @click.option("--seed", type=int, help="Make the random draw repeatable.")
 @scope_flag

@@ -5,8 +5,6 @@ decompositions, failure patterns, retention and erasure. Mixed into
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from datetime import timedelta
 from typing import Any
 
@@ -15,6 +13,7 @@ import pytest
 from ..config import Settings
 from ..errors import ForbiddenError, ValidationError
 from . import ManualClock
+from .together import all_at_once
 
 THREADS = 16
 EACH = 10
@@ -174,10 +173,9 @@ class AgentConformance:
 
     def test_sixteen_concurrent_recorders_lose_no_update(self, make_memory: Any) -> None:
         memory = make_memory()
-        runs = [(t, n) for t in range(THREADS) for n in range(EACH)]
 
-        def record(thread: int, n: int, where: Any) -> None:
-            where.record_execution(
+        def record(where: Any, thread: int, n: int) -> Any:
+            return where.record_execution(
                 workflow_id=f"wf-{thread}",
                 agent_id=f"agent-{thread}",
                 input=f"job {thread}-{n}",
@@ -187,46 +185,7 @@ class AgentConformance:
                 duration_ms=1.0,
             )
 
-        if hasattr(memory, "_runner"):  # the async driver: as many tasks at once
-            inner = memory._memory
-
-            async def together() -> None:
-                await asyncio.gather(
-                    *(
-                        inner.record_execution(
-                            workflow_id=f"wf-{t}",
-                            agent_id=f"agent-{t}",
-                            input=f"job {t}-{n}",
-                            success=n % 2 == 0,
-                            strategy="shared",
-                            tokens_in=1,
-                            duration_ms=1.0,
-                        )
-                        for t, n in runs
-                    )
-                )
-
-            memory._runner.run(together())
-        else:
-            barrier = threading.Barrier(THREADS)
-            errors: list[BaseException] = []
-            memories = [make_memory() for _ in range(THREADS)]  # opened here: not thread-safe
-
-            def worker(thread: int) -> None:
-                mine = memories[thread]
-                try:
-                    barrier.wait(timeout=30)
-                    for n in range(EACH):
-                        record(thread, n, mine)
-                except BaseException as exc:
-                    errors.append(exc)
-
-            threads = [threading.Thread(target=worker, args=(t,)) for t in range(THREADS)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            assert errors == []
+        all_at_once(make_memory, memory, THREADS, EACH, record)
         (stats,) = memory.strategy_stats()
         assert (stats.runs, stats.successes) == (THREADS * EACH, THREADS * EACH // 2)
         assert stats.tokens.count == THREADS * EACH

@@ -4,13 +4,12 @@ is its members in any order, and the suggestion ranks, explores and explains. Mi
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from typing import Any
 
 import pytest
 
 from ..errors import ValidationError
+from .together import all_at_once
 
 THREADS = 8
 EACH = 10
@@ -76,38 +75,7 @@ class TeamConformance:
             team = PAIR if thread % 2 else list(reversed(PAIR))
             return where.record_team(kind="report", agents=team, success=n % 2 == 0, tokens=1)
 
-        if hasattr(memory, "_runner"):  # the async driver: as many tasks at once
-            inner = memory._memory
-
-            async def together() -> None:
-                await asyncio.gather(
-                    *(
-                        inner.record_team(kind="report", agents=PAIR, success=n % 2 == 0, tokens=1)
-                        for _ in range(THREADS)
-                        for n in range(EACH)
-                    )
-                )
-
-            memory._runner.run(together())
-        else:
-            barrier = threading.Barrier(THREADS)
-            errors: list[BaseException] = []
-            memories = [make_memory() for _ in range(THREADS)]
-
-            def worker(thread: int) -> None:
-                try:
-                    barrier.wait(timeout=30)
-                    for n in range(EACH):
-                        one(memories[thread], thread, n)
-                except BaseException as exc:
-                    errors.append(exc)
-
-            threads = [threading.Thread(target=worker, args=(t,)) for t in range(THREADS)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            assert errors == []
+        all_at_once(make_memory, memory, THREADS, EACH, one)
         for row in memory.team_stats():
             assert (row.runs, row.successes, row.tokens.count) == (
                 THREADS * EACH,
