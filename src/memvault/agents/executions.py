@@ -132,10 +132,8 @@ class ExecutionPlans(AgentWing):
             ops += self.teams.folds(crew, execution.kind, sample, where, execution.workflow_id)
         if not execution.success and execution.error_class is not None:
             ops.append(self.failures.fold(execution, where, now))
-        if execution.user_id is not None and self.store.settings.work_style:
-            ops.append(
-                self.styles.from_run(execution.user_id, execution.input, execution.success, now)
-            )
+        if execution.user_id is not None:
+            ops += self.styles.from_run(execution.user_id, execution.input, execution.success, now)
         yield from run_all(ops)
         self.store.stats.add("executions")
         self.store.stats.add("executions_succeeded" if execution.success else "executions_failed")

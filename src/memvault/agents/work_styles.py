@@ -86,9 +86,12 @@ class WorkStylePlans(AgentWing):
         opted = owner.metadata.get(OPT_IN) is True
         return [self._fold(owner.user_id, evidence, self.store.now(), opted)]
 
-    def from_run(self, user_id: str, request: str, success: bool, now: datetime) -> FoldOp:
-        """The fold of one run of ``user_id``'s ``request`` into their work style."""
-        return self._fold(user_id, None, now, False, run=(request, success))
+    def from_run(self, user_id: str, request: str, success: bool, now: datetime) -> list[Op[Any]]:
+        """The fold of one run of ``user_id``'s ``request`` into their work style (none when
+        the inference is off)."""
+        if not self.store.settings.work_style:
+            return []
+        return [self._fold(user_id, None, now, False, run=(request, success))]
 
     def _fold(
         self,
