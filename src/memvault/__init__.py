@@ -31,6 +31,7 @@ from .errors import (
     SchemaError,
     SessionNotFoundError,
     StructuredOutputError,
+    UnavailableError,
     ValidationError,
 )
 
@@ -150,6 +151,7 @@ __all__ = [
     "ToolCall",
     "TurnResult",
     "UNSET",
+    "UnavailableError",
     "ValidationError",
     "WriteReport",
     "trust_tag",

@@ -346,7 +346,9 @@ class Memory(_Base, Closing):
         extractions, supersessions, redactions, and the LLM's calls, tokens and latency (on a
         server: the server's, of every tenant's work)."""
         at = self._at
-        return at.run_blocking(store.stats()) if isinstance(at, Remote) else at.stats()
+        if isinstance(at, Remote):
+            return at.run_blocking(store.stats()) | at.link.counts()
+        return at.stats()
 
     def last_extraction(self, session_id: str) -> Extraction | Failure | None:
         """What the last background extraction of the session did (or the error it raised);
@@ -468,7 +470,7 @@ class AsyncMemory(_Base, AsyncClosing):
         background records dropped (on a server: the server's, of every tenant's work)."""
         at = self._at
         if isinstance(at, Remote):
-            return await at.run_awaiting(store.stats()) | at.link.recorder.counts()
+            return await at.run_awaiting(store.stats()) | at.link.counts()
         return at.stats()
 
     async def run_plan(self, plan: Plan[T], operation: str, *, changes: bool) -> T:

@@ -1,6 +1,8 @@
 """Fire-and-forget recording for async callers: a record runs in a task of its own, is retried
 with backoff when the store fails, and is dropped and counted when it keeps failing — never
-raised into the caller's workflow."""
+raised into the caller's workflow. While the store's circuit breaker is not closed (the store
+is down: :mod:`memvault.breaker`) a record that fails is dropped at once: a retry would only
+fail fast again, or compete with the breaker's one probe."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from ..breaker import Breaker
 from ..core import Stats
 from ..errors import ValidationError
 
@@ -23,8 +26,10 @@ log = logging.getLogger("memvault.agents")
 class Recorder:
     """The pending background records of a memory, and what became of them."""
 
-    def __init__(self, stats: Stats) -> None:
+    def __init__(self, stats: Stats, breaker: Breaker | None = None) -> None:
         self._stats = stats
+        self._breaker = breaker
+        """The breaker the records' store calls pass (None: a store that is never down)."""
         self._pending: set[asyncio.Task[Any]] = set()
 
     def submit(self, record: Callable[[], Awaitable[T]]) -> asyncio.Task[T | None]:
@@ -50,11 +55,15 @@ class Recorder:
                 self._dropped(exc, attempt + 1)
                 return None
             except Exception as exc:  # never the caller's failure
-                if attempt == RETRIES:
+                if attempt == RETRIES or self._store_down():
                     self._dropped(exc, attempt + 1)
                     return None
                 await asyncio.sleep(BACKOFF_S * 2**attempt)
         raise AssertionError("unreachable")
+
+    def _store_down(self) -> bool:
+        """Whether the store's breaker is open (or probing): no retry against it."""
+        return self._breaker is not None and not self._breaker.closed
 
     def _dropped(self, error: BaseException, tries: int) -> None:
         self._stats.add("executions_dropped")
