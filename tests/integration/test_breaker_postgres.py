@@ -290,3 +290,26 @@ def test_every_route_answers_503_with_retry_after_while_the_store_is_down(
         assert client.get("/v1/count?scope=user:a").json() == {"count": 1}  # the probe
         assert client.get("/readyz").status_code == 200
         assert 'memvault_breaker_state{breaker="store"} 0.0' in client.get("/metrics").text
+
+
+def test_the_cli_exits_8_at_once_when_the_store_is_down(postgres: Stoppable) -> None:
+    """Opening a store whose server is down fails in milliseconds (not after the pool's
+    30 s), as UnavailableError: exit code 8, one line, no traceback."""
+    from click.testing import CliRunner
+
+    from memvault.cli import cli
+
+    url = postgres.database()
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--store", url, "count"]).output.strip() == "0"
+    postgres.stop()
+    try:
+        started = time.monotonic()
+        result = runner.invoke(cli, ["--store", url, "count"])
+        assert time.monotonic() - started < FAST_S
+        assert result.exit_code == 8, result.output
+        assert result.stderr.startswith("Error: cannot open PostgreSQL store")
+        assert "Traceback" not in result.output and len(result.stderr.splitlines()) == 1
+    finally:
+        postgres.start()
+    assert runner.invoke(cli, ["--store", url, "count"]).exit_code == 0

@@ -270,6 +270,17 @@ def test_a_call_that_ends_after_the_breaker_opened_changes_nothing() -> None:
     assert state(b) is State.CLOSED
 
 
+def test_a_file_store_has_no_breaker(tmp_path: Any) -> None:
+    """SQLite is never "down": a locked file or a full disk is the call's error, so nothing
+    counts them (and the background records keep their retries)."""
+    from memvault import Memory
+    from memvault.testing import HashEmbedder
+
+    with Memory(str(tmp_path / "m.db"), embedder=HashEmbedder()) as memory:
+        assert memory.backend.breaker is None
+        assert not any(key.startswith("breaker_") for key in memory.stats())
+
+
 def test_the_policy_and_its_settings_are_checked() -> None:
     assert Settings().breaker() == Policy(5, 5.0)
     env = {"MEMVAULT_BREAKER_FAILURES": "3", "MEMVAULT_BREAKER_RESET_S": "0.5"}

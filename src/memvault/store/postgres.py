@@ -18,7 +18,7 @@ import numpy as np
 
 from ..breaker import Breaker
 from ..config import Settings
-from ..errors import BackendError, ConflictError
+from ..errors import BackendError, ConflictError, UnavailableError
 from ..retrieval.candidates import Candidates
 from . import migrations, ops
 from .audit import DIRECT, Stamp
@@ -205,6 +205,8 @@ class PostgresBackend(SqlOps, Backend):
         self.breaker = self._breaker
         try:
             self._connections = Connections(dsn, pool_size, wait_s)
+        except UnavailableError as exc:
+            raise UnavailableError(f"cannot open PostgreSQL store: {exc}") from exc
         except Exception as exc:
             raise BackendError(f"cannot open PostgreSQL store: {exc}") from exc
         try:

@@ -90,12 +90,22 @@ class Connections:
         """Attempts to connect made by calls while the server was lost."""
         self.dropped = 0
         """Pools dropped because the connection to the server was lost."""
+        self._reach()  # a server that is down refuses at once: no 30 s wait for the pool
         self._pool: Any = self._new_pool()
         try:
             self._pool.open(wait=True, timeout=WAIT_S)
         except BaseException:
             self._pool.close()
             raise
+
+    def _reach(self) -> None:
+        """Connect once, or raise what the server said (UnavailableError when it is down)."""
+        import psycopg
+
+        try:
+            psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S).close()
+        except psycopg.Error as exc:
+            raise failure(exc) from exc
 
     def _new_pool(self) -> Any:
         from psycopg_pool import ConnectionPool
