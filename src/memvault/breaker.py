@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import ParamSpec, TypeVar
 
-from .errors import UnavailableError
+from .errors import ConfigError, UnavailableError
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -78,10 +78,12 @@ class Policy:
     """The longest it stays open, however many probes failed (``reset_s`` if that is longer)."""
 
     def __post_init__(self) -> None:
-        if isinstance(self.failures, bool) or not isinstance(self.failures, int):
-            raise TypeError("failures must be an integer")
-        if self.failures < 1 or not 0 < self.reset_s < float("inf"):
-            raise ValueError("a breaker needs failures >= 1 and a finite reset_s > 0")
+        whole = isinstance(self.failures, int) and not isinstance(self.failures, bool)
+        if not (whole and self.failures >= 1 and 0 < self.reset_s < float("inf")):
+            raise ConfigError(
+                "a circuit breaker needs failures >= 1 (an integer) and a finite reset_s > 0, "
+                f"got {self.failures!r} and {self.reset_s!r}"
+            )
 
     def delay(self, openings: int) -> float:
         """Seconds before the probe after the ``openings``-th opening in a row (1, 2…)."""

@@ -79,6 +79,13 @@ def postgres() -> Iterator[Stoppable]:
             server.cleanup()
 
 
+@pytest.fixture(autouse=True)
+def running_after(postgres: Stoppable) -> Iterator[None]:
+    """Whatever a test did, the next one finds the server running."""
+    yield
+    postgres.start()
+
+
 def _fields(n: int) -> dict[str, Any]:
     return {"workflow_id": "wf", "agent_id": "worker", "input": f"job {n}", "success": True}
 

@@ -299,8 +299,9 @@ def test_the_policy_and_its_settings_are_checked() -> None:
             Settings.from_env(bad)
         with pytest.raises(ConfigError, match="breaker"):
             breaker_from_env(bad)
-    with pytest.raises(ValueError, match="failures >= 1"):
-        Policy(0, 1.0)
+    for failures, reset_s in ((0, 1.0), (True, 1.0), (2, 0.0), (2, float("nan"))):
+        with pytest.raises(ConfigError, match="failures >= 1"):
+            Policy(failures, reset_s)
     assert Policy(5, 120.0).delay(3) == 120.0  # a reset longer than the cap is the cap
 
 
