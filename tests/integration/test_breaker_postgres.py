@@ -5,8 +5,9 @@ started again on the same data directory and socket.
 While it is down, background execution records and extractions fail fast and are counted, the
 store is reached a bounded number of times (counted by the breaker, and the connection
 attempts made), no call waits anywhere near the pool's 30 s, and the REST server answers 503
-with ``Retry-After`` on each route it is asked, never 500. Once it is back, the next probe succeeds and
-everything works again in the same ``AsyncMemory`` — nothing is reopened or restarted.
+with ``Retry-After`` on each route it is asked, never 500. Once it is back, the next probe
+succeeds and everything works again in the same ``AsyncMemory`` — nothing is reopened or
+restarted.
 """
 
 from __future__ import annotations

@@ -153,7 +153,8 @@ class Connections:
 
     @contextmanager
     def _reconnected(self) -> Iterator[Any]:
-        """One attempt to connect; if it succeeds, a new pool for the calls after this one."""
+        """One attempt to connect, the call on that connection, and — unless the server was
+        lost again meanwhile — a new pool for the calls after this one."""
         import psycopg
 
         with self._lock:
@@ -162,19 +163,26 @@ class Connections:
             conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
         except psycopg.Error as exc:
             raise failure(exc) from exc
+        lost_again = False
         try:
-            self._renew()
             with conn:
                 yield conn
+        except Exception as exc:
+            lost_again = lost(exc)
+            if lost_again:
+                raise unreachable(exc) from exc
+            raise
         finally:
             conn.close()
+            if not lost_again:
+                self._renew()
 
     def _renew(self) -> None:
         with self._lock:
             if self._pool is not None or self._closed:
                 return
             self._pool = self._new_pool()
-            self._pool.open(wait=False)
+            self._pool.open(wait=False)  # it connects in the background
 
     def _drop(self, pool: Any) -> None:
         with self._lock:
