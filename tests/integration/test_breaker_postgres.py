@@ -192,9 +192,12 @@ def test_an_outage_fails_fast_is_counted_and_heals_without_reopening(
         probes = counts.get("breaker_store_open_to_half_open", 0)
         assert counts["breaker_store_closed_to_open"] == 1
         assert 1 <= probes <= 3
-        assert outage.reached == FAILURES + probes
+        # (and the few calls already under way when it opened: two extraction workers and a
+        # record's try or two run side by side)
+        assert FAILURES + probes <= outage.reached <= FAILURES + probes + 4
         assert outage.attempts <= outage.reached  # each reach: at most one connection attempt
-        assert counts["breaker_store_rejected"] >= outage.records  # the rest failed fast
+        # every record that did not reach the store failed fast
+        assert counts["breaker_store_rejected"] >= outage.records - outage.reached
         assert not memory.backend._connections.up  # type: ignore[attr-defined]
         _heals(postgres, memory)
     finally:
