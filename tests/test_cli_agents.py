@@ -104,3 +104,31 @@ def test_bad_agent_input_is_a_one_line_error(run: Any) -> None:
         code=2,
     )
     assert "JSON object" in bad_call.output
+
+
+def test_teams_through_the_cli(run: Any) -> None:
+    pair = ("--member", "researcher=r-1@small", "--member", "writer=w-1")
+    for n, outcome in enumerate(["--success", "--success", "--failure"]):
+        shown = run("agents", "team", *pair, "--kind", "report", outcome, "--tokens", str(n))
+    assert shown.output.strip() == "researcher: r-1 (small) + writer: w-1: 2/3 succeeded on report"
+    run("agents", "team", "--member", "writer=w-1", "--kind", "report", "--failure")
+    table = run("stats", "teams", "--kind", "report").output.splitlines()
+    assert table[0].split()[:3] == ["kind", "team", "runs"]
+    assert "67%" in table[1] and "0%" in table[2]
+    suggested = run("agents", "suggest-team", "--kind", "report", "--prefer", "accuracy")
+    first, why = suggested.output.splitlines()[:2]
+    assert first == "researcher: r-1 (small) + writer: w-1" and "accuracy" in why
+    answer = json.loads(run("--json", "agents", "suggest-team", "--kind", "report").output)
+    assert answer["reason"] == "exploit" and len(answer["team"]) == 2
+    bad = run("agents", "team", "--member", "writer", "--kind", "report", "--success", code=2)
+    assert "ROLE=AGENT" in bad.output
+
+
+def test_a_users_work_style_through_the_cli(run: Any) -> None:
+    session = run("session", "create", "ada").output.strip()
+    for said in ("skip the basics: silhouette vs gap statistic?", "just the one-liner, quick"):
+        run("turn", session, "--user", said)
+    shown = run("agents", "work-style", "ada").output
+    assert "expertise: expert" in shown and "leaning: speed" in shown and "resets at" in shown
+    kept = json.loads(run("--json", "agents", "work-style", "ada", "--remember").output)
+    assert kept["remembered"] is True and kept["resets_at"] is None

@@ -99,6 +99,9 @@ CASES: dict[str, list[tuple[str, int]]] = {
     ],
     "agents search": [('agents search ""', INPUT)],
     "agents suggest": [('agents suggest ""', INPUT)],
+    "agents work-style": [('agents work-style ""', INPUT)],
+    "agents suggest-team": [("agents suggest-team --epsilon 2", INPUT)],
+    "agents team": [("agents team --member w=a --kind r --success --tokens -1", INPUT)],
     "audit": [("audit --change nonsense", INPUT), ("audit --limit 0", INPUT)],
     "audit verify": [("audit --limit 5 verify", INPUT), ("audit verify --bogus", INPUT)],
     "backup": [("backup {file}", INPUT)],
@@ -165,6 +168,7 @@ CASES: dict[str, list[tuple[str, int]]] = {
     "session search": [("session search q --user alice --limit 0", INPUT)],
     "session show": [("session show nope", NOT_FOUND), ("session show ''", INPUT)],
     "stats strategies": [("stats strategies --scope bad", INPUT)],
+    "stats teams": [("stats teams --scope bad", INPUT)],
     "supersede": [
         ("supersede nope x", NOT_FOUND),
         ("supersede {record} y", FORBIDDEN),

@@ -38,9 +38,11 @@ from .errors import (
 if TYPE_CHECKING:  # what the names below load on first use, for type checkers
     from . import openai as openai
     from .agents.choice import StrategyChoice
-    from .agents.failures import FailureMatch, FailurePattern
+    from .agents.failure_rules import FailureMatch, FailurePattern
     from .agents.model import Decomposition, Execution, Suggestion, ToolCall
     from .agents.stats import StrategyStats
+    from .agents.team import Member, Team, TeamStats, TeamSuggestion
+    from .agents.work_style import Judgement, WorkStyle
     from .config import Settings
     from .context.builder import ContextWindow, Message
     from .context.plans import HierarchicalContext
@@ -116,6 +118,7 @@ __all__ = [
     "InvalidScopeError",
     "InvalidScopePromotionError",
     "ItemResult",
+    "Judgement",
     "LLMCompaction",
     "LLMError",
     "LLMResponseError",
@@ -123,6 +126,7 @@ __all__ = [
     "LLMUnavailableError",
     "LocalOnlyError",
     "Memory",
+    "Member",
     "MemoryEntry",
     "MemvaultError",
     "Message",
@@ -148,11 +152,15 @@ __all__ = [
     "Suggestion",
     "Summarizer",
     "Supersession",
+    "Team",
+    "TeamStats",
+    "TeamSuggestion",
     "ToolCall",
     "TurnResult",
     "UNSET",
     "UnavailableError",
     "ValidationError",
+    "WorkStyle",
     "WriteReport",
     "trust_tag",
     "__version__",
@@ -242,6 +250,12 @@ _LAZY = {
     "Source": "facilities.model",
     "StrategyChoice": "agents.choice",
     "StrategyStats": "agents.stats",
+    "Member": "agents.team",
+    "Team": "agents.team",
+    "TeamStats": "agents.team",
+    "TeamSuggestion": "agents.team",
+    "Judgement": "agents.work_style",
+    "WorkStyle": "agents.work_style",
     "Suggestion": "agents.model",
     "Summarizer": "context.summarize",
     "Supersession": "versions",

@@ -251,6 +251,13 @@ class Settings:
             "min": 0,
         },
     )
+    work_style: bool = field(
+        default=True,
+        metadata={
+            "doc": "infer each user's expertise and speed/accuracy leaning from their messages "
+            "and runs (user_preferences; reset after 24 h of inactivity unless opted in)"
+        },
+    )
     api_keys: str = field(
         default="",
         repr=False,

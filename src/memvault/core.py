@@ -88,6 +88,7 @@ from .store.use_log import UseLog, merged
 from .types import (
     AGENT_CATEGORIES,
     FACILITY_CATEGORIES,
+    HIDDEN_CATEGORIES,
     AuditEvent,
     ItemResult,
     MemoryEntry,
@@ -503,6 +504,7 @@ class Planner:
             live_at=now,
             superseded="show" if as_of is not None or include_superseded else "hide",
             valid_at=None if as_of is None else check.aware("as_of", as_of),
+            hidden=HIDDEN_CATEGORIES,
         )
 
     def live(self, entry_id: str) -> Plan[MemoryEntry]:

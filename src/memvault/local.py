@@ -12,7 +12,12 @@ from typing import Any, TypeVar, cast
 
 from . import validation as check
 from .agents.background import Recorder
-from .agents.plans import AgentPlans
+from .agents.decompositions import DecompositionPlans
+from .agents.executions import ExecutionPlans
+from .agents.failures import FailurePlans
+from .agents.strategies import StrategyPlans
+from .agents.teams import TeamPlans
+from .agents.work_styles import WorkStylePlans
 from .config import Settings, default_home
 from .context.plans import ContextPlans
 from .core import Plan, Planner, utc_now
@@ -69,7 +74,12 @@ class Planners:
     retention: RetentionPlans
     audit: AuditPlans
     bundles: BundlePlans
-    agents: AgentPlans
+    executions: ExecutionPlans
+    strategies: StrategyPlans
+    teams: TeamPlans
+    work_styles: WorkStylePlans
+    decompositions: DecompositionPlans
+    failures: FailurePlans
     hygiene: HygienePlans
 
     @classmethod
@@ -84,6 +94,10 @@ class Planners:
         learning = LearningPlans(store, sessions, notes, chat)
         erasure = ErasurePlans(store, residue)
         retention = RetentionPlans(store)
+        styles = WorkStylePlans(store)
+        sessions.observers.append(styles.from_turns)
+        strategies, teams = StrategyPlans(store, styles), TeamPlans(store, styles)
+        failures = FailurePlans(store)
         store.leaving = notes.may_leave  # the notes' rule, for every door that copies out
         return cls(
             store,
@@ -96,7 +110,12 @@ class Planners:
             retention,
             AuditPlans(store),
             BundlePlans(store, sessions),
-            AgentPlans(store),
+            ExecutionPlans(store, strategies, teams, failures, styles),
+            strategies,
+            teams,
+            styles,
+            DecompositionPlans(store),
+            failures,
             HygienePlans(store, retention),
         )
 
@@ -120,7 +139,12 @@ PART = {
     "RetentionPlans": "retention",
     "AuditPlans": "audit",
     "BundlePlans": "bundles",
-    "AgentPlans": "agents",
+    "ExecutionPlans": "executions",
+    "StrategyPlans": "strategies",
+    "TeamPlans": "teams",
+    "WorkStylePlans": "work_styles",
+    "DecompositionPlans": "decompositions",
+    "FailurePlans": "failures",
     "HygienePlans": "hygiene",
 }
 """The planner of each planner class, by the class's name."""

@@ -16,9 +16,14 @@ MAX_SCOPE_ID_CHARS = 256
 FACILITY_CATEGORIES = frozenset({"session", "record", "summary"})
 """Categories of the entries the facilities own: created, changed and deleted only through
 their session."""
-AGENT_CATEGORIES = frozenset({"execution", "strategy_stats", "decomposition", "failure_pattern"})
+AGENT_CATEGORIES = frozenset(
+    {"execution", "strategy_stats", "decomposition", "failure_pattern", "team_stats", "work_style"}
+)
 """Categories of agent memory's entries: written only by its operations (they may be deleted)."""
 RESERVED_CATEGORIES = FACILITY_CATEGORIES | AGENT_CATEGORIES
+HIDDEN_CATEGORIES = ("work_style",)
+"""Categories of internal entries that generic reads (list, retrieve, count, search) leave out:
+inferences about a user kept in their scope, read through their own operation."""
 """Categories the generic store API refuses to create or change."""
 
 

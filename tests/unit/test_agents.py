@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from memvault.agents import background, failures
+from memvault.agents import background
+from memvault.agents import failure_rules as failures
 from memvault.agents.choice import choose, utilities
 from memvault.agents.model import (
     CATEGORIES,
@@ -23,6 +24,7 @@ from memvault.agents.model import (
     pooled,
 )
 from memvault.agents.stats import Distribution, Sample, StrategyStats
+from memvault.agents.team import Member, RankedTeam, Team, TeamStats, TeamSuggestion
 from memvault.core import Stats
 from memvault.errors import BackendError, ValidationError
 from memvault.types import AGENT_CATEGORIES, RESERVED_CATEGORIES, MemoryEntry, Scope
@@ -264,3 +266,34 @@ def test_one_decomposition_recorded_for_several_users_is_one_suggestion() -> Non
         (5, 4, 0.95),
         (1, 1, 0.85),
     ]
+
+
+class TestTeams:
+    def test_a_team_is_its_members_in_any_order(self) -> None:
+        a = Team.of([Member("writer", "w"), Member("critic", "c", "large"), Member("writer", "w")])
+        b = Team.of([Member("critic", "c", "large"), Member("writer", "w"), Member("writer", "w")])
+        assert a == b and a.key == b.key and len(a.members) == 3  # two writers: two members
+        assert Team.of([Member("critic", "c")]).key != Team.of([Member("critic", "c", "x")]).key
+        assert str(a) == "critic: c (large) + writer: w + writer: w"
+        assert Team.from_list(a.to_list()) == a
+
+    def test_team_statistics_and_a_suggestion_travel_as_json(self) -> None:
+        team = Team.of([Member("writer", "w")])
+        stats = TeamStats(team=team, kind="report", last_workflow_id="wf")
+        for n in range(4):
+            stats = stats.adding(Sample(n != 1, 100 * n, 10.0 * n, 0.5, NOW))
+        assert (stats.runs, stats.successes, stats.cost) == (4, 3, 2.0)
+        assert TeamStats.from_dict(stats.to_dict()) == stats
+        made = TeamSuggestion(
+            team, "exploit", "speed", 0.1, "report", False, (RankedTeam(stats, 0.5),)
+        )
+        assert TeamSuggestion.from_dict(made.to_dict()) == made
+        assert made.explanation.startswith("writer: w: best speed utility on 'report' requests")
+        assert "3/4 succeeded" in made.explanation
+
+    @pytest.mark.parametrize(
+        "bad", [{"role": "x"}, {"agent_id": "y"}, {"role": "x", "agent_id": "y", "z": 1}, "x"]
+    )
+    def test_a_member_names_a_role_and_an_agent_only(self, bad: object) -> None:
+        with pytest.raises(ValidationError):
+            Member.coerce(bad)

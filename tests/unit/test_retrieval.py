@@ -351,3 +351,16 @@ def test_postings_merge_their_newest_segments_and_leave_a_large_old_one_alone() 
     whole = LexicalIndex.build(documents)
     assert np.allclose(scores, whole.scores(wanted))
     assert sum(len(s) for s in postings.indexes) == 1100
+
+
+def test_a_possessive_adds_no_empty_term() -> None:
+    """Porter stems the ``s`` of "Alice's" to nothing: an empty term matched every possessive
+    (a learned failure pattern listed it as recurring, so two words matched anything)."""
+    from memvault.agents.failure_rules import learned_from, matching, with_recent
+    from memvault.retrieval.text import query_terms, terms
+
+    assert query_terms("Audit Alice's payroll") == ["audit", "alic", "payrol"]
+    assert "" not in terms("Bob's and Carol's reports")
+    pattern = with_recent(learned_from(None, "Boom"), ["Alice's payroll", "Bob's payroll"])
+    assert "" not in pattern.terms
+    assert matching("Dan's calendar and the payroll", None, [pattern]) == []

@@ -14,22 +14,23 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from ..errors import ValidationError
-from .stats import ANY_KIND, StrategyStats
+from .stats import ANY_KIND, StrategyStats, Tally
 
 PREFERENCES = ("balanced", "speed", "accuracy")
 Prefer = Literal["balanced", "speed", "accuracy"]
 Reason = Literal["untried", "explore", "exploit"]
+T = TypeVar("T", bound=Tally)
 
 
-def smoothed_success(stats: StrategyStats) -> float:
+def smoothed_success(stats: Tally) -> float:
     """Laplace's rule of succession: (successes + 1) / (runs + 2)."""
     return (stats.successes + 1) / (stats.runs + 2)
 
 
-def utilities(tried: Mapping[str, StrategyStats], prefer: Prefer) -> dict[str, float]:
+def utilities(tried: Mapping[str, Tally], prefer: Prefer) -> dict[str, float]:
     """The utility of each tried candidate, for ``prefer``."""
     duration = {name: (s.duration_ms.mean or 0.0) + 1.0 for name, s in tried.items()}
     tokens = {name: (s.tokens.mean or 0.0) + 1.0 for name, s in tried.items()}
@@ -111,6 +112,36 @@ class StrategyChoice:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Pick(Generic[T]):
+    """What :func:`pick` chose among named candidates, why, and from what."""
+
+    name: str
+    reason: Reason
+    utilities: dict[str, float]
+    tried: dict[str, T]
+
+
+def pick(
+    candidates: Sequence[str],
+    stats: Mapping[str, T],
+    epsilon: float,
+    rng: random.Random,
+    prefer: Prefer,
+) -> Pick[T]:
+    """Epsilon-greedy among ``candidates`` given their ``stats`` (a candidate without any, or
+    with no runs, is untried: the first of them is taken)."""
+    tried = {name: stats[name] for name in candidates if name in stats and stats[name].runs}
+    scores = utilities(tried, prefer)
+    untried = [name for name in candidates if name not in tried]
+    if untried:
+        return Pick(untried[0], "untried", scores, tried)
+    if rng.random() < epsilon:
+        return Pick(rng.choice(candidates), "explore", scores, tried)
+    best = max(candidates, key=lambda name: scores[name])  # the first of equals
+    return Pick(best, "exploit", scores, tried)
+
+
 def choose(
     candidates: Sequence[str],
     stats: Mapping[str, StrategyStats],
@@ -120,18 +151,10 @@ def choose(
     rng: random.Random,
     kind: str = ANY_KIND,
 ) -> StrategyChoice:
-    """Pick one of ``candidates`` given their ``stats`` (a candidate without any, or with no
-    runs, is untried)."""
+    """Pick one of ``candidates`` given their ``stats``, explained."""
     if not candidates:
         raise ValidationError("choose_strategy needs at least one candidate")
-    tried = {name: stats[name] for name in candidates if name in stats and stats[name].runs}
-    scores = utilities(tried, prefer)
-    untried = [name for name in candidates if name not in tried]
-    if untried:
-        return StrategyChoice(untried[0], "untried", prefer, epsilon, kind, scores, tried)
-    if rng.random() < epsilon:
-        return StrategyChoice(
-            rng.choice(candidates), "explore", prefer, epsilon, kind, scores, tried
-        )
-    best = max(candidates, key=lambda name: scores[name])  # the first of equals
-    return StrategyChoice(best, "exploit", prefer, epsilon, kind, scores, tried)
+    chosen = pick(candidates, stats, epsilon, rng, prefer)
+    return StrategyChoice(
+        chosen.name, chosen.reason, prefer, epsilon, kind, chosen.utilities, chosen.tried
+    )

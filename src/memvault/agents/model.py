@@ -23,7 +23,9 @@ EXECUTION = "execution"
 STRATEGY_STATS = "strategy_stats"
 DECOMPOSITION = "decomposition"
 FAILURE_PATTERN = "failure_pattern"
-CATEGORIES = (EXECUTION, STRATEGY_STATS, DECOMPOSITION, FAILURE_PATTERN)
+TEAM_STATS = "team_stats"
+WORK_STYLE = "work_style"
+CATEGORIES = (EXECUTION, STRATEGY_STATS, DECOMPOSITION, FAILURE_PATTERN, TEAM_STATS, WORK_STYLE)
 SOURCE = "agent_execution"
 """The provenance source of what agent memory stores (derived, never user-stated)."""
 

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 from ..errors import ValidationError
 
@@ -106,11 +106,11 @@ class Sample:
     at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class StrategyStats:
-    """How a strategy has done on one kind of request (``kind`` ``*``: on every kind)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tally:
+    """How something run (a strategy, a team) has done on one kind of request (``kind`` ``*``:
+    on every kind): runs, successes, the distributions of tokens and durations, the cost."""
 
-    strategy: str
     kind: str = ANY_KIND
     runs: int = 0
     successes: int = 0
@@ -119,8 +119,8 @@ class StrategyStats:
     cost: float = 0.0
     last_run: datetime | None = None
 
-    def adding(self, sample: Sample) -> StrategyStats:
-        """These statistics with one more execution."""
+    def adding(self, sample: Sample) -> Self:
+        """These statistics with one more run."""
         return replace(
             self,
             runs=self.runs + 1,
@@ -135,11 +135,9 @@ class StrategyStats:
     def success_rate(self) -> float | None:
         return None if not self.runs else self.successes / self.runs
 
-    def to_dict(self) -> dict[str, Any]:
-        """The summary (the table of ``memvault stats strategies``) and what it is made of;
-        also what the statistics' entry stores as its metadata."""
+    def tally_dict(self) -> dict[str, Any]:
+        """The figures (a row of the tables) and what they are made of."""
         return {
-            "strategy": self.strategy,
             "kind": self.kind,
             "runs": self.runs,
             "successes": self.successes,
@@ -154,19 +152,36 @@ class StrategyStats:
             "duration_ms": self.duration_ms.to_dict(),
         }
 
+    @staticmethod
+    def tally_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+        """The fields of :meth:`tally_dict`'s figures, read back (KeyError, TypeError,
+        ValueError: malformed)."""
+        last = data.get("last_run")
+        return {
+            "kind": str(data["kind"]),
+            "runs": int(data["runs"]),
+            "successes": int(data["successes"]),
+            "tokens": Distribution.from_dict(data["tokens"]),
+            "duration_ms": Distribution.from_dict(data["duration_ms"]),
+            "cost": float(data["total_cost"]),
+            "last_run": None if last is None else datetime.fromisoformat(last),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyStats(Tally):
+    """How a strategy has done on one kind of request."""
+
+    strategy: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary (the table of ``memvault stats strategies``) and what it is made of;
+        also what the statistics' entry stores as its metadata."""
+        return {"strategy": self.strategy, **self.tally_dict()}
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> StrategyStats:
         try:
-            last = data.get("last_run")
-            return cls(
-                str(data["strategy"]),
-                str(data["kind"]),
-                int(data["runs"]),
-                int(data["successes"]),
-                Distribution.from_dict(data["tokens"]),
-                Distribution.from_dict(data["duration_ms"]),
-                float(data["total_cost"]),
-                None if last is None else datetime.fromisoformat(last),
-            )
+            return cls(str(data["strategy"]), **cls.tally_fields(data))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValidationError(f"malformed strategy statistics: {exc}") from exc

@@ -1,22 +1,39 @@
-"""Agent memory's operations, each declared once: executions, strategies, decompositions and
-failure patterns."""
+"""Agent memory's operations, each declared once: executions, strategies, teams,
+decompositions and failure patterns."""
 
 from __future__ import annotations
 
 from ..agents.choice import StrategyChoice
-from ..agents.failures import FailureMatch, FailurePattern
+from ..agents.decompositions import DecompositionPlans
+from ..agents.executions import ExecutionPlans
+from ..agents.failure_rules import FailureMatch, FailurePattern
+from ..agents.failures import FailurePlans
 from ..agents.model import Decomposition, Execution, Suggestion
-from ..agents.plans import AgentPlans
 from ..agents.stats import StrategyStats
+from ..agents.strategies import StrategyPlans
+from ..agents.team import TeamStats, TeamSuggestion
+from ..agents.teams import TeamPlans
+from ..agents.work_style import WorkStyle
+from ..agents.work_styles import WorkStylePlans
 from ..rest.answers import Each, Scored, Whole
 from ..rest.endpoints import Endpoint
-from ..rest.fields import FLAG, INTEGER, NUMBER, TEXT, TEXT_OR_TEXTS, TEXTS, TIMESTAMP, Field, typed
+from ..rest.fields import (
+    FLAG,
+    INTEGER,
+    LISTS_OF_OBJECTS,
+    NUMBER,
+    OBJECTS,
+    TEXT,
+    TEXT_OR_TEXTS,
+    TEXTS,
+    TIMESTAMP,
+)
 from .operation import Operation
 
 AGENTS = "/v1/agents"
 
 RECORD_EXECUTION = Operation(
-    AgentPlans.record_execution,
+    ExecutionPlans.record_execution,
     Endpoint(
         "POST",
         f"{AGENTS}/executions",
@@ -37,7 +54,8 @@ RECORD_EXECUTION = Operation(
             "duration_ms": NUMBER,
             "error_class": TEXT,
             "error_message": TEXT,
-            "tool_calls": Field({"type": "array", "items": {"type": "object"}}, typed("array")),
+            "tool_calls": OBJECTS,
+            "team": OBJECTS,
             "session_id": TEXT,
             "user_id": TEXT,
             "scope": TEXT,
@@ -49,7 +67,7 @@ RECORD_EXECUTION = Operation(
     Whole(Execution),
 )
 EXECUTIONS = Operation(
-    AgentPlans.executions,
+    ExecutionPlans.executions,
     Endpoint(
         "GET",
         f"{AGENTS}/executions",
@@ -70,7 +88,7 @@ EXECUTIONS = Operation(
     Each("executions", Execution),
 )
 SEARCH_EXECUTIONS = Operation(
-    AgentPlans.search_executions,
+    ExecutionPlans.search_executions,
     Endpoint(
         "POST",
         f"{AGENTS}/executions/search",
@@ -89,7 +107,7 @@ SEARCH_EXECUTIONS = Operation(
     Scored("hits", Execution),
 )
 STRATEGY_STATS = Operation(
-    AgentPlans.strategy_stats,
+    StrategyPlans.strategy_stats,
     Endpoint(
         "GET",
         f"{AGENTS}/strategies",
@@ -99,7 +117,7 @@ STRATEGY_STATS = Operation(
     Each("strategies", StrategyStats),
 )
 CHOOSE_STRATEGY = Operation(
-    AgentPlans.choose_strategy,
+    StrategyPlans.choose_strategy,
     Endpoint(
         "POST",
         f"{AGENTS}/strategies/choose",
@@ -109,6 +127,7 @@ CHOOSE_STRATEGY = Operation(
             "kind": TEXT,
             "epsilon": NUMBER,
             "prefer": TEXT,
+            "user": TEXT,
             "seed": INTEGER,
             "scope": TEXT,
         },
@@ -118,8 +137,79 @@ CHOOSE_STRATEGY = Operation(
     ),
     Whole(StrategyChoice),
 )
+RECORD_TEAM = Operation(
+    TeamPlans.record_team,
+    Endpoint(
+        "POST",
+        f"{AGENTS}/teams",
+        {
+            "kind": TEXT,
+            "agents": OBJECTS,
+            "success": FLAG,
+            "tokens": INTEGER,
+            "duration_ms": NUMBER,
+            "cost": NUMBER,
+            "workflow_id": TEXT,
+            "scope": TEXT,
+        },
+        required=("kind", "agents", "success"),
+        status=201,
+        answer="the composition's statistics on that kind of request, this run counted",
+    ),
+    Whole(TeamStats),
+)
+TEAM_STATS = Operation(
+    TeamPlans.team_stats,
+    Endpoint(
+        "GET",
+        f"{AGENTS}/teams",
+        query={"kind": TEXT, "scope": TEXT},
+        answer="each team composition's statistics, overall and per kind of request",
+    ),
+    Each("teams", TeamStats),
+)
+SUGGEST_TEAM = Operation(
+    TeamPlans.suggest_team,
+    Endpoint(
+        "POST",
+        f"{AGENTS}/teams/suggest",
+        {
+            "kind": TEXT,
+            "query": TEXT,
+            "candidates": LISTS_OF_OBJECTS,
+            "epsilon": NUMBER,
+            "prefer": TEXT,
+            "user": TEXT,
+            "limit": INTEGER,
+            "seed": INTEGER,
+            "scope": TEXT,
+        },
+        answer="the team to run, why, and the compositions that worked, best first",
+        reads=True,
+    ),
+    Whole(TeamSuggestion),
+)
+USER_PREFERENCES = Operation(
+    WorkStylePlans.user_preferences,
+    Endpoint(
+        "GET",
+        f"{AGENTS}/users/{{user_id}}/preferences",
+        answer="the user's inferred expertise and speed/accuracy leaning, with their evidence",
+    ),
+    Whole(WorkStyle),
+)
+REMEMBER_WORK_STYLE = Operation(
+    WorkStylePlans.remember_work_style,
+    Endpoint(
+        "POST",
+        f"{AGENTS}/users/{{user_id}}/preferences/remember",
+        {"remember": FLAG},
+        answer="the user's work style, kept across inactivity (or not)",
+    ),
+    Whole(WorkStyle),
+)
 RECORD_DECOMPOSITION = Operation(
-    AgentPlans.record_decomposition,
+    DecompositionPlans.record_decomposition,
     Endpoint(
         "POST",
         f"{AGENTS}/decompositions",
@@ -141,7 +231,7 @@ RECORD_DECOMPOSITION = Operation(
     Whole(Decomposition),
 )
 SUGGEST_DECOMPOSITION = Operation(
-    AgentPlans.suggest_decomposition,
+    DecompositionPlans.suggest_decomposition,
     Endpoint(
         "POST",
         f"{AGENTS}/decompositions/suggest",
@@ -153,7 +243,7 @@ SUGGEST_DECOMPOSITION = Operation(
     Each("suggestions", Suggestion),
 )
 FAILURE_PATTERNS = Operation(
-    AgentPlans.failure_patterns,
+    FailurePlans.failure_patterns,
     Endpoint(
         "GET",
         f"{AGENTS}/failures",
@@ -163,7 +253,7 @@ FAILURE_PATTERNS = Operation(
     Each("patterns", FailurePattern),
 )
 CHECK_FAILURES = Operation(
-    AgentPlans.check_failures,
+    FailurePlans.check_failures,
     Endpoint(
         "POST",
         f"{AGENTS}/failures/check",
@@ -181,6 +271,11 @@ OPERATIONS = (
     SEARCH_EXECUTIONS,
     STRATEGY_STATS,
     CHOOSE_STRATEGY,
+    RECORD_TEAM,
+    TEAM_STATS,
+    SUGGEST_TEAM,
+    USER_PREFERENCES,
+    REMEMBER_WORK_STYLE,
     RECORD_DECOMPOSITION,
     SUGGEST_DECOMPOSITION,
     FAILURE_PATTERNS,

@@ -1,5 +1,5 @@
-"""Commands of agent memory: executions, strategies, decompositions, failure patterns; and
-``memvault stats strategies``, the table of each strategy's record."""
+"""Commands of agent memory: executions, strategies, teams, decompositions, failure patterns;
+and ``memvault stats strategies``/``teams``, the tables of their records."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from typing import Any
 import click
 
 from ..agents.choice import PREFERENCES
-from ..agents.failures import FailureMatch
+from ..agents.failure_rules import FailureMatch
 from ..agents.model import Execution, Suggestion
-from ..agents.stats import StrategyStats
+from ..agents.stats import StrategyStats, Tally
+from ..agents.team import Member, TeamStats
 from .app import cli
 from .common import datetime_option, emit, json_object, open_memory
 
@@ -29,32 +30,70 @@ def _number(value: float | None, unit: str = "") -> str:
     return "-" if value is None else f"{value:,.0f}{unit}"
 
 
-def strategy_table(rows: Sequence[StrategyStats]) -> str:
-    """Each strategy's record, one line per strategy and kind (``*``: every kind)."""
-    if not rows:
-        return "no strategy has run yet"
-    header = ("strategy", "kind", "runs", "success", "tokens", "p95 tokens", "ms", "p95 ms")
-    lines = [header] + [
-        (
-            s.strategy,
-            s.kind,
-            str(s.runs),
-            "-" if s.success_rate is None else f"{s.success_rate:.0%}",
-            _number(s.tokens.mean),
-            _number(s.tokens.quantile(0.95)),
-            _number(s.duration_ms.mean),
-            _number(s.duration_ms.quantile(0.95)),
-        )
-        for s in rows
-    ]
+FIGURES = ("runs", "success", "tokens", "p95 tokens", "ms", "p95 ms")
+
+
+def _figures(row: Tally) -> tuple[str, ...]:
+    return (
+        str(row.runs),
+        "-" if row.success_rate is None else f"{row.success_rate:.0%}",
+        _number(row.tokens.mean),
+        _number(row.tokens.quantile(0.95)),
+        _number(row.duration_ms.mean),
+        _number(row.duration_ms.quantile(0.95)),
+    )
+
+
+def _table(header: tuple[str, ...], lines: list[tuple[str, ...]], named: int = 2) -> str:
+    """Columns aligned: the first ``named`` to the left, the figures to the right."""
+    lines = [header, *lines]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     return "\n".join(
         "  ".join(
-            cell.ljust(w) if i < 2 else cell.rjust(w)
+            cell.ljust(w) if i < named else cell.rjust(w)
             for i, (cell, w) in enumerate(zip(line, widths, strict=True))
         ).rstrip()
         for line in lines
     )
+
+
+def strategy_table(rows: Sequence[StrategyStats]) -> str:
+    """Each strategy's record, one line per strategy and kind (``*``: every kind)."""
+    if not rows:
+        return "no strategy has run yet"
+    return _table(
+        ("strategy", "kind", *FIGURES), [(s.strategy, s.kind, *_figures(s)) for s in rows]
+    )
+
+
+def team_table(rows: Sequence[TeamStats]) -> str:
+    """Each team composition's record, one line per composition and kind."""
+    if not rows:
+        return "no team has run yet"
+    return _table(("kind", "team", *FIGURES), [(t.kind, str(t.team), *_figures(t)) for t in rows])
+
+
+def _members(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Member]:
+    """``ROLE=AGENT`` or ``ROLE=AGENT@MODEL`` members."""
+    members = []
+    for value in values:
+        role, _, agent = value.partition("=")
+        agent_id, _, model = agent.partition("@")
+        if not role or not agent_id:
+            raise click.BadParameter(f"{value!r}: expected ROLE=AGENT or ROLE=AGENT@MODEL")
+        members.append(Member(role, agent_id, model or None))
+    return members
+
+
+member_option = click.option(
+    "--member",
+    "agents",
+    multiple=True,
+    required=True,
+    callback=_members,
+    metavar="ROLE=AGENT[@MODEL]",
+    help="A member of the team (repeat for each).",
+)
 
 
 def execution_line(execution: Execution) -> str:
@@ -99,9 +138,19 @@ def stats_strategies(ctx: click.Context, kind: str | None, scope: str | None) ->
     emit(ctx, [row.to_dict() for row in rows], strategy_table(rows))
 
 
+@stats.command("teams")
+@click.option("--kind", help="Only this kind of request.")
+@scope_flag
+@click.pass_context
+def stats_teams(ctx: click.Context, kind: str | None, scope: str | None) -> None:
+    """Each team composition's runs, success rate, mean and p95 tokens and duration."""
+    rows = open_memory(ctx).team_stats(kind=kind, scope=scope)
+    emit(ctx, [row.to_dict() for row in rows], team_table(rows))
+
+
 @cli.group()
 def agents() -> None:
-    """Agent memory: executions, strategies, decompositions, failure patterns."""
+    """Agent memory: executions, strategies, teams, decompositions, failure patterns."""
 
 
 @agents.command("record")
@@ -187,10 +236,9 @@ def search(ctx: click.Context, /, query: str, **options: Any) -> None:
 @click.option(
     "--prefer",
     type=click.Choice(PREFERENCES),
-    default="balanced",
-    show_default=True,
-    help="What the best strategy is best at.",
+    help="What the best strategy is best at (default: --user's leaning, else balanced).",
 )
+@click.option("--user", help="Whose request: their leaning decides when --prefer is not given.")
 @click.option("--seed", type=int, help="Make the random draw repeatable.")
 @scope_flag
 @click.pass_context
@@ -198,6 +246,73 @@ def choose(ctx: click.Context, /, candidates: tuple[str, ...], **options: Any) -
     """Which of CANDIDATES to run (epsilon-greedy on their record), and why."""
     choice = open_memory(ctx).choose_strategy(list(candidates), **options)
     emit(ctx, choice.to_dict(), f"{choice.strategy}\n{choice.explanation}")
+
+
+@agents.command("team")
+@member_option
+@click.option("--kind", required=True, help="The kind of request it ran on.")
+@click.option("--success/--failure", required=True, help="Whether it worked.")
+@click.option("--tokens", type=click.IntRange(min=0), default=0, help="Tokens it took.")
+@click.option("--duration-ms", type=click.FloatRange(min=0), default=0.0, help="How long.")
+@click.option("--cost", type=click.FloatRange(min=0), default=0.0, help="What it cost.")
+@click.option("--workflow", "workflow_id", help="The workflow it ran.")
+@scope_flag
+@click.pass_context
+def team(ctx: click.Context, /, **fields: Any) -> None:
+    """Record one run of a team; print its composition's record on that kind."""
+    row = open_memory(ctx).record_team(**fields)
+    emit(ctx, row.to_dict(), f"{row.team}: {row.successes}/{row.runs} succeeded on {row.kind}")
+
+
+@agents.command("suggest-team")
+@click.option("--kind", help="The kind of request.")
+@click.option("--query", help="The request (its kind: that of similar past requests).")
+@click.option(
+    "--epsilon",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="How often to explore: pick at random.",
+)
+@click.option(
+    "--prefer",
+    type=click.Choice(PREFERENCES),
+    help="What the best team is best at (default: --user's leaning, else balanced).",
+)
+@click.option("--user", help="Whose request: their leaning decides when --prefer is not given.")
+@click.option("--limit", type=int, default=5, show_default=True, help="Most to rank.")
+@click.option("--seed", type=int, help="Make the random draw repeatable.")
+@scope_flag
+@click.pass_context
+def suggest_team(ctx: click.Context, /, **options: Any) -> None:
+    """The team composition to run on a kind of request, and why."""
+    found = open_memory(ctx).suggest_team(**options)
+    lines = [str(found.team) if found.team else "-", found.explanation]
+    lines += [f"  {r.utility:.3f}  {r.stats.team}" for r in found.ranked]
+    emit(ctx, found.to_dict(), "\n".join(lines))
+
+
+@agents.command("work-style")
+@click.argument("user_id")
+@click.option(
+    "--remember/--no-remember",
+    default=None,
+    help="Keep it across inactivity (opt in), or let it reset after 24 h again.",
+)
+@click.pass_context
+def work_style(ctx: click.Context, user_id: str, remember: bool | None) -> None:
+    """What USER_ID prefers in how work is done (inferred), with the evidence."""
+    memory = open_memory(ctx)
+    if remember is not None:
+        style = memory.remember_work_style(user_id, remember)
+    else:
+        style = memory.user_preferences(user_id)
+    lines = []
+    for name, judged in (("expertise", style.expertise), ("leaning", style.leaning)):
+        lines.append(f"{name}: {judged.value} (confidence {judged.confidence:.2f})")
+        lines += [f"  {line}" for line in judged.evidence]
+    lines.append("remembered" if style.remembered else f"resets at {style.resets_at or '-'}")
+    emit(ctx, style.to_dict(), "\n".join(lines))
 
 
 @agents.command("decompose")

@@ -266,7 +266,7 @@ class LearningPlans:
             entries.append(self.sessions.record_entry(session_id, role, text, **extra))
         chunks = yield from self.store.index(entries)
         puts = [PutOp(self.store.tenant, e, chunks=c) for e, c in zip(entries, chunks, strict=True)]
-        yield from run_all([*puts, self.sessions.teaches(session)])
+        yield from run_all([*puts, *self.sessions.teaches(session, entries)])
         self.store.stats.add("written", len(entries))
         records = tuple(Record.from_entry(e) for e in entries)
         return TurnResult(session_id, records, redactions=counts)

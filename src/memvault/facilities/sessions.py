@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -19,6 +19,7 @@ from ..store.ops import (
     Filter,
     ForgetCopiesOp,
     ListOp,
+    Op,
     ReachOp,
     ReplaceOp,
 )
@@ -29,12 +30,18 @@ SESSION_SEARCH_RECORDS = 200
 """A session search ranks this many of the best records (at least) to find its sessions."""
 
 
+Observer = Callable[[MemoryEntry, Sequence[MemoryEntry]], list[Op[Any]]]
+"""Ops made of records appended to a session (the session's entry, the records)."""
+
+
 class SessionPlans:
     """Sessions (create, list, get, rename, mark data loaded, delete) and Records, as plans on
     the store planner."""
 
     def __init__(self, store: Planner) -> None:
         self.store = store
+        self.observers: list[Observer] = []
+        """What else learns from the records appended to a session, in their transaction."""
 
     # -- sessions -----------------------------------------------------------------------------
 
@@ -168,13 +175,19 @@ class SessionPlans:
             object_ids=object_ids,
             created_at=created_at,
         )
-        return Record.from_entry((yield from self.store.put(entry, also=[self.teaches(session)])))
+        also = self.teaches(session, [entry])
+        return Record.from_entry((yield from self.store.put(entry, also=also)))
 
-    def teaches(self, session: MemoryEntry) -> ReachOp:
-        """What a record appended to ``session`` reaches besides it: its user's scope, where
-        extraction learns from it (a key that may not write there may not feed it either)."""
+    def teaches(self, session: MemoryEntry, records: Sequence[MemoryEntry]) -> list[Op[Any]]:
+        """What ``records`` appended to ``session`` change besides it, in its transaction:
+        its user's scope is reached, where extraction learns from them (a key that may not
+        write there may not feed it either), and what :attr:`observers` make of them (the
+        user's work style)."""
         owner = Scope.user(Session.from_entry(session).user_id)
-        return ReachOp(self.store.tenant, (str(owner),), changes=True)
+        ops: list[Op[Any]] = [ReachOp(self.store.tenant, (str(owner),), changes=True)]
+        for observe in self.observers:
+            ops += observe(session, records)
+        return ops
 
     def record_entry(
         self,

@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 
 from .. import validation as check
 from ..agents.model import ToolCall
+from ..agents.team import Member, Team
 from ..core import UNSET
 from ..errors import (
     BackendError,
@@ -143,8 +144,10 @@ def wire(value: Any, name: str, top: bool = True) -> Any:
         return value.to_dict()
     if isinstance(value, NewEntry):
         return entry_fields(value, name)
-    if isinstance(value, ToolCall):
+    if isinstance(value, ToolCall | Member):
         return value.to_dict()
+    if isinstance(value, Team):
+        return value.to_list()
     if isinstance(value, Mapping):
         return plain(value, name)
     if isinstance(value, list | tuple) or (top and _iterable(value)):

@@ -132,6 +132,15 @@ def _text_or_texts(name: str, value: Any) -> Any:
 TEXT_OR_TEXTS = Field({"anyOf": [{"type": "string"}, TEXTS.schema]}, _text_or_texts)
 """One text, or a list of texts (a plan: its text, or its steps)."""
 INTEGERS = Field({"type": "array", "items": {"type": "integer"}}, array_of("integer"))
+OBJECTS = Field({"type": "array", "items": {"type": "object"}}, array_of("object"))
+
+
+def _lists_of_objects(name: str, value: Any) -> Any:
+    return [OBJECTS(f"{name}[{n}]", item) for n, item in enumerate(typed("array")(name, value))]
+
+
+LISTS_OF_OBJECTS = Field({"type": "array", "items": OBJECTS.schema}, _lists_of_objects)
+"""A list of lists of objects (team compositions)."""
 
 
 def fields(

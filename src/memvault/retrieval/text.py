@@ -64,15 +64,16 @@ def stems(raw: Iterable[str]) -> list[str]:
 
 
 def terms(text: str) -> list[str]:
-    """The terms of a document, in order (repeats kept)."""
-    return stems(tokens(text))
+    """The terms of a document, in order (repeats kept; none empty: Porter stems a
+    possessive's ``s`` to nothing)."""
+    return [term for term in stems(tokens(text)) if term]
 
 
 def query_terms(query: str) -> list[str]:
     """Distinct terms of a query's content words; of all its words if it has only stop words."""
     folded = tokens(query)
     content = [t for t in folded if t not in STOPWORDS]
-    return list(dict.fromkeys(stems(content or folded)))
+    return list(dict.fromkeys(term for term in stems(content or folded) if term))
 
 
 def coverage(wanted: Sequence[str], text: str) -> float:

@@ -60,6 +60,7 @@ def matches(entry: MemoryEntry, where: ops.Filter) -> bool:
         where.since is None or entry.created_at >= where.since,
         where.until is None or entry.created_at < where.until,
         not where.categories or entry.category in where.categories,
+        entry.category not in where.hidden,
         not where.scope_kinds or entry.scope.kind in where.scope_kinds,
         where.live_at is None or not entry.is_expired(where.live_at),
         where.superseded == "show" or entry.superseded is (where.superseded == "only"),

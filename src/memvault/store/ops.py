@@ -60,6 +60,9 @@ class Filter:
     """Entries a successor replaced: hidden, shown too, or the only ones shown."""
     valid_at: datetime | None = None
     """Only entries that held at that instant (valid_from <= it < valid_to)."""
+    hidden: tuple[str, ...] = ()
+    """Categories left out: internal entries a generic read does not show (never indexed, so
+    a search, which finds chunks, never meets them either)."""
 
     def all_versions(self) -> Filter:
         """The same filter showing expired and superseded entries too (for engines that apply

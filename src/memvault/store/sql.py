@@ -193,6 +193,9 @@ def where_sql(where: ops.Filter, d: Dialect) -> SQL:
         parts.append((held, [at, at]))
     if where.categories:
         parts.append(d.any_of("e.category", list(where.categories)))
+    if where.hidden:
+        clause, more = d.any_of("e.category", list(where.hidden))
+        parts.append((f"(e.category IS NULL OR NOT ({clause}))", more))
     if where.scope_kinds:
         parts.append(d.any_of("e.scope_kind", list(where.scope_kinds)))
     parts += [d.json_equals("e.metadata", key, value) for key, value in where.metadata]

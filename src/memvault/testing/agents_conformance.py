@@ -422,7 +422,7 @@ class AgentConformance:
         (learned,) = [p for p in memory.failure_patterns() if p.learned]
         assert "payrol" in learned.terms
         receipt = memory.erase(user="alice")
-        assert receipt.counts == {"decomposition": 1, "execution": 3}
+        assert receipt.counts == {"decomposition": 1, "execution": 3, "work_style": 1}
         (learned,) = [p for p in memory.failure_patterns() if p.learned]
         assert learned.occurrences == 2 and learned.terms == {}  # counts only: no word of hers
         assert [e.user_id for e in memory.executions()] == ["bob"]

@@ -47,7 +47,9 @@ from .erasure_conformance import ErasureConformance
 from .facilities_conformance import FacilityConformance
 from .grants_conformance import GrantConformance
 from .hygiene_conformance import HygieneConformance
+from .teams_conformance import TeamConformance
 from .versions_conformance import VersionConformance
+from .work_style_conformance import WorkStyleConformance
 
 SAMPLE_SCOPES = {
     ScopeKind.SESSION: Scope.session("s1"),
@@ -98,6 +100,8 @@ class MemoryConformance(
     VersionConformance,
     AuditConformance,
     AgentConformance,
+    TeamConformance,
+    WorkStyleConformance,
     ErasureConformance,
     GrantConformance,
     DecayConformance,

@@ -101,7 +101,8 @@ class FacilityConformance:
         receipt = memory.erase(user="bob")
         assert receipt.subject == "user bob" and receipt.tenant == memory.tenant
         assert receipt.counts["session"] == 1 and receipt.counts["record"] == 1
-        assert receipt.counts["finding"] == 1 and receipt.total == 7
+        assert receipt.counts["finding"] == 1 and receipt.counts["work_style"] == 1
+        assert receipt.total == 8
         assert len(receipt.ids_sha256) == 64 and "marker" not in str(receipt.to_dict())
         assert receipt.residue in (0, None)
         bob = lives["bob"]
