@@ -115,7 +115,7 @@ def copy_into_postgres(memory: Memory, docs: Vectors, scopes: np.ndarray) -> flo
     backend: Any = memory.backend
     started = time.perf_counter()
     now = int(time.time() * 1e6)
-    with backend._pool.connection() as conn, conn.transaction():
+    with backend._connections.connection() as conn, conn.transaction():
         with conn.cursor().copy(
             "COPY entries (rid, id, tenant, scope, scope_kind, content, created_at, updated_at, "
             "valid_from) FROM STDIN"
@@ -164,12 +164,12 @@ def postgres_run(rows: int, dsn: str, args: argparse.Namespace) -> dict[str, Any
     settings = Settings(near_duplicate_threshold=0)
     with Memory(dsn, settings=settings, embedder=embedder) as memory:
         backend: Any = memory.backend
-        with backend._pool.connection() as conn:
+        with backend._connections.connection() as conn:
             conn.execute("TRUNCATE entries, entry_tags, chunks RESTART IDENTITY CASCADE")
             conn.execute("DROP INDEX IF EXISTS chunks_vector_hnsw")
         load_s = copy_into_postgres(memory, docs, scopes)
         started = time.perf_counter()
-        with backend._pool.connection() as conn:
+        with backend._connections.connection() as conn:
             conn.execute(f"SET maintenance_work_mem = '{args.maintenance_work_mem}'")
             conn.execute("SET max_parallel_maintenance_workers = 1")
             conn.execute(

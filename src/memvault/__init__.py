@@ -31,6 +31,7 @@ from .errors import (
     SchemaError,
     SessionNotFoundError,
     StructuredOutputError,
+    UnavailableError,
     ValidationError,
 )
 
@@ -157,6 +158,7 @@ __all__ = [
     "ToolCall",
     "TurnResult",
     "UNSET",
+    "UnavailableError",
     "ValidationError",
     "WorkStyle",
     "WriteReport",

@@ -11,6 +11,7 @@ from typing import Any
 
 import platformdirs
 
+from .breaker import Policy as BreakerPolicy
 from .environment import HOME, PREFIX, check_environment
 from .errors import ConfigError
 from .validation import encodable
@@ -67,6 +68,14 @@ def _check_audit_key(key: str) -> None:
     """An audit key is none, or long enough not to be guessed."""
     if key and len(key) < 16:
         raise ConfigError("setting audit_key must be empty or 16 or more characters")
+
+
+def _check_seconds(name: str, seconds: object) -> None:
+    """A duration setting is a finite, positive number of seconds."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise ConfigError(f"setting {name} must be a number of seconds, got {seconds!r}")
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ConfigError(f"setting {name} must be a positive number of seconds")
 
 
 DECAY_EVERY_CATEGORY = "*"
@@ -139,6 +148,20 @@ class Settings:
     max_limit: int = field(default=10_000, metadata={"doc": "largest page or retrieve limit"})
     sqlite_busy_timeout_ms: int = field(
         default=30_000, metadata={"doc": "how long SQLite waits for a lock before failing"}
+    )
+    breaker_failures: int = field(
+        default=5,
+        metadata={
+            "doc": "calls in a row that fail because a PostgreSQL store or a memvault server "
+            "cannot be reached before calls to it fail fast (its circuit breaker opens)"
+        },
+    )
+    breaker_reset_s: float = field(
+        default=5.0,
+        metadata={
+            "doc": "seconds calls fail fast before one call tries the store (or server) again; "
+            "doubled after each failed try, up to 60 s"
+        },
     )
     sqlite_synchronous: str = field(
         default="FULL", metadata={"doc": "SQLite synchronous mode: FULL (durable) or NORMAL"}
@@ -360,8 +383,8 @@ class Settings:
                 isinstance(value, bool) or not isinstance(value, int) or value < least
             ):
                 raise ConfigError(f"setting {f.name} must be an integer >= {least}, got {value!r}")
-        if not (math.isfinite(self.llm_timeout_s) and self.llm_timeout_s > 0):
-            raise ConfigError("setting llm_timeout_s must be a positive number of seconds")
+        for name in ("llm_timeout_s", "breaker_reset_s"):
+            _check_seconds(name, getattr(self, name))
         for name, choices in CHOICES.items():
             if getattr(self, name) not in choices:
                 raise ConfigError(f"setting {name} must be one of {', '.join(choices)}")
@@ -407,8 +430,25 @@ class Settings:
         checked = Settings.from_mapping(values)
         return replace(self, **{k: getattr(checked, k) for k in values})
 
+    def breaker(self) -> BreakerPolicy:
+        """The circuit breaker's policy these settings give (``breaker_*``)."""
+        return BreakerPolicy(self.breaker_failures, float(self.breaker_reset_s))
+
     def store_url(self) -> str:
         return self.store or f"sqlite:///{default_home() / 'memvault.db'}"
+
+
+BREAKER_SETTINGS = ("breaker_failures", "breaker_reset_s")
+"""What a memory on a memvault server reads of the settings: the rest are the server's."""
+
+
+def breaker_from_env(environ: Mapping[str, str] | None = None) -> BreakerPolicy:
+    """The breaker's policy from ``MEMVAULT_BREAKER_*`` alone (a remote client's: it reads no
+    other setting, so other ``MEMVAULT_*`` variables are not checked here)."""
+    env = os.environ if environ is None else environ
+    variables = {PREFIX + name.upper(): name for name in BREAKER_SETTINGS}
+    given = {name: env[variable] for variable, name in variables.items() if variable in env}
+    return Settings.from_mapping(given).breaker()
 
 
 def _convert(type_name: object, key: str, value: Any) -> Any:

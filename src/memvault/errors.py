@@ -26,7 +26,9 @@ these *types* (never their message text) into HTTP statuses and CLI messages::
     └── BackendError               the storage engine failed
         ├── CapabilityError        the backend does not support this (also a NotImplementedError)
         ├── SchemaError            the store's schema is newer, altered, or unreadable
-        └── ErasureIncompleteError an erasure was done, but its purge left traces: finish it
+        ├── ErasureIncompleteError an erasure was done, but its purge left traces: finish it
+        └── UnavailableError       the store or server cannot be reached now (down, refusing,
+                                   timing out), or calls fail fast while its breaker is open
 """
 
 from __future__ import annotations
@@ -194,6 +196,20 @@ class ErasureIncompleteError(BackendError):
         self.receipt = None if receipt is None else dict(receipt)
 
 
+class UnavailableError(BackendError):
+    """The store (or the memvault server) cannot be reached now: it is down, refuses
+    connections, does not answer in time or is shutting down — or it failed so often that calls
+    fail fast without reaching it until its circuit breaker tries it again
+    (``docs/reliability.md``). Retry later: ``retry_after`` is the seconds until the next try
+    (None: not known). The HTTP server answers it as 503 with ``Retry-After``."""
+
+    retry_after: float | None = None
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 E = TypeVar("E", bound=MemvaultError)
 
 
@@ -235,6 +251,7 @@ DETAILS = (
     "capability",
     "residue",
     "receipt",
+    "retry_after",
 )
 """What an error may carry besides its message (the REST server sends it along)."""
 

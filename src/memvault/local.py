@@ -194,7 +194,7 @@ class Local:
             self._unlisten = self.backend.listen(self._forget_copies)
             self.storing = Storing(self._store_uses)
             store_planner.uses.added = self.storing.soon
-            self.recorder = Recorder(store_planner.stats)
+            self.recorder = Recorder(store_planner.stats, self.backend.breaker)
             if check_embedding:
                 run_blocking(store_planner.check_embedding(), self.backend)
         except BaseException:
@@ -291,8 +291,11 @@ class Local:
         if self.chat is not None:
             counts.update(self.chat.usage.snapshot())
         learner = {"extraction_failures": self.learner.failures}
+        learner["extraction_unavailable"] = self.learner.unavailable
         learner["extraction_pending"] = self.learner.pending()
         learner["uses_dropped"] = self.storing.dropped if self.storing is not None else 0
+        breaker = self.backend.breaker
+        counts |= breaker.counts() if breaker is not None else {}
         return counts | {name: n for name, n in learner.items() if n}
 
     def last_extraction(self, session_id: str) -> Extraction | Failure | None:

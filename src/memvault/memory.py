@@ -348,10 +348,13 @@ class Memory(_Base, Closing):
 
     def stats(self) -> dict[str, int]:
         """Counters: entries written, near-duplicates returned, writes filtered, searches,
-        extractions, supersessions, redactions, and the LLM's calls, tokens and latency (on a
-        server: the server's, of every tenant's work)."""
+        extractions, supersessions, redactions, and the LLM's calls, tokens and latency, and
+        the store's circuit breaker (``breaker_store_*``) when it has one (on a server: the
+        server's, of every tenant's work, and this client's breaker, ``breaker_server_*``)."""
         at = self._at
-        return at.run_blocking(store.stats()) if isinstance(at, Remote) else at.stats()
+        if isinstance(at, Remote):
+            return at.run_blocking(store.stats()) | at.link.counts()
+        return at.stats()
 
     def last_extraction(self, session_id: str) -> Extraction | Failure | None:
         """What the last background extraction of the session did (or the error it raised);
@@ -462,7 +465,8 @@ class AsyncMemory(_Base, AsyncClosing):
         """Record an execution (the fields of :meth:`record_execution`) without waiting for it:
         fire and forget, so a workflow never fails because of its bookkeeping. A store error
         is retried 3 times with backoff (0.1, 0.2, 0.4 s); a record that still fails, or is
-        invalid, is dropped, logged and counted (``stats()["executions_dropped"]``).
+        invalid, is dropped, logged and counted (``stats()["executions_dropped"]``) — at once,
+        without retries, while the store's circuit breaker is open (it is down).
         :meth:`flush` and closing wait for pending records. Call it inside a running loop
         (else ValidationError: ``record_execution`` records at once)."""
         return self._recorder.submit(lambda: self.record_execution(**fields))
@@ -474,11 +478,13 @@ class AsyncMemory(_Base, AsyncClosing):
 
     async def stats(self) -> dict[str, int]:
         """Counters: entries written, near-duplicates returned, writes filtered, searches,
-        extractions, supersessions, redactions, the LLM's calls, tokens and latency, and the
-        background records dropped (on a server: the server's, of every tenant's work)."""
+        extractions, supersessions, redactions, the LLM's calls, tokens and latency, the
+        background records dropped, and the store's circuit breaker (``breaker_store_*``) when
+        it has one (on a server: the server's, of every tenant's work, and this client's
+        breaker, ``breaker_server_*``)."""
         at = self._at
         if isinstance(at, Remote):
-            return await at.run_awaiting(store.stats()) | at.link.recorder.counts()
+            return await at.run_awaiting(store.stats()) | at.link.counts()
         return at.stats()
 
     async def run_plan(self, plan: Plan[T], operation: str, *, changes: bool) -> T:

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .agents.background import Recorder
 from .api import store
+from .breaker import Breaker
+from .config import breaker_from_env
 from .core import Stats
 from .drivers import Steps, drive_awaiting, drive_blocking
 from .errors import ClosedError, ConfigError, ForbiddenError
@@ -42,12 +44,21 @@ LOCAL_ONLY = {
 @dataclass(slots=True)
 class _Link:
     """What a remote memory and its views share: the sender, the key of each tenant (never
-    shown), whether it is closed, the background records."""
+    shown), whether it is closed, the circuit breaker every request passes (a server that
+    keeps failing is not hammered: ``docs/remote.md``), the background records."""
 
     sender: Any
     keys: Mapping[str, Known] = field(repr=False)
+    breaker: Breaker = field(repr=False)
     closed: bool = False
-    recorder: Recorder = field(default_factory=lambda: Recorder(Stats()), repr=False)
+    recorder: Recorder = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.recorder = Recorder(Stats(), self.breaker)
+
+    def counts(self) -> dict[str, int]:
+        """What this client counted itself: its breaker's counters, the records it dropped."""
+        return self.breaker.counts() | self.recorder.counts()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,16 +101,18 @@ def _opened(options: Options, keys: Sequence[str | None], awaiting: bool) -> _Li
     memory blocks)."""
     from .rest.transport import Awaiting, Blocking
 
+    policy = breaker_from_env()
     probe = Blocking(options)
     try:
         tenants = _tenants_of(probe, keys)
     except BaseException:
         probe.close()
         raise
+    breaker = Breaker("server", f"the memvault server at {options.server}", policy)
     if not awaiting:
-        return _Link(probe, tenants)
+        return _Link(probe, tenants, breaker)
     probe.close()
-    return _Link(Awaiting(options), tenants)
+    return _Link(Awaiting(options), tenants, breaker)
 
 
 class Remote:
@@ -163,15 +176,22 @@ class Remote:
         return Caller(self.link.keys[self.tenant].key, self.agent)
 
     def run_blocking(self, steps: Steps[T]) -> T:
+        """Run a remote plan, each request through the breaker."""
         link, caller = self._open_link(), self._caller
-        return drive_blocking(steps, functools.partial(link.sender.send, caller=caller))
+        send = functools.partial(link.sender.send, caller=caller)
+        return drive_blocking(steps, functools.partial(link.breaker.call, send))
 
     async def run_awaiting(self, steps: Steps[T]) -> T:
+        """Run a remote plan, awaiting each request through the breaker."""
         link, caller = self._open_link(), self._caller
         send: Callable[[Request], Awaitable[Any]] = functools.partial(
             link.sender.send, caller=caller
         )
-        return await drive_awaiting(steps, send)
+
+        async def through(request: Request) -> Any:
+            return await link.breaker.acall(send, request)
+
+        return await drive_awaiting(steps, through)
 
     def close(self) -> None:
         """Close the connections to the server (a view closes nothing)."""

@@ -369,7 +369,7 @@ def pg(postgres_dsn: str) -> Iterator[Callable[..., Any]]:
         return made[-1]
 
     first = backend()
-    with first._pool.connection() as conn:
+    with first._connections.connection() as conn:
         conn.execute(
             "TRUNCATE entries, entry_tags, chunks, store_info, audit_log RESTART IDENTITY CASCADE"
         )
@@ -400,14 +400,14 @@ def test_postgres_concurrent_erasures_and_writers_keep_a_verifiable_chain(pg: An
 
 
 def _pg_tamper(backend: Any, *statements: str) -> None:
-    with backend._pool.connection() as conn:
+    with backend._connections.connection() as conn:
         conn.execute("DROP TRIGGER IF EXISTS audit_log_append_only ON audit_log")
         for statement in statements:
             conn.execute(statement)
 
 
 def _pg_restore_trigger(backend: Any) -> None:
-    with backend._pool.connection() as conn:
+    with backend._connections.connection() as conn:
         conn.execute(
             "CREATE TRIGGER audit_log_append_only BEFORE UPDATE ON audit_log "
             "FOR EACH ROW EXECUTE FUNCTION audit_log_refuse_update()"
@@ -425,7 +425,7 @@ def test_postgres_finds_an_edit_a_deletion_and_a_reorder(pg: Any) -> None:
         (f"DELETE FROM audit_log WHERE seq = {seqs['last']}", seqs["last"]),
     ]
     try:
-        with backend._pool.connection() as conn:
+        with backend._connections.connection() as conn:
             rows = conn.execute(f"SELECT seq, {COLUMNS} FROM audit_log ORDER BY seq").fetchall()
         for statement, bad in cases:
             _pg_tamper(backend, statement)
@@ -453,7 +453,7 @@ def test_postgres_finds_an_edit_a_deletion_and_a_reorder(pg: Any) -> None:
 def _pg_put_back(backend: Any, rows: list[Any]) -> None:
     names = f"seq, {COLUMNS}"
     marks = ", ".join(["%s"] * len(names.split(", ")))
-    with backend._pool.connection() as conn, conn.transaction():
+    with backend._connections.connection() as conn, conn.transaction():
         conn.execute("DELETE FROM audit_log")
         with conn.cursor() as cursor:
             cursor.executemany(f"INSERT INTO audit_log ({names}) VALUES ({marks})", rows)

@@ -36,7 +36,7 @@ def shared_backend(postgres_dsn: str) -> Iterator[Backend]:
 
 @pytest.fixture
 def clean_backend(shared_backend: Backend) -> Backend:
-    with shared_backend._pool.connection() as conn:  # type: ignore[attr-defined]
+    with shared_backend._connections.connection() as conn:  # type: ignore[attr-defined]
         conn.execute(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE")
         conn.execute("DROP INDEX IF EXISTS chunks_vector_hnsw")
     shared_backend._cache.clear()  # type: ignore[attr-defined]  # TRUNCATE went around it
@@ -217,7 +217,10 @@ def test_postgres_refuses_to_update_an_event(clean_backend: Backend) -> None:
     memory = Memory(clean_backend)
     memory.write("one", scope="user:a")
     backend: Any = clean_backend
-    with backend._pool.connection() as conn, pytest.raises(psycopg.Error, match="append-only"):
+    with (
+        backend._connections.connection() as conn,
+        pytest.raises(psycopg.Error, match="append-only"),
+    ):
         conn.execute("UPDATE audit_log SET actor = 'someone else'")
     assert memory.audit().events[0].actor == "local"
 
@@ -248,7 +251,7 @@ def test_searches_honour_a_larger_configured_ef_search(
 
     vector = np.ones(384, np.float32) / np.sqrt(384)
     op = SearchOp(Filter("default", None), terms=(), vector=vector)
-    with clean_backend._pool.connection() as conn:
+    with clean_backend._connections.connection() as conn:
         conn.execute("SELECT NULL::vector")  # loads pgvector's settings (no superuser needed)
         if configured is not None:
             conn.execute(f"SET hnsw.ef_search = {configured}")

@@ -90,7 +90,7 @@ def test_postgres_gives_the_same_results(postgres_dsn: str, tmp_path: Path) -> N
 
     backend = PostgresBackend(postgres_dsn, Settings())
     try:
-        with backend._pool.connection() as conn:
+        with backend._connections.connection() as conn:
             conn.execute("TRUNCATE entries, entry_tags, chunks, store_info, audit_log CASCADE")
         assert _results(backend) == _results(InMemoryBackend())
     finally:
@@ -190,7 +190,7 @@ def _fresh(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Backend
     from memvault.store.postgres import PostgresBackend
 
     backend = PostgresBackend(request.getfixturevalue("postgres_dsn"), Settings())
-    with backend._pool.connection() as conn:
+    with backend._connections.connection() as conn:
         conn.execute("TRUNCATE entries, entry_tags, chunks, store_info, audit_log CASCADE")
     return backend
 
@@ -301,7 +301,7 @@ def _execute(backend: Backend, sql: str) -> list[Any]:
             rows: list[Any] = backend._conn.execute(sql).fetchall()
             backend._conn.commit()
         return rows
-    with backend._pool.connection() as conn:  # type: ignore[attr-defined]
+    with backend._connections.connection() as conn:  # type: ignore[attr-defined]
         cursor = conn.execute(sql)
         return list(cursor.fetchall()) if cursor.description else []
 

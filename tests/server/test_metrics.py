@@ -333,3 +333,52 @@ def test_docs_operations_names_every_agent_counter_and_label() -> None:
         for sample in family.samples:
             for name, label in sample.labels.items():
                 assert f"`{name}`" in row and f"`{label}`" in row, (family.name, name, label)
+
+
+def test_the_breaker_metrics_show_its_state_moves_and_rejections(serve: Serve) -> None:
+    """A SQLite store has no breaker (no series), but the counters of dropped background work
+    are there; a breaker's counters become a gauge and counters by ``from`` and ``to``."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.registry import Collector
+
+    from memvault.breaker import Breaker, Policy
+    from memvault.errors import UnavailableError
+    from memvault.server.metrics import breaker_metrics
+
+    api, _ = serve()
+    found = scrape(api)
+    assert not any(name.startswith("memvault_breaker") for name, _ in found)
+    assert value(found, "memvault_extractions_unavailable_total") == 0
+    assert value(found, "memvault_uses_dropped_total") == 0
+    assert value(found, "memvault_executions_dropped_total") == 0
+
+    now = [0.0]
+    breaker = Breaker("store", "the test store", Policy(1, 5.0), lambda: now[0])
+
+    def down() -> None:
+        raise UnavailableError("refused")
+
+    for _ in range(3):  # the first opens it, the two after fail fast
+        with pytest.raises(UnavailableError):
+            breaker.call(down)
+    now[0] = 5.0
+    breaker.call(lambda: None)  # the probe closes it
+
+    class Breakers(Collector):
+        def collect(self) -> Any:
+            return breaker_metrics(["store"], breaker.counts())
+
+    registry = CollectorRegistry()
+    registry.register(Breakers())
+    samples = {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(generate_latest(registry).decode())
+        for sample in family.samples
+    }
+    assert value(samples, "memvault_breaker_state", breaker="store") == 0
+    assert value(samples, "memvault_breaker_rejected_total", breaker="store") == 2
+    moves = "memvault_breaker_transitions_total"
+    assert value(samples, moves, breaker="store", **{"from": "closed", "to": "open"}) == 1
+    assert value(samples, moves, breaker="store", **{"from": "open", "to": "half_open"}) == 1
+    assert value(samples, moves, breaker="store", **{"from": "half_open", "to": "closed"}) == 1
+    assert value(samples, moves, breaker="store", **{"from": "half_open", "to": "open"}) == 0

@@ -1,14 +1,18 @@
 """Fire-and-forget recording for async callers: a record runs in a task of its own, is retried
 with backoff when the store fails, and is dropped and counted when it keeps failing — never
-raised into the caller's workflow."""
+raised into the caller's workflow. While the store's circuit breaker is not closed (the store
+is down: :mod:`memvault.breaker`) a record that fails is dropped at once: a retry would only
+fail fast again, or compete with the breaker's one probe."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from ..breaker import Breaker
 from ..core import Stats
 from ..errors import ValidationError
 
@@ -16,6 +20,8 @@ RETRIES = 3
 """Tries after the first before a record is dropped."""
 BACKOFF_S = 0.1
 """Seconds before the first retry; doubled before each next one."""
+QUIET_S = 10.0
+"""While the store is down, at most one log line about dropped records in this many seconds."""
 T = TypeVar("T")
 log = logging.getLogger("memvault.agents")
 
@@ -23,9 +29,13 @@ log = logging.getLogger("memvault.agents")
 class Recorder:
     """The pending background records of a memory, and what became of them."""
 
-    def __init__(self, stats: Stats) -> None:
+    def __init__(self, stats: Stats, breaker: Breaker | None = None) -> None:
         self._stats = stats
+        self._breaker = breaker
+        """The breaker the records' store calls pass (None: a store that is never down)."""
         self._pending: set[asyncio.Task[Any]] = set()
+        self._said_at = float("-inf")
+        self._quieted = 0
 
     def submit(self, record: Callable[[], Awaitable[T]]) -> asyncio.Task[T | None]:
         """Run ``record()`` in a task of the running loop; its result, or None if dropped.
@@ -50,14 +60,34 @@ class Recorder:
                 self._dropped(exc, attempt + 1)
                 return None
             except Exception as exc:  # never the caller's failure
-                if attempt == RETRIES:
-                    self._dropped(exc, attempt + 1)
+                down = self._store_down()
+                if attempt == RETRIES or down:
+                    self._dropped(exc, attempt + 1, quiet=down)
                     return None
                 await asyncio.sleep(BACKOFF_S * 2**attempt)
         raise AssertionError("unreachable")
 
-    def _dropped(self, error: BaseException, tries: int) -> None:
+    def _store_down(self) -> bool:
+        """Whether the store's breaker is open (or probing): no retry against it."""
+        return self._breaker is not None and not self._breaker.closed
+
+    def _dropped(self, error: BaseException, tries: int, quiet: bool = False) -> None:
+        """Count a dropped record and log it; while the store is down (``quiet``), at most
+        one line every ``QUIET_S`` seconds, with how many were dropped since the last one."""
         self._stats.add("executions_dropped")
+        if quiet:
+            self._quieted += 1
+            now = time.monotonic()
+            if now - self._said_at < QUIET_S:
+                return
+            self._said_at, quieted, self._quieted = now, self._quieted, 0
+            log.warning(
+                "%d background record(s) dropped while the store is unavailable "
+                "(executions_dropped counts them): %s",
+                quieted,
+                error,
+            )
+            return
         log.warning(
             "a background record was dropped after %d %s: %s: %s",
             tries,

@@ -51,7 +51,8 @@ def cli() -> None:
     --store, --tenant, --actor and --json go before or after any command.
 
     Exit codes: 0 ok, 1 store error, 2 bad input, 3 not found, 4 not allowed, 5 an erasure
-    pending, 6 aborted by the user (a confirmation declined), 7 the audit log does not verify.
+    pending, 6 aborted by the user (a confirmation declined), 7 the audit log does not verify,
+    8 the store or server is unavailable (retry later).
     """
 
 

@@ -5,7 +5,8 @@ Exit codes (:data:`EXIT_BY_ERROR`, by the error's type): 0 success, 1 store or b
 2 bad input (also: a usage error, a confirmation needed where no one can answer), 3 not found,
 4 not allowed, 5 an erasure is pending (its purge left traces: ``memvault erase --finish``),
 6 aborted by the user (a confirmation declined), 7 the audit log does not verify (``memvault audit
-verify``: a result, not an error). A command never prints a traceback: memvault
+verify``: a result, not an error), 8 the store or server is unavailable (down, unreachable, or
+its circuit breaker open: retry later). A command never prints a traceback: memvault
 errors are translated once, in :class:`MemvaultGroup`; anything else is reported as an internal
 error (``MEMVAULT_DEBUG=1`` shows its traceback).
 """
@@ -33,6 +34,7 @@ from ..errors import (
     InvalidScopePromotionError,
     MemvaultError,
     NotFoundError,
+    UnavailableError,
     ValidationError,
 )
 from ..memory import Memory
@@ -43,9 +45,13 @@ Command = TypeVar("Command", bound=Callable[..., Any])
 EXIT_STORE, EXIT_INPUT, EXIT_NOT_FOUND, EXIT_FORBIDDEN, EXIT_PENDING, EXIT_ABORTED = range(1, 7)
 EXIT_NOT_INTACT = 7
 """``memvault audit verify`` found the audit log not intact (a result: no error type maps to it)."""
+EXIT_UNAVAILABLE = 8
+"""The store or server cannot be reached now (UnavailableError): the same command may work
+later, unlike a store error (1)."""
 
 EXIT_BY_ERROR: tuple[tuple[type[MemvaultError], int], ...] = (
     (ErasureIncompleteError, EXIT_PENDING),
+    (UnavailableError, EXIT_UNAVAILABLE),
     (NotFoundError, EXIT_NOT_FOUND),
     (ForbiddenError, EXIT_FORBIDDEN),
     (ValidationError, EXIT_INPUT),

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..breaker import unavailable
 from ..errors import ClosedError
 
 log = logging.getLogger("memvault.extraction")
@@ -81,6 +82,10 @@ class Learner:
         self._forgotten = 0
         """How many times the kept results were dropped (see :meth:`forget`)."""
         self.failures = 0
+        self.unavailable = 0
+        """Of the failures, those because the store could not be reached (down, or its circuit
+        breaker open: they failed fast). The session's turns wait for its next extraction,
+        which reads every turn no run has read yet."""
         self.results: OrderedDict[Hashable, Any] = OrderedDict()
         """The last extraction of each slot (its result, or a :class:`Failure`), for the
         ``KEPT_RESULTS`` slots that finished last."""
@@ -123,6 +128,7 @@ class Learner:
                 result = Failure(f"{type(exc).__name__}: {exc}")
                 with self._lock:
                     self.failures += 1
+                    self.unavailable += unavailable(exc)
             with self._lock:
                 if forgotten == self._forgotten:
                     self.results[slot] = result

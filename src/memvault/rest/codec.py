@@ -27,6 +27,7 @@ from ..errors import (
     ConfigError,
     InvalidScopeError,
     MemvaultError,
+    UnavailableError,
     ValidationError,
     named,
     rebuilt,
@@ -59,6 +60,9 @@ HTTP_ERRORS: Mapping[str, type[MemvaultError]] = {
 }
 """The server's refusals that are about HTTP, not memvault, as the errors they mean here: a
 bad key or Host is the client's configuration; no such route, a server without the feature."""
+GATEWAY_DOWN = frozenset({502, 503, 504})
+"""Statuses that, without a memvault error in the body, come from a proxy whose memvault
+server is down or restarting: UnavailableError."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +283,11 @@ def error_of(request: Request, status: int, body: Any, server: str) -> MemvaultE
     error = body.get("error") if isinstance(body, dict) else None
     if not isinstance(error, dict) or not isinstance(error.get("type"), str):
         said = f"{request.method} {request.path} with {status}"
+        if status in GATEWAY_DOWN:  # a proxy in front of a server that is down or restarting
+            return UnavailableError(
+                f"the server at {server} answered {said}, not with a memvault error: the "
+                "memvault server behind it cannot be reached now"
+            )
         return BackendError(  # a proxy's page, another service: nothing about the call
             f"the server at {server} answered {said}, not with a memvault error: is it a "
             "memvault server (or a proxy in front of one that refused the request)?"

@@ -18,7 +18,7 @@ import httpx
 
 from ..core import Invoke
 from ..drivers import Steps, drive_awaiting, drive_blocking
-from ..errors import BackendError, ValidationError
+from ..errors import BackendError, UnavailableError, ValidationError
 from .codec import AGENT_HEADER, Caller, Options, Request, answer, backoff, json_bytes
 
 NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
@@ -67,17 +67,24 @@ def _again(request: Request, error: httpx.RequestError, attempt: int, options: O
     return request.idempotent and not isinstance(error, httpx.TimeoutException)
 
 
+UNREACHABLE = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+"""Transport failures that say the server cannot be reached now (refused, reset, timed out,
+gone mid-answer): an UnavailableError, which the memory's circuit breaker counts."""
+
+
 def _failed(request: Request, error: httpx.RequestError, options: Options) -> NoReturn:
-    """A transport failure as a BackendError that names the server, never the key (the
-    httpx error, which holds the request and its headers, is not chained)."""
+    """A transport failure as an UnavailableError (the server cannot be reached now) or a
+    BackendError, naming the server, never the key (the httpx error, which holds the request
+    and its headers, is not chained)."""
     what = f"{request.method} {request.path}"
     if isinstance(error, httpx.TimeoutException):
         waited = options.timeout + request.wait
-        raise BackendError(
+        raise UnavailableError(
             f"the memvault server at {options.server} did not answer {what} within "
             f"{waited:g} s ({type(error).__name__}); raise timeout= if it is busy"
         ) from None
-    raise BackendError(
+    kind = UnavailableError if isinstance(error, UNREACHABLE) else BackendError
+    raise kind(
         f"cannot reach the memvault server at {options.server} ({what}): "
         f"{type(error).__name__}: {error}"
     ) from None

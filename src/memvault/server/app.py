@@ -40,7 +40,7 @@ from .guard import Guard
 from .observe import ObserveMiddleware, healthz, readyz, warm_up
 from .request import HttpError
 from .routes import Call, Route, openapi, served
-from .statuses import status_of
+from .statuses import headers_of, status_of
 
 log = logging.getLogger("memvault.server")
 
@@ -90,7 +90,9 @@ def endpoint(route: Route) -> Callable[[Request], Awaitable[JSONResponse]]:
         except HttpError as exc:
             return error_response(exc.status, exc.kind, str(exc))
         except MemvaultError as exc:  # with what it carries: a filter's reason, an id…
-            return error_response(status_of(exc), type(exc).__name__, str(exc), **details(exc))
+            return error_response(
+                status_of(exc), type(exc).__name__, str(exc), headers_of(exc), **details(exc)
+            )
         except Exception:
             log.exception("unexpected error in %s %s", request.method, route.path)  # no ids
             return error_response(500, "InternalError", "internal error; see the server log")

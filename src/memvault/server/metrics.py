@@ -29,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .. import __version__
+from ..breaker import TRANSITIONS
 from ..core import LATENCY_BUCKETS, Timing
 from ..embeddings import CachedEmbedder, Embedder
 from ..embeddings.redis_cache import RedisCachedEmbedder
@@ -69,6 +70,12 @@ COUNTERS = (
         "Background execution records dropped after their retries.",
         "executions_dropped",
     ),
+    (
+        "memvault_extractions_unavailable",
+        "Background extractions that failed because the store could not be reached.",
+        "extraction_unavailable",
+    ),
+    ("memvault_uses_dropped", "Uses of entries that could not be stored.", "uses_dropped"),
 )
 """(metric name, help, key of ``Memory.stats()``) of each plain counter."""
 SKIPPED = (
@@ -144,6 +151,40 @@ class MemoryCollector(Collector):
                 self.size.value,
             )
         yield from llm_counters(self.memory.llm)
+        yield from breaker_metrics(self._breakers(), counts)
+
+    def _breakers(self) -> tuple[str, ...]:
+        """The names of the circuit breakers this app's store calls pass (none for SQLite)."""
+        breaker = self.memory.backend.breaker
+        return () if breaker is None else (breaker.name,)
+
+
+def breaker_metrics(names: Iterable[str], counts: Mapping[str, int]) -> Iterator[Metric]:
+    """Each circuit breaker's state (0 closed, 1 half-open, 2 open), its transitions by
+    ``from`` and ``to``, and the calls it failed fast, by ``breaker`` (``Breaker.counts``)."""
+    state = GaugeMetricFamily(
+        "memvault_breaker_state",
+        "Circuit breaker state: 0 closed, 1 half-open, 2 open.",
+        labels=["breaker"],
+    )
+    moves = CounterMetricFamily(
+        "memvault_breaker_transitions",
+        "Circuit breaker transitions, by from and to state.",
+        labels=["breaker", "from", "to"],
+    )
+    rejected = CounterMetricFamily(
+        "memvault_breaker_rejected",
+        "Calls failed fast by an open circuit breaker, without reaching the store.",
+        labels=["breaker"],
+    )
+    for name in names:
+        prefix = f"breaker_{name}_"
+        state.add_metric([name], counts.get(prefix + "state", 0))
+        rejected.add_metric([name], counts.get(prefix + "rejected", 0))
+        for old, new in TRANSITIONS:
+            key = f"{prefix}{old.label}_to_{new.label}"
+            moves.add_metric([name, old.label, new.label], counts.get(key, 0))
+    yield from (state, moves, rejected)
 
 
 def counters(counts: Mapping[str, int]) -> Iterator[Metric]:

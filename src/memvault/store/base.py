@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar, assert_never, cast
 
+from ..breaker import Breaker
 from ..errors import CapabilityError
 from ..retrieval.candidates import Candidates
 from ..types import AuditEvent, MemoryEntry
@@ -132,6 +133,11 @@ class Backend(ABC):
     chain: Hasher = Hasher()
     """How the audit log's events are chained (the ``audit_key`` setting; set per instance)."""
     """Declared per class, or per instance where the location decides (SQLite ``:memory:``)."""
+    breaker: Breaker | None = None
+    """The circuit breaker a store reached over a network passes its transactions through (the
+    ``breaker_*`` settings; set per instance): while the server is down they fail fast with
+    UnavailableError. None for a file or an in-process store, which is never "down" (a locked
+    SQLite file or a full disk is the call's error, not an outage)."""
 
     @abstractmethod
     def batch(self, ops: Sequence[Op[Any]], stamp: Stamp = DIRECT) -> list[Any]:

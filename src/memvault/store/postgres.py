@@ -16,14 +16,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..breaker import Breaker
 from ..config import Settings
-from ..errors import BackendError, ConflictError
+from ..errors import BackendError, ConflictError, UnavailableError
 from ..retrieval.candidates import Candidates
 from . import migrations, ops
 from .audit import DIRECT, Stamp
 from .audit_chain import Hasher
 from .base import Backend, Capabilities
 from .index_cache import IndexCache, ScopeKey
+from .postgres_pool import WAIT_S, Connections, failure
 from .residue import ID_HASH_LENGTH
 from .scope_index import ChunkTable, Dense, Visibility, search, select
 from .sql import SQL, Dialect, where_sql
@@ -179,9 +181,15 @@ class PostgresBackend(SqlOps, Backend):
     name: ClassVar[str] = "postgresql"
     capabilities = Capabilities(persistent=True, multiprocess=True)
 
-    def __init__(self, dsn: str, settings: Settings | None = None, pool_size: int = 10) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        settings: Settings | None = None,
+        pool_size: int = 10,
+        wait_s: float = WAIT_S,
+    ) -> None:
         try:
-            from psycopg_pool import ConnectionPool
+            import psycopg_pool  # noqa: F401
         except ImportError as exc:
             raise BackendError(
                 "the postgres backend needs the postgres extra: in the clone, "
@@ -193,14 +201,18 @@ class PostgresBackend(SqlOps, Backend):
         self._oversized: dict[ScopeKey, tuple[str, int, int]] = {}
         """Scopes too large for an index in this process, at the version last counted."""
         self._coarse_min_chunks = settings.coarse_min_chunks
-        self._pool = ConnectionPool(
-            dsn, min_size=1, max_size=pool_size, open=False, kwargs={"autocommit": True}
-        )
+        self._breaker = Breaker("store", "the PostgreSQL store", settings.breaker())
+        self.breaker = self._breaker
         try:
-            self._pool.open(wait=True, timeout=30)
+            self._connections = Connections(dsn, pool_size, wait_s)
+        except UnavailableError as exc:
+            raise UnavailableError(f"cannot open PostgreSQL store: {exc}") from exc
+        except Exception as exc:
+            raise BackendError(f"cannot open PostgreSQL store: {exc}") from exc
+        try:
             self._migrate()
         except Exception as exc:
-            self._pool.close()
+            self._connections.close()
             raise BackendError(f"cannot open PostgreSQL store: {exc}") from exc
 
     @classmethod
@@ -208,7 +220,7 @@ class PostgresBackend(SqlOps, Backend):
         return cls(url.replace("postgres://", "postgresql://", 1), settings)
 
     def _migrate(self) -> None:
-        with self._pool.connection() as conn, conn.transaction():
+        with self._connections.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
@@ -225,23 +237,28 @@ class PostgresBackend(SqlOps, Backend):
             self.key_facts(conn)
 
     def schema_version(self) -> int:
-        with self._pool.connection() as conn:
+        with self._connections.connection() as conn:
             row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
         return int(row[0] or 0) if row else 0
 
     def batch(self, ops_: Sequence[ops.Op[Any]], stamp: Stamp = DIRECT) -> list[Any]:
+        """One transaction, through the store's circuit breaker (:attr:`breaker`): while the
+        server is down, calls fail fast with UnavailableError instead of each waiting for it."""
+        return self._breaker.call(self._batch, ops_, stamp)
+
+    def _batch(self, ops_: Sequence[ops.Op[Any]], stamp: Stamp) -> list[Any]:
         import psycopg
 
         try:
-            with self._pool.connection() as conn, conn.transaction():
+            with self._connections.connection() as conn, conn.transaction():
                 return self.run_batch(conn, ops_, stamp)
         except psycopg.errors.TransactionRollback as exc:  # a deadlock or serialisation loss
             raise ConflictError(f"PostgreSQL store: a concurrent transaction won: {exc}") from exc
         except psycopg.Error as exc:
-            raise BackendError(f"PostgreSQL store: {exc}") from exc
+            raise failure(exc) from exc
 
     def close(self) -> None:
-        self._pool.close()
+        self._connections.close()
 
     def residue(
         self, ids: Sequence[str], contents: Sequence[str], hashed: Sequence[str] = ()
@@ -251,7 +268,18 @@ class PostgresBackend(SqlOps, Backend):
         from, superseded by, supersedes, compacted from). (A content is only readable here in
         live rows, which are left out: what the files keep after VACUUM is PostgreSQL's to
         reuse.)"""
-        with self._pool.connection() as conn:
+        return self._breaker.call(self._residue, ids, hashed)
+
+    def _residue(self, ids: Sequence[str], hashed: Sequence[str]) -> int:
+        import psycopg
+
+        try:
+            return self._scan(ids, hashed)
+        except psycopg.Error as exc:
+            raise failure(exc) from exc
+
+    def _scan(self, ids: Sequence[str], hashed: Sequence[str]) -> int:
+        with self._connections.connection() as conn:
             for table in ("entries", "chunks", "entry_tags", "audit_log"):
                 conn.execute(f"VACUUM {table}")
             row = conn.execute(RESIDUE_SQL, {"ids": list(ids)}).fetchone()

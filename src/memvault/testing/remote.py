@@ -311,7 +311,7 @@ class _Apps:
             self.backend = SQLiteBackend(str(self.root / f"store-{self.resets}.db"), Settings())
         else:
             self.backend = self.backend or _postgres(self.store)
-            with self.backend._pool.connection() as connection:
+            with self.backend._connections.connection() as connection:
                 tables = "entries, entry_tags, chunks, store_info, audit_log"
                 connection.execute(f"TRUNCATE {tables} RESTART IDENTITY CASCADE")
                 connection.execute("DROP INDEX IF EXISTS chunks_vector_hnsw")
