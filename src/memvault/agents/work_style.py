@@ -40,9 +40,15 @@ MIN_CONFIDENCE = 0.3
 """Confidence a leaning needs before a choice made for the user follows it."""
 
 
-def _cues(listed: str) -> tuple[str, ...]:
-    """Cue phrases, ``|``-separated (a leading or trailing space is part of a cue)."""
-    return tuple(listed.split("|"))
+Cues = tuple[tuple[str, re.Pattern[str]], ...]
+
+
+def _cues(listed: str) -> Cues:
+    """Cue phrases, ``|``-separated (a leading or trailing space is part of a cue), each with
+    its pattern: the phrase, not inside a longer word."""
+    return tuple(
+        (cue, re.compile(rf"(?<![\w-]){re.escape(cue)}(?![\w-])")) for cue in listed.split("|")
+    )
 
 
 _NEGATION = re.compile(
@@ -209,11 +215,13 @@ def own_words(text: str) -> str:
     return "\n".join(kept)
 
 
-def _matches(text: str, cues: Iterable[str]) -> list[tuple[str, bool]]:
+def _matches(text: str, cues: Cues) -> list[tuple[str, bool]]:
     """The cues in ``text`` (lower case), each with whether a negation comes just before."""
     found = []
-    for cue in cues:
-        for hit in re.finditer(rf"(?<![\w-]){re.escape(cue)}(?![\w-])", text):
+    for cue, pattern in cues:
+        if cue not in text:  # most cues are not there: the plain search first
+            continue
+        for hit in pattern.finditer(text):
             before = text[max(0, hit.start() - 40) : hit.start()]
             before = re.split(r"[.,;:!?\n]|\bbut\b", before)[-1]
             found.append((cue, bool(_NEGATION.search(before))))
