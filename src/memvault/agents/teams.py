@@ -104,8 +104,10 @@ class TeamPlans(AgentWing):
         if kind is None and query is not None:
             kind = yield from self.kind_of(query, scope)
         kind = self.redacted_label("kind", kind) or ANY_KIND
-        if offered is None:
-            known = yield from self.team_stats(scope=where)
+        if offered is None:  # those that ran on the kind; none: those that ran on any
+            known = yield from self.team_stats(kind=kind, scope=where)
+            if not known and kind != ANY_KIND:
+                known = yield from self.team_stats(kind=ANY_KIND, scope=where)
         else:
             known = yield from self._stats_of(offered, kind, where)
         usable, overall = _usable(known, kind, offered)
