@@ -12,7 +12,8 @@ dropping a failed request, to speed).
 Only the user's own words count: quoted text ("my boss says 'quick and dirty'"), reported
 speech, code and pasted lines (a log, an excerpt) are taken out before reading a turn. What is
 kept are counts, the cues from the lists below that matched, a few specialist words, and
-hashed term sets of the recent failed requests (to see a retry): never the user's text.
+hashed term sets of the recent failed requests (to see a retry; short unkeyed hashes: a
+dictionary could recover common words, so they leave with the entry): never their messages.
 """
 
 from __future__ import annotations
