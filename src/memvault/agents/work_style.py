@@ -11,7 +11,7 @@ dropping a failed request, to speed).
 
 Only the user's own words count: quoted text ("my boss says 'quick and dirty'"), reported
 speech, code and pasted lines (a log, an excerpt) are taken out before reading a turn. What is
-kept are counts, the cues from the lists below that matched, a few specialist words, and
+kept are counts, the cues (:mod:`.work_style_cues`) that matched, a few specialist words, and
 hashed term sets of the recent failed requests (to see a retry; short unkeyed hashes: a
 dictionary could recover common words, so they leave with the entry): never their messages.
 """
@@ -27,6 +27,24 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ..retrieval.text import query_terms
+from .work_style_cues import (
+    ACCURACY,
+    ADVANCED,
+    BASICS,
+    CORRECTIONS,
+    CUT_SHORT,
+    DEEPER,
+    NEGATION,
+    NOT_SHAPES,
+    PERSONAL,
+    QUOTED,
+    REPORTED,
+    SHAPES,
+    SIMPLER,
+    SPECIALIST,
+    SPEED,
+    Cues,
+)
 
 Expertise = Literal["novice", "intermediate", "expert"]
 Leaning = Literal["speed", "accuracy", "balanced"]
@@ -39,112 +57,6 @@ SAME_REQUEST = 0.5
 """Share of terms (Jaccard) at which a request repeats or rewords an earlier one."""
 MIN_CONFIDENCE = 0.3
 """Confidence a leaning needs before a choice made for the user follows it."""
-
-
-Cues = tuple[tuple[str, re.Pattern[str]], ...]
-
-
-def _cues(listed: str) -> Cues:
-    """Cue phrases, ``|``-separated (a leading or trailing space is part of a cue), each with
-    its pattern: the phrase, not inside a longer word."""
-    return tuple(
-        (cue, re.compile(rf"(?<![\w-]){re.escape(cue)}(?![\w-])")) for cue in listed.split("|")
-    )
-
-
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|without|don'?t|doesn'?t|didn'?t|isn'?t|needn'?t|nothing|do not|"
-    r"does not|need not)\b(?:\s+\w+){0,4}\s*$"
-)
-_SPEED = _cues(
-    "quick|quickly|quickest|fast|faster|asap|rough|roughly|ballpark|brief|briefly|short "
-    "version|keep it short|tl;dr|tldr|gist|one-liner|one liner|one line|just the|just tell "
-    "me|just give me|gimme|yes or no|yes/no|no explanation|don't explain|skip the "
-    "explanation|skip the summaries|skip the long|skip the caveats|hurry|in a rush|rushed|good "
-    "enough|approximate|approximately|estimate|rough idea|quick and dirty|real quick|short "
-    "pls|short please|in a minute|in 5|due in an hour|fast answer|the command|just the "
-    "number|just the syntax|only the|no analysis|just confirm|y/n|just is it|the whole "
-    "lecture|whole medical lecture|close enough|short answer"
-)
-_ACCURACY = _cues(
-    "exact|exactly|precise|precisely|accurate|accurately|correct|careful|carefully|thorough|"
-    "thoroughly|double-check|double check|verify|verified|confirm|make sure|be sure|"
-    "to be sure|take your time|step by "
-    "step|rigorous|every step|show your work|cite|citation|sources|no mistakes|a mistake|don't "
-    "guess|not a paraphrase|be certain|sound|recheck|re-check|check again|check my|check "
-    "that|check the|go over it|slow and correct|rather be|get this right|get it right|perfect"
-)
-_CORRECTIONS = _cues(
-    "that's wrong|that is wrong|that's not right|not right|incorrect|doesn't match|does not "
-    "match|don't match|you got a different|that's not what|redo|try again|do it "
-    "again|wrong|mistake in|you said|that can't be"
-)
-_CUT_SHORT = _cues(
-    "too long|too much info|too much|shorter|just the gist|skip it|that's enough|that's all i "
-    "needed|nvm|never mind|stop|tl;dr"
-)
-_BASICS = _cues(
-    "what is|what's a|what's an|whats a|whats an|what are|what does|what do you mean|what any "
-    "of|mean?|i don't know|i dont know|no idea|don't understand|dont understand|new to|never "
-    "done|never filed|first time|first ever|beginner|basic question|dumb question|sorry "
-    "if|explain like|simple terms|simple words|plain english|simpler|layman|eli5|confused|not "
-    "sure what|not really a|i'm not a|im not a|how do i|what should i|is it bad|help me "
-    "understand|in simple|what even is|what mean|just started|i am new|i'm new|im new|started "
-    "using"
-)
-_ADVANCED = _cues(
-    "skip the basics|i'm familiar|im familiar| vs | versus |trade-off|tradeoff|at scale|in "
-    "production|in prod|edge case|per current|under |benchmark|here. |here,|we currently|we're "
-    "running|we run|our cluster|complexity|semantics|asymptotic|invariant|idempotent|concurrency"
-)
-_SIMPLER = _cues(
-    "simpler|simple words|simple terms|plain english|less technical|too technical|dumb it "
-    "down|like i'm five|eli5"
-)
-_DEEPER = _cues(
-    "skip the basics|too basic|more depth|go deeper|more technical|i know that|i know joins|don't"
-    " need the basics|assume i know"
-)
-_SPECIALIST = frozenset(
-    """
-    api sdk cli latency throughput idempotent idempotency mutex deadlock cache caching regex
-    kernel compiler runtime schema index query queries join joins postgres sql nosql shard
-    sharding replica replication cluster kubernetes container docker terraform cron daemon
-    async await thread threads pointer pointers allocation heap stack recursion algorithm
-    hashing hash serialization deserialization protocol tcp udp http https dns tls ssl
-    gradient regression classifier embedding embeddings tensor tensors inference overfitting
-    variance covariance heteroscedasticity bayesian posterior prior likelihood p-value anova
-    quantile percentile silhouette k-means clustering bootstrap stochastic
-    contraindicated contraindication pharmacokinetics dosing titration inhibitor inhibition
-    etiology prognosis differential diagnosis comorbidity renal hepatic cytokine antibody
-    tort statute jurisdiction liability indemnity indemnification estoppel precedent
-    plaintiff defendant fiduciary arbitration injunction covenant
-    ebitda wacc dcf amortization depreciation accrual arbitrage derivative derivatives
-    hedging liquidity valuation yield duration convexity tranche equity leverage
-    emulsion emulsify gelatin braise roux mise maillard fermentation hydration lamination
-    joist rafter load-bearing subfloor flashing grout drywall amperage breaker gfci
-    wavelength spectroscopy titrate molarity stoichiometry enthalpy entropy isotope
-    eigenvalue eigenvector manifold topology homomorphism lemma theorem
-    hydrate hydration crdt crdts tombstone tombstones consensus raft paxos quorum
-    monorepo microservice microservices orchestration observability telemetry
-    """.split()
-)
-_QUOTED = re.compile(
-    r"```.*?```|`[^`\n]*`|\"[^\"\n]{3,}\"|\u201c[^\u201d\n]{3,}\u201d|"
-    r"\u2018[^\u2019\n]{3,}\u2019|(?<![\w])'[^'\n]{3,}'(?![\w])",
-    re.DOTALL,
-)
-_REPORTED = re.compile(
-    r"\b(?:says|said|say|saying|told me|tells me|wrote|writes|mentioned|insists|keeps saying|"
-    r"according to|the (?:readme|docs|manual|runbook|ticket|email) (?:says|said))\b[^.!?\n]*",
-    re.IGNORECASE,
-)
-_PERSONAL = re.compile(r"\b(?:i|i'm|im|my|me|we|our|you|your|pls|please|can|could)\b", re.I)
-_SHAPES = re.compile(
-    r"\b(?:[A-Z]{2,}[0-9A-Z]*s?|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|\w+_\w+|[a-z]+\d+\w*|"
-    r"\w+\.\w+\(\)?|--\w[\w-]*)\b"
-)
-_NOT_SHAPES = frozenset({"OK", "I", "US", "USA", "UK", "EU", "AM", "PM", "TV", "ID", "PDF"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,10 +121,10 @@ def _kept(old: Iterable[str], new: Iterable[str]) -> tuple[str, ...]:
 def own_words(text: str) -> str:
     """The user's own words in ``text``: without quoted text, code, reported speech, and the
     lines of a paste (those after the first that address no one)."""
-    text = _QUOTED.sub(" ", text)
-    text = _REPORTED.sub(" ", text)
+    text = QUOTED.sub(" ", text)
+    text = REPORTED.sub(" ", text)
     lines = [line for line in text.splitlines() if line.strip()]
-    kept = lines[:1] + [line for line in lines[1:] if _PERSONAL.search(line)]
+    kept = lines[:1] + [line for line in lines[1:] if PERSONAL.search(line)]
     return "\n".join(kept)
 
 
@@ -225,7 +137,7 @@ def _matches(text: str, cues: Cues) -> list[tuple[str, bool]]:
         for hit in pattern.finditer(text):
             before = text[max(0, hit.start() - 40) : hit.start()]
             before = re.split(r"[.,;:!?\n]|\bbut\b", before)[-1]
-            found.append((cue, bool(_NEGATION.search(before))))
+            found.append((cue, bool(NEGATION.search(before))))
     return found
 
 
@@ -244,23 +156,23 @@ def read_turn(text: str) -> Evidence:
         counts[name] += 1
         cues.setdefault(name, []).append(cue.strip())
 
-    for cue, negated in _matches(low, _SPEED):
+    for cue, negated in _matches(low, SPEED):
         seen("accuracy" if negated else "speed", ("not " if negated else "") + cue)
-    for cue, negated in _matches(low, _ACCURACY):
+    for cue, negated in _matches(low, ACCURACY):
         seen("speed" if negated else "accuracy", ("not " if negated else "") + cue)
     for name, listed in (
-        ("corrections", _CORRECTIONS),
-        ("cut_short", _CUT_SHORT),
-        ("basics", _BASICS),
-        ("advanced", _ADVANCED),
-        ("simpler", _SIMPLER),
-        ("deeper", _DEEPER),
+        ("corrections", CORRECTIONS),
+        ("cut_short", CUT_SHORT),
+        ("basics", BASICS),
+        ("advanced", ADVANCED),
+        ("simpler", SIMPLER),
+        ("deeper", DEEPER),
     ):
         for cue, negated in _matches(low, listed):
             if not negated:
                 seen(name, cue)
-    special = [w for w in words if w.lower() in _SPECIALIST]
-    special += [s for s in _SHAPES.findall(mine) if s not in _NOT_SHAPES]
+    special = [w for w in words if w.lower() in SPECIALIST]
+    special += [s for s in SHAPES.findall(mine) if s not in NOT_SHAPES]
     if special:
         cues["specialist"] = special
     found = Evidence(
