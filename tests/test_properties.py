@@ -43,7 +43,9 @@ def make_machine(make_backend: Any) -> type[RuleBasedStateMachine]:
         def __init__(self) -> None:
             super().__init__()
             self.clock = ManualClock()
-            policy = Settings(retention="superseded=0,expired=0")
+            # the model is what generic reads show: no hidden work styles (their erasure and
+            # retention are proven in work_style_conformance.py and the erasure suites)
+            policy = Settings(retention="superseded=0,expired=0", work_style=False)
             root = Memory(make_backend(), clock=self.clock, settings=policy)
             self.memories = {tenant: root.with_tenant(tenant) for tenant in TENANTS}
             self.root = root
