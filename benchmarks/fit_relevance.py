@@ -7,10 +7,13 @@ first stage's best ``POOL`` turns with their features (the hits' components, wha
 shipped weights: they only reorder the pool) and the reranker's sparse relevance, labelled by
 the question's evidence.
 
-Two logistic regressions (L2, Newton's method) are fitted: ``conversational`` on the pools,
-and ``conversational+sparse`` on the best ``RERANK_DEPTH`` of each pool by the first model,
-with the sparse relevance as a share of the best of those. Both are scored by leaving one
-conversation out at a time (fitted on the others, measured on it: turn_recall@k and
+Two rankings are fitted: ``conversational`` on the pools, and ``conversational+sparse`` on
+the best ``RERANK_DEPTH`` of each pool by the first, with the sparse relevance as a share of
+the best of those. Each is a forest of boosted trees (LightGBM, a dev dependency: the
+shipped forest is walked in numpy, :class:`memvault.retrieval.relevance.Forest`) averaged over
+``SEEDS``, its output made a probability by a logistic fit; ``--kind logistic`` fits the
+logistic regressions they replaced (L2, Newton's method) instead. Both are scored by leaving
+one conversation out at a time (fitted on the others, measured on it: turn_recall@k and
 session_any@k by category); ``--write`` then fits them on every conversation and writes them
 with those figures.
 """
@@ -20,8 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
+import re
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -57,6 +62,23 @@ FEATURES = (
 )
 SPARSE = (*FEATURES, "sparse")
 L2 = 1.0
+SEEDS = (1, 2, 3, 4, 5)
+ROUNDS = 200
+FOREST = {
+    "objective": "binary",
+    "learning_rate": 0.05,
+    "num_leaves": 7,
+    "max_depth": 3,
+    "min_data_in_leaf": 50,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "feature_fraction": 0.8,
+    "lambda_l2": 1.0,
+    "num_threads": 2,
+    "verbose": -1,
+}
+"""LightGBM's settings for the ranking forests (chosen by leaving one conversation out)."""
+Ranking = relevance.Model | relevance.Forest
 LEVERS = {
     "speaker (entity index)": ("speaker",),
     "entities named (entity index)": ("entity",),
@@ -128,44 +150,67 @@ def fit(
     return w
 
 
-def logits(question: dict[str, Any], names: Sequence[str], w: np.ndarray) -> np.ndarray:
-    x = np.column_stack([question["features"][n] for n in names] + [np.ones(len(question["ids"]))])
-    return x @ w
+def matrix(question: dict[str, Any], names: Sequence[str]) -> np.ndarray:
+    return np.column_stack([question["features"][n] for n in names])
+
+
+def logistic(questions: Sequence[dict[str, Any]], names: Sequence[str]) -> relevance.Model:
+    """A logistic regression of evidence on the pools' features (L2 ``L2``)."""
+    x = np.vstack([matrix(q, names) for q in questions])
+    w = fit(x, np.concatenate([q["labels"] for q in questions]))
+    return relevance.Model(dict(zip(names, map(float, w[:-1]), strict=True)), float(w[-1]))
+
+
+def forest(questions: Sequence[dict[str, Any]], names: Sequence[str]) -> relevance.Forest:
+    """Boosted trees of whether a candidate is evidence (LightGBM, ``FOREST``), one set per
+    seed of ``SEEDS`` averaged into one forest, its output made a probability by a logistic
+    fit (Platt scaling). A probability, not only an order: the gates and calibrators read it
+    as one (a LambdaRank forest ordered as well, and its scores told them far less)."""
+    import lightgbm
+
+    x = np.vstack([matrix(q, names) for q in questions])
+    y = np.concatenate([q["labels"] for q in questions])
+    data = lightgbm.Dataset(x, y.astype(int))
+    trees = []
+    for seed in SEEDS:
+        booster = lightgbm.train(FOREST | {"seed": seed}, data, num_boost_round=ROUNDS)
+        trees += [t["tree_structure"] for t in booster.dump_model()["tree_info"]]
+    unscaled = relevance.Forest.from_trees(names, trees, averaged=len(SEEDS))
+    output = unscaled.output({n: x[:, i] for i, n in enumerate(names)})
+    scale, bias = fit(output[:, None], y, 0.0)
+    return replace(unscaled, scale=float(scale), bias=float(bias))
 
 
 def reranked(
-    question: dict[str, Any], first: np.ndarray, features: Sequence[str] = FEATURES
+    question: dict[str, Any], first: Ranking, features: Sequence[str] = FEATURES
 ) -> dict[str, Any]:
     """The question's best ``RERANK_DEPTH`` by the first model, the sparse relevance as a share
     of the best of them (what the reranker sees)."""
-    top = np.argsort(-logits(question, features, first), kind="stable")[:RERANK_DEPTH]
-    features = {name: values[top] for name, values in question["features"].items()}
-    features["sparse"] = relevance.share(features["sparse"])
+    scores = first.probability({n: question["features"][n] for n in features})
+    top = np.argsort(-scores, kind="stable")[:RERANK_DEPTH]
+    chosen = {name: values[top] for name, values in question["features"].items()}
+    chosen["sparse"] = relevance.share(chosen["sparse"])
     return question | {
         "ids": [question["ids"][i] for i in top],
-        "features": features,
+        "features": chosen,
         "labels": question["labels"][top],
     }
 
 
 def fitted(
-    questions: Sequence[dict[str, Any]], features: Sequence[str] = FEATURES
-) -> tuple[np.ndarray, np.ndarray]:
-    """The two models' weights, fitted on ``questions``."""
+    questions: Sequence[dict[str, Any]], features: Sequence[str] = FEATURES, kind: str = "forest"
+) -> tuple[Ranking, Ranking]:
+    """The two models, fitted on ``questions``: ``forest`` or ``logistic``."""
     kept = [q for q in questions if q["ids"]]
-
-    def on(chosen: Sequence[dict[str, Any]], names: Sequence[str]) -> np.ndarray:
-        x = np.vstack([np.column_stack([q["features"][n] for n in names]) for q in chosen])
-        return fit(x, np.concatenate([q["labels"] for q in chosen]))
-
-    first = on(kept, features)
-    return first, on([reranked(q, first, features) for q in kept], (*features, "sparse"))
+    learn = forest if kind == "forest" else logistic
+    first = learn(kept, features)
+    return first, learn([reranked(q, first, features) for q in kept], (*features, "sparse"))
 
 
 def rows(
     questions: Sequence[dict[str, Any]],
-    first: np.ndarray,
-    second: np.ndarray,
+    first: Ranking,
+    second: Ranking,
     features: Sequence[str] = FEATURES,
 ) -> dict:
     """Per model: (category, scores) of each question ranked by it."""
@@ -173,9 +218,10 @@ def rows(
     for q in questions:
         if not q["ids"]:
             continue
-        ranked = [q["ids"][i] for i in np.argsort(-logits(q, features, first), kind="stable")]
+        scores = first.probability({n: q["features"][n] for n in features})
+        ranked = [q["ids"][i] for i in np.argsort(-scores, kind="stable")]
         top = reranked(q, first, features)
-        order = np.argsort(-logits(top, (*features, "sparse"), second), kind="stable")
+        order = np.argsort(-second.probability(top["features"]), kind="stable")
         both = [top["ids"][i] for i in order] + ranked[RERANK_DEPTH:]
         for name, ranking in (("conversational", ranked), ("conversational+sparse", both)):
             score = locomo.score_ranking(ranking, q["question"], (1, 5, 10))
@@ -184,12 +230,12 @@ def rows(
 
 
 def cross_validated(
-    conversations: list[dict[str, Any]], features: Sequence[str] = FEATURES
+    conversations: list[dict[str, Any]], features: Sequence[str] = FEATURES, kind: str = "forest"
 ) -> dict[str, dict]:
     together: dict[str, list] = {"conversational": [], "conversational+sparse": []}
     for held in range(len(conversations)):
         train = [q for i, c in enumerate(conversations) if i != held for q in c["questions"]]
-        weights = fitted(train, features)
+        weights = fitted(train, features, kind)
         for name, found in rows(conversations[held]["questions"], *weights, features).items():
             together[name] += found
     return {name: locomo.summarise(found) for name, found in together.items()}
@@ -211,6 +257,7 @@ def main() -> None:
     parser.add_argument("--features", type=Path, help="cache of the collected features")
     parser.add_argument("--write", action="store_true", help=f"write {OUT.name}")
     parser.add_argument("--levers", action="store_true", help="each lever left out in turn")
+    parser.add_argument("--kind", choices=("forest", "logistic"), default="forest")
     args = parser.parse_args()
     if args.features and args.features.exists():
         conversations = pickle.loads(args.features.read_bytes())
@@ -218,40 +265,63 @@ def main() -> None:
         conversations = collect(args.data)
         if args.features:
             args.features.write_bytes(pickle.dumps(conversations))
-    validated = cross_validated(conversations)
+    validated = cross_validated(conversations, kind=args.kind)
     for name, summary in validated.items():
         print(line(f"{name} (CV)", summary))
     if args.levers:
         for lever, names in LEVERS.items():
-            without = cross_validated(conversations, [f for f in FEATURES if f not in names])
+            left = [f for f in FEATURES if f not in names]
+            without = cross_validated(conversations, left, args.kind)
             print(line(f"without {lever}", without["conversational+sparse"]))
     if not args.write:
         return
     everything = [q for c in conversations for q in c["questions"]]
-    weights = dict(zip(validated, fitted(everything), strict=True))
-    names = {"conversational": FEATURES, "conversational+sparse": SPARSE}
+    chosen = dict(zip(validated, fitted(everything, kind=args.kind), strict=True))
     models = {
-        name: {
-            "bias": round(float(w[-1]), 4),
-            "weights": {n: round(float(v), 4) for n, v in zip(names[name], w[:-1], strict=True)},
+        name: as_json(model)
+        | {
             "cross_validated": validated[name]["answerable"]
-            | {"by_category": validated[name]["by_category"]},
+            | {"by_category": validated[name]["by_category"]}
         }
-        for name, w in weights.items()
+        for name, model in chosen.items()
     }
     fitted_on = (
         f"{datetime.now(UTC):%Y-%m-%d} by benchmarks/fit_relevance.py on {args.data.name} "
         f"({len(conversations)} conversations, {len(everything)} answerable questions, pools "
-        f"of {relevance.POOL}, reranked {RERANK_DEPTH}); cross_validated: each conversation "
-        "left out in turn"
+        f"of {relevance.POOL}, reranked {RERANK_DEPTH}; {args.kind}); cross_validated: each "
+        "conversation left out in turn"
     )
     _update({"fitted": fitted_on, "models": models})
+
+
+def as_json(model: Ranking) -> dict[str, Any]:
+    """A model as ``relevance.json`` holds it."""
+    if isinstance(model, relevance.Model):
+        weights = {n: round(v, 4) for n, v in model.weights.items()}
+        return {"bias": round(model.bias, 4), "weights": weights}
+    trees = {
+        "features": list(model.names),
+        "depth": model.depth,
+        "roots": model.roots.tolist(),
+        **{k: getattr(model, k).tolist() for k in ("feature", "left", "right")},
+        **{k: [float(v) for v in getattr(model, k)] for k in ("threshold", "value")},
+    }
+    return {"scale": model.scale, "bias": model.bias, "forest": trees}
+
+
+_NUMBERS = re.compile(r"\[\s+([-+\d.eE,\s]+?)\s+\]")
+"""A JSON list of numbers, one number a line."""
+
+
+def _one_line(match: re.Match[str]) -> str:
+    return "[" + ",".join(n.strip() for n in match[1].split(",")) + "]"
 
 
 def _update(sections: dict[str, Any]) -> None:
     """Replace these sections of the shipped file, keeping the others."""
     shipped = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {}
-    OUT.write_text(json.dumps(shipped | sections, indent=2) + "\n", encoding="utf-8")
+    text = _NUMBERS.sub(_one_line, json.dumps(shipped | sections, indent=2))
+    OUT.write_text(text + "\n", encoding="utf-8")
     print(f"wrote {', '.join(sections)} to {OUT}")
 
 

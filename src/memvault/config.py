@@ -178,7 +178,7 @@ class Settings:
         metadata={"doc": "cosine at which a write returns the existing entry (0 turns it off)"},
     )
     min_relevance: float = field(
-        default=0.17,
+        default=0.16,
         metadata={
             "doc": "recall (context and MCP) drops hits whose calibrated relevance is below "
             "this (0 keeps every hit)"

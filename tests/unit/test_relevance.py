@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from memvault.retrieval import relevance
-from memvault.retrieval.relevance import Model
+from memvault.retrieval.relevance import Forest, Model
 from memvault.retrieval.text import coverage, query_terms
 from memvault.retrieval.traits import traits, wanted
 from memvault.types import MemoryEntry, Scope, SearchHit
@@ -19,6 +19,45 @@ def test_a_model_is_a_logistic_regression_over_named_features() -> None:
     found = model.probability({"a": np.array([0.0, 1.0]), "b": np.array([0.0, 0.0])})
     assert found == pytest.approx([1 / (1 + np.e), 1 / (1 + np.exp(-1.0))])
     assert model.probability({"a": np.array([1.0])}) == pytest.approx([1 / (1 + np.exp(-1.0))])
+
+
+def test_a_forest_walks_each_tree_to_a_leaf_and_sums_their_outputs() -> None:
+    """Two trees over ``a`` and ``b``: the first splits on a <= 0.5 (leaves 1 and 3), the
+    second on b <= 0 and then a <= 2 (leaves -1, 0.5 and 2); a leaf points to itself."""
+    forest = Forest(
+        ("a", "b"),
+        feature=np.array([0, 0, 0, 1, 0, 0, 0, 0]),
+        threshold=np.array([0.5, 0, 0, 0.0, 0, 2.0, 0, 0]),
+        left=np.array([1, 1, 2, 4, 4, 6, 6, 7]),
+        right=np.array([2, 1, 2, 5, 4, 7, 6, 7]),
+        value=np.array([0, 1.0, 3.0, 0, -1.0, 0, 0.5, 2.0]),
+        roots=np.array([0, 3]),
+        depth=2,
+        scale=2.0,
+        bias=-1.0,
+    )
+    a, b = np.array([0.5, 0.6, 3.0, 0.0]), np.array([0.0, 1.0, 1.0, -2.0])
+    assert forest.output({"a": a, "b": b}) == pytest.approx([1 - 1, 3 + 0.5, 3 + 2, 1 - 1])
+    assert forest.output({"a": a}) == pytest.approx([0, 2, 2, 0])  # b absent counts 0
+    output = np.array([0, 3.5, 5, 0])
+    assert forest.probability({"a": a, "b": b}) == pytest.approx(1 / (1 + np.exp(1 - 2 * output)))
+
+
+def test_a_forest_gives_what_lightgbm_gives_for_its_trees() -> None:
+    """The shipped forests are LightGBM's dumped trees walked in numpy
+    (``benchmarks/fit_relevance.py``): on data they were not fitted on, the outputs agree."""
+    lightgbm = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(600, 3))
+    y = (x[:, 0] + 0.5 * x[:, 1] * x[:, 2] + rng.normal(0, 0.3, 600) > 0.4).astype(int)
+    data = lightgbm.Dataset(x, y)
+    params = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 5, "seed": 3}
+    booster = lightgbm.train(params | {"verbose": -1}, data, num_boost_round=30)
+    trees = [t["tree_structure"] for t in booster.dump_model()["tree_info"]]
+    forest = Forest.from_trees(("a", "b", "c"), trees)
+    unseen = rng.normal(size=(200, 3))
+    found = forest.output({n: unseen[:, i] for i, n in enumerate("abc")})
+    assert found == pytest.approx(booster.predict(unseen, raw_score=True), abs=1e-9)
 
 
 def test_the_shipped_models_read_the_features_the_ranker_gives() -> None:
@@ -66,12 +105,14 @@ def test_the_best_hit_carries_the_gate_and_a_weak_search_is_weak_throughout() ->
     query, found, unrelated = "green tea?", ["Maya drinks green tea"], ["Maya plays the cello"]
 
     def relevance_of(best: float, texts: list[str]) -> np.ndarray:
-        components = [{"closeness": best, "dense_gap": 0.0}, {"closeness": 0.2, "dense_gap": -best}]
+        """Two hits, best first: the second half as close as the best."""
+        second = {"closeness": best / 2, "dense_gap": -best / 2}
+        components = [{"closeness": best, "dense_gap": 0.0}, second]
         texts = [*texts, "Maya lives in Lisbon"]
         return relevance.relevances(query, texts, components, np.ones(2) / 2, "plain")
 
     strong, weak = relevance_of(0.8, found), relevance_of(0.1, unrelated)
-    components = [{"closeness": 0.8}, {"closeness": 0.2, "dense_gap": -0.8}]
+    components = [{"closeness": 0.8, "dense_gap": 0.0}, {"closeness": 0.4, "dense_gap": -0.4}]
     hits = relevance.hit_inputs(query, [*found, "Maya lives in Lisbon"], components, np.ones(2) / 2)
     search = relevance.search_inputs(query, [*found, "Maya lives in Lisbon"], hits)
     assert strong[0] == pytest.approx(relevance.gates()["plain"].probability(search)[0])

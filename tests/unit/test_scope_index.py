@@ -99,8 +99,9 @@ def test_candidates_rank_as_an_exhaustive_ranking_does(
         want = [str(slow.entry_ids[r.index]) for r in rank(slow, spec, 0)]
         overlap.append(len(set(got) & set(want)) / len(want))
     # The conversational model also weighs an entry's episode: a turn of a strong episode
-    # that is far from every match is not a candidate, and can rank when all are.
-    assert np.mean(overlap) >= (0.98 if conversational else 0.99)
+    # that is far from every match is not a candidate, and can rank when all are (the
+    # ranking forest's steps make that a hit or two of these 300 more than a logistic did).
+    assert np.mean(overlap) >= (0.97 if conversational else 0.99)
 
 
 def test_hidden_entries_are_never_candidates() -> None:

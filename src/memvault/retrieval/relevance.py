@@ -1,18 +1,21 @@
 """A learned relevance: the components of a hit, weighed by models fitted on labelled
 questions, as probabilities (pure).
 
-Three kinds of logistic regression, fitted by ``benchmarks/fit_relevance.py`` and
+Three kinds of model, fitted by ``benchmarks/fit_relevance.py`` and
 ``benchmarks/calibrate_relevance.py`` and shipped in ``data/relevance.json`` with what they
 were fitted on and their figures (docs/benchmarks.md):
 
-- **ranking models** (``conversational``, ``conversational+sparse``): a conversational search
-  orders its best ``POOL`` candidates by the first, and the reranker's best by the second;
-- **gates**, one per kind of search (plain or conversational, reranked or not): the
-  probability that a search found anything that bears on its query at all, from absolute
-  signals of its hits (how close the best come, how much of the query they cover) — the
-  "nothing relevant" case of a question the memory cannot answer;
-- **calibrators**, one per kind: the probability that each hit is what the query asks for,
-  from its components, the ranking model's score and how much of the query it covers.
+- **ranking models** (``conversational``, ``conversational+sparse``; forests of boosted
+  trees, :class:`Forest`): a conversational search orders its best ``POOL`` candidates by
+  the first, and the reranker's best by the second;
+- **gates** (logistic regressions, :class:`Model`), one per kind of search (plain or
+  conversational, reranked or not): the probability that a search found anything that bears
+  on its query at all, from absolute signals of its hits (how close the best come, how much
+  of the query they cover) — the "nothing relevant" case of a question the memory cannot
+  answer;
+- **calibrators** (logistic regressions), one per kind: the probability that each hit is
+  what the query asks for, from its components, the ranking model's score and how much of
+  the query it covers.
 
 A hit's *relevance* is the gate's probability, scaled by its calibrated probability as a
 share of the likeliest evidence among the best ``SEARCHED`` (to the power ``spread``, shipped
@@ -66,6 +69,109 @@ class Model:
         return result
 
 
+@dataclass(frozen=True, slots=True)
+class Forest:
+    """Gradient-boosted trees (LightGBM's), their summed output made a probability
+    by ``1 / (1 + exp(-(bias + scale * output)))`` (Platt scaling, fitted with them).
+
+    The trees are flat arrays over every node of every tree: a node sends a candidate
+    ``left`` when its ``feature`` is at most its ``threshold``, else ``right``; a leaf points
+    to itself and holds its output in ``value``. Every tree is walked ``depth`` steps at once
+    for every candidate."""
+
+    names: tuple[str, ...]
+    feature: npt.NDArray[np.intp]
+    threshold: Floats
+    left: npt.NDArray[np.intp]
+    right: npt.NDArray[np.intp]
+    value: Floats
+    roots: npt.NDArray[np.intp]
+    depth: int
+    scale: float
+    bias: float
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> Forest:
+        trees = spec["forest"]
+        return cls(
+            tuple(trees["features"]),
+            np.array(trees["feature"], np.intp),
+            np.array(trees["threshold"], float),
+            np.array(trees["left"], np.intp),
+            np.array(trees["right"], np.intp),
+            np.array(trees["value"], float),
+            np.array(trees["roots"], np.intp),
+            int(trees["depth"]),
+            float(spec["scale"]),
+            float(spec["bias"]),
+        )
+
+    @classmethod
+    def from_trees(
+        cls, names: Sequence[str], trees: Sequence[Mapping[str, Any]], averaged: int = 1
+    ) -> Forest:
+        """LightGBM's dumped trees (each a ``tree_structure``) over the features ``names``,
+        each leaf's output divided by ``averaged``; unscaled (``scale`` 1, ``bias`` 0)."""
+        columns: dict[str, list[Any]] = {
+            key: [] for key in ("feature", "threshold", "left", "right", "value")
+        }
+        deepest = 0
+
+        def add(node: Mapping[str, Any], level: int) -> int:
+            nonlocal deepest
+            at = len(columns["feature"])
+            for values in columns.values():
+                values.append(0)
+            if "leaf_value" in node:
+                deepest = max(deepest, level)
+                columns["left"][at] = columns["right"][at] = at
+                columns["value"][at] = node["leaf_value"] / averaged
+                return at
+            if node["decision_type"] != "<=":
+                raise ValueError(f"a split of kind {node['decision_type']!r} is not supported")
+            columns["feature"][at] = node["split_feature"]
+            columns["threshold"][at] = node["threshold"]
+            columns["left"][at] = add(node["left_child"], level + 1)
+            columns["right"][at] = add(node["right_child"], level + 1)
+            return at
+
+        roots = [add(tree, 0) for tree in trees]
+        return cls(
+            tuple(names),
+            np.array(columns["feature"], np.intp),
+            np.array(columns["threshold"], float),
+            np.array(columns["left"], np.intp),
+            np.array(columns["right"], np.intp),
+            np.array(columns["value"], float),
+            np.array(roots, np.intp),
+            deepest,
+            scale=1.0,
+            bias=0.0,
+        )
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """The features it reads (each weighing 1: trees have no per-feature weight)."""
+        return dict.fromkeys(self.names, 1.0)
+
+    def output(self, features: dict[str, Floats]) -> Floats:
+        """The summed output of the trees for each candidate (absent features count 0)."""
+        size = len(next(iter(features.values()))) if features else 0
+        x = np.column_stack([features.get(n, np.zeros(size)) for n in self.names])
+        node = np.broadcast_to(self.roots, (size, len(self.roots))).copy()
+        rows = np.arange(size)[:, None]
+        for _ in range(self.depth):
+            goes_left = x[rows, self.feature[node]] <= self.threshold[node]
+            node = np.where(goes_left, self.left[node], self.right[node])
+        result: Floats = self.value[node].sum(axis=1)
+        return result
+
+    def probability(self, features: dict[str, Floats]) -> Floats:
+        """The probability of each candidate, given its features (absent ones count 0)."""
+        result: Floats = 1.0 / (1.0 + np.exp(-(self.bias + self.scale * self.output(features))))
+        return result
+
+
 @cache
 def _shipped() -> dict[str, Any]:
     text = resources.files(__package__).joinpath("data/relevance.json").read_text("utf-8")
@@ -73,15 +179,18 @@ def _shipped() -> dict[str, Any]:
     return result
 
 
-def _models(kind: str) -> dict[str, Model]:
-    return {
-        name: Model({k: float(v) for k, v in spec["weights"].items()}, float(spec["bias"]))
-        for name, spec in _shipped()[kind].items()
-    }
+def _model(spec: Mapping[str, Any]) -> Model | Forest:
+    if "forest" in spec:
+        return Forest.from_spec(spec)
+    return Model({k: float(v) for k, v in spec["weights"].items()}, float(spec["bias"]))
+
+
+def _models(kind: str) -> dict[str, Any]:
+    return {name: _model(spec) for name, spec in _shipped()[kind].items()}
 
 
 @cache
-def models() -> dict[str, Model]:
+def models() -> dict[str, Model | Forest]:
     """The shipped ranking models by name (``conversational``, ``conversational+sparse``)."""
     return _models("models")
 
