@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
+from memvault.errors import ConfigError
 from memvault.retrieval import relevance
 from memvault.retrieval.relevance import Forest, Model
 from memvault.retrieval.text import coverage, query_terms
@@ -58,6 +59,14 @@ def test_a_forest_gives_what_lightgbm_gives_for_its_trees() -> None:
     unseen = rng.normal(size=(200, 3))
     found = forest.output({n: unseen[:, i] for i, n in enumerate("abc")})
     assert found == pytest.approx(booster.predict(unseen, raw_score=True), abs=1e-9)
+
+
+def test_a_forest_refuses_a_split_it_cannot_walk() -> None:
+    """A categorical split (``==``) is not a threshold: reading it as one would rank wrong."""
+    leaf = {"leaf_value": 1.0}
+    split = {"decision_type": "==", "split_feature": 0, "threshold": "1||2"}
+    with pytest.raises(ConfigError, match="not supported"):
+        Forest.from_trees(("a",), [split | {"left_child": leaf, "right_child": leaf}])
 
 
 def test_the_shipped_models_read_the_features_the_ranker_gives() -> None:

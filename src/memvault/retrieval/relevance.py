@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import ConfigError
 from ..patterns import lazy
 from . import scoring, text
 from .traits import ANSWERS, TRAITS
@@ -128,7 +129,7 @@ class Forest:
                 columns["value"][at] = node["leaf_value"] / averaged
                 return at
             if node["decision_type"] != "<=":
-                raise ValueError(f"a split of kind {node['decision_type']!r} is not supported")
+                raise ConfigError(f"a split of kind {node['decision_type']!r} is not supported")
             columns["feature"][at] = node["split_feature"]
             columns["threshold"][at] = node["threshold"]
             columns["left"][at] = add(node["left_child"], level + 1)
