@@ -1,4 +1,4 @@
-"""Fit the conversational relevance models (``memvault/retrieval/data/relevance.json``).
+"""Fit the conversational ranking models (``memvault/retrieval/data/ranking.json``).
 
 Run by hand: ``python benchmarks/fit_relevance.py --data ../shared/data/locomo/locomo-dev.json
 [--write] [--features FILE]``. Each LoCoMo conversation is written as ``memvault bench locomo``
@@ -89,7 +89,9 @@ LEVERS = {
     "answer kinds (when: a time...)": ("answers_time", "answers_number", "answers_place"),
 }
 """Groups of features measured by leaving them out (``--levers``)."""
-OUT = Path(__file__).parents[1] / "src/memvault/retrieval/data/relevance.json"
+DATA = Path(__file__).parents[1] / "src/memvault/retrieval/data"
+OUT = DATA / "relevance.json"
+RANKING = DATA / "ranking.json"
 
 
 def collect(data: Path) -> list[dict[str, Any]]:
@@ -255,7 +257,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--features", type=Path, help="cache of the collected features")
-    parser.add_argument("--write", action="store_true", help=f"write {OUT.name}")
+    parser.add_argument("--write", action="store_true", help=f"write {RANKING.name}")
     parser.add_argument("--levers", action="store_true", help="each lever left out in turn")
     parser.add_argument("--kind", choices=("forest", "logistic"), default="forest")
     args = parser.parse_args()
@@ -291,11 +293,11 @@ def main() -> None:
         f"of {relevance.POOL}, reranked {RERANK_DEPTH}; {args.kind}); cross_validated: each "
         "conversation left out in turn"
     )
-    _update({"fitted": fitted_on, "models": models})
+    _update({"fitted": fitted_on, "models": models}, RANKING)
 
 
 def as_json(model: Ranking) -> dict[str, Any]:
-    """A model as ``relevance.json`` holds it."""
+    """A model as ``ranking.json`` holds it."""
     if isinstance(model, relevance.Model):
         weights = {n: round(v, 4) for n, v in model.weights.items()}
         return {"bias": round(model.bias, 4), "weights": weights}
@@ -317,12 +319,12 @@ def _one_line(match: re.Match[str]) -> str:
     return "[" + ",".join(n.strip() for n in match[1].split(",")) + "]"
 
 
-def _update(sections: dict[str, Any]) -> None:
-    """Replace these sections of the shipped file, keeping the others."""
-    shipped = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {}
+def _update(sections: dict[str, Any], out: Path = OUT) -> None:
+    """Replace these sections of the shipped file ``out``, keeping the others."""
+    shipped = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
     text = _NUMBERS.sub(_one_line, json.dumps(shipped | sections, indent=2))
-    OUT.write_text(text + "\n", encoding="utf-8")
-    print(f"wrote {', '.join(sections)} to {OUT}")
+    out.write_text(text + "\n", encoding="utf-8")
+    print(f"wrote {', '.join(sections)} to {out}")
 
 
 if __name__ == "__main__":

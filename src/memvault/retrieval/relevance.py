@@ -1,9 +1,9 @@
 """A learned relevance: the components of a hit, weighed by models fitted on labelled
 questions, as probabilities (pure).
 
-Three kinds of model, fitted by ``benchmarks/fit_relevance.py`` and
-``benchmarks/calibrate_relevance.py`` and shipped in ``data/relevance.json`` with what they
-were fitted on and their figures (docs/benchmarks.md):
+Three kinds of model, fitted by ``benchmarks/fit_relevance.py`` (shipped in
+``data/ranking.json``) and ``benchmarks/calibrate_relevance.py`` (``data/relevance.json``),
+with what they were fitted on and their figures (docs/benchmarks.md):
 
 - **ranking models** (``conversational``, ``conversational+sparse``; forests of boosted
   trees, :class:`Forest`): a conversational search orders its best ``POOL`` candidates by
@@ -174,8 +174,10 @@ class Forest:
 
 
 @cache
-def _shipped() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("data/relevance.json").read_text("utf-8")
+def _shipped(name: str = "relevance") -> dict[str, Any]:
+    """A shipped file: ``relevance`` (gates, calibrators, threshold) or ``ranking`` (the
+    forests, a megabyte: read by the first conversational search only)."""
+    text = resources.files(__package__).joinpath(f"data/{name}.json").read_text("utf-8")
     result: dict[str, Any] = json.loads(text)
     return result
 
@@ -186,14 +188,14 @@ def _model(spec: Mapping[str, Any]) -> Model | Forest:
     return Model({k: float(v) for k, v in spec["weights"].items()}, float(spec["bias"]))
 
 
-def _models(kind: str) -> dict[str, Any]:
-    return {name: _model(spec) for name, spec in _shipped()[kind].items()}
+def _models(kind: str, shipped: str = "relevance") -> dict[str, Any]:
+    return {name: _model(spec) for name, spec in _shipped(shipped)[kind].items()}
 
 
 @cache
 def models() -> dict[str, Model | Forest]:
     """The shipped ranking models by name (``conversational``, ``conversational+sparse``)."""
-    return _models("models")
+    return _models("models", "ranking")
 
 
 @cache
