@@ -93,6 +93,8 @@ class Forest:
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any]) -> Forest:
+        """A forest as ``ranking.json`` holds it: its arrays under ``forest``, and the
+        ``scale`` and ``bias`` that make its output a probability."""
         trees = spec["forest"]
         return cls(
             tuple(trees["features"]),
@@ -137,18 +139,8 @@ class Forest:
             return at
 
         roots = [add(tree, 0) for tree in trees]
-        return cls(
-            tuple(names),
-            np.array(columns["feature"], np.intp),
-            np.array(columns["threshold"], float),
-            np.array(columns["left"], np.intp),
-            np.array(columns["right"], np.intp),
-            np.array(columns["value"], float),
-            np.array(roots, np.intp),
-            deepest,
-            scale=1.0,
-            bias=0.0,
-        )
+        forest = {"features": list(names), "roots": roots, "depth": deepest, **columns}
+        return cls.from_spec({"forest": forest, "scale": 1.0, "bias": 0.0})
 
     @property
     def weights(self) -> dict[str, float]:
